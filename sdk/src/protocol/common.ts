@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+/** The two worlds a key, a session and a webhook endpoint live in. Test moves no real money. */
+export const EnvironmentSchema = z.enum(['test', 'live']);
+export type Environment = z.infer<typeof EnvironmentSchema>;
+
+/**
+ * Stable machine-readable error codes. Messages may be reworded; codes never change meaning.
+ * Clients branch on `code`, people read `message`.
+ */
+export const ErrorCodeSchema = z.enum([
+  // 401
+  'authentication_required',
+  'invalid_api_key',
+  'api_key_revoked',
+  'client_secret_not_a_credential',
+  'invalid_widget_token',
+  // 403
+  'publishable_key_not_allowed',
+  'kyc_required',
+  'environment_mismatch',
+  'forbidden',
+  'test_mode_only',
+  // 400
+  'malformed_json',
+  'validation_failed',
+  'unsupported_currency',
+  'amount_out_of_range',
+  'invalid_client_secret',
+  // 404
+  'not_found',
+  'route_not_found',
+  // 405
+  'method_not_allowed',
+  // 409
+  'idempotency_key_reused',
+  'idempotency_request_in_progress',
+  'reference_already_used',
+  'client_secret_already_used',
+  'session_not_active',
+  // 410
+  'client_secret_expired',
+  // 413, 415, 429
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  // 5xx: the service's own fault, never the client's input
+  'internal_error',
+  'service_unavailable',
+]);
+export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
+
+/** `meta` of every response: the HTTP status again, a short text, and for errors a stable code. */
+export const MetaSchema = z.object({
+  statusCode: z.number().int(),
+  message: z.string(),
+  code: ErrorCodeSchema.optional(),
+  requestId: z.string().optional(),
+});
+export type Meta = z.infer<typeof MetaSchema>;
+
+/** One invalid field of a request: `path` is dotted (`payer.email`), empty for the body itself. */
+export const FieldErrorSchema = z.object({ path: z.string(), message: z.string() });
+export type FieldError = z.infer<typeof FieldErrorSchema>;
+
+/** The body of every error response (spec §7): `{ meta: { statusCode, message } }`, never a stack trace. */
+export const ErrorBodySchema = z.object({
+  meta: MetaSchema.extend({ code: ErrorCodeSchema }),
+  errors: z.array(FieldErrorSchema).optional(),
+});
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+/** Cursor pagination of list responses, newest first. Pass `nextCursor` as `startingAfter`. */
+export const PaginationSchema = z.object({ hasMore: z.boolean(), nextCursor: z.string().nullable() });
+export type Pagination = z.infer<typeof PaginationSchema>;
+
+/** `{ meta, data }`: the envelope of every successful response. */
+export const envelopeOf = <T extends z.ZodType>(data: T) => z.object({ meta: MetaSchema, data });
+
+/** `{ meta, data: [...], pagination }`: the envelope of every list. */
+export const listEnvelopeOf = <T extends z.ZodType>(item: T) =>
+  z.object({ meta: MetaSchema, data: z.array(item), pagination: PaginationSchema });
+
+/** ISO 8601 timestamp in UTC with milliseconds, as the service writes every time. */
+export const TimestampSchema = z.iso.datetime();
+
+/** Query of every list: page size and the cursor from the previous page's `nextCursor`. */
+export const PageParamsSchema = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  startingAfter: z.string().min(1).max(64).optional(),
+});

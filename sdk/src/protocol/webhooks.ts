@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { EnvironmentSchema, PageParamsSchema, TimestampSchema } from './common.ts';
+import { SessionSchema } from './sessions.ts';
+
+/** The events a merchant can subscribe to: every terminal outcome of a session, and mismatches. */
+export const WebhookEventTypeSchema = z.enum([
+  'session.successful',
+  'session.mismatch',
+  'session.expired',
+  'session.cancelled',
+]);
+export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
+
+/** Body of every webhook POST, signed with `X-Service-Signature: t=<unix>,v1=<hex hmac>`. */
+export const WebhookEventSchema = z.object({
+  id: z.string().regex(/^evt_[0-9A-Za-z]+$/),
+  type: WebhookEventTypeSchema,
+  environment: EnvironmentSchema,
+  createdAt: TimestampSchema,
+  data: z.object({ session: SessionSchema }),
+});
+export type WebhookEvent = z.infer<typeof WebhookEventSchema>;
+
+const WebhookUrlSchema = z.url({ protocol: /^https?$/ }).max(2048);
+
+/** Body of `POST /api/webhooks`. `events` defaults to every type. */
+export const CreateWebhookEndpointParamsSchema = z.strictObject({
+  url: WebhookUrlSchema,
+  events: z.array(WebhookEventTypeSchema).min(1).optional(),
+  description: z.string().max(500).optional(),
+});
+export type CreateWebhookEndpointParams = z.infer<typeof CreateWebhookEndpointParamsSchema>;
+
+/** Body of `PATCH /api/webhooks/{id}`. Enabling a disabled endpoint resets its failure count. */
+export const UpdateWebhookEndpointParamsSchema = z.strictObject({
+  url: WebhookUrlSchema.optional(),
+  events: z.array(WebhookEventTypeSchema).min(1).optional(),
+  description: z.string().max(500).optional(),
+  enabled: z.boolean().optional(),
+});
+export type UpdateWebhookEndpointParams = z.infer<typeof UpdateWebhookEndpointParamsSchema>;
+
+export const WebhookEndpointSchema = z.object({
+  id: z.string().regex(/^we_[0-9A-Za-z]+$/),
+  url: z.string(),
+  events: z.array(WebhookEventTypeSchema),
+  description: z.string().nullable(),
+  enabled: z.boolean(),
+  /** Why the service turned the endpoint off (`failing`), or null. */
+  disabledReason: z.string().nullable(),
+  environment: EnvironmentSchema,
+  createdAt: TimestampSchema,
+  updatedAt: TimestampSchema,
+});
+export type WebhookEndpoint = z.infer<typeof WebhookEndpointSchema>;
+
+/** Creation and secret rolling return the signing secret, this once. */
+export const WebhookEndpointWithSecretSchema = WebhookEndpointSchema.extend({
+  secret: z.string().regex(/^whsec_[0-9A-Za-z]+$/),
+});
+export type WebhookEndpointWithSecret = z.infer<typeof WebhookEndpointWithSecretSchema>;
+
+export const ListWebhookEndpointsParamsSchema = PageParamsSchema.extend({
+  environment: EnvironmentSchema.optional(),
+});
+export type ListWebhookEndpointsParams = z.input<typeof ListWebhookEndpointsParamsSchema>;
+
+export const WebhookAttemptSchema = z.object({
+  at: TimestampSchema,
+  /** The receiver's HTTP status, or null when no answer came (refused, timed out). */
+  statusCode: z.number().int().nullable(),
+  latencyMs: z.number().int(),
+  error: z.string().nullable(),
+  /** The first bytes of the receiver's answer, for debugging. */
+  responseExcerpt: z.string().nullable(),
+});
+export type WebhookAttempt = z.infer<typeof WebhookAttemptSchema>;
+
+export const WebhookDeliveryStatusSchema = z.enum(['pending', 'succeeded', 'failed']);
+export type WebhookDeliveryStatus = z.infer<typeof WebhookDeliveryStatusSchema>;
+
+/** One event on its way to one endpoint, with every attempt made. */
+export const WebhookDeliverySchema = z.object({
+  id: z.string().regex(/^wd_[0-9A-Za-z]+$/),
+  endpointId: z.string(),
+  eventId: z.string(),
+  eventType: WebhookEventTypeSchema,
+  status: WebhookDeliveryStatusSchema,
+  attemptCount: z.number().int(),
+  nextAttemptAt: TimestampSchema.nullable(),
+  attempts: z.array(WebhookAttemptSchema),
+  createdAt: TimestampSchema,
+});
+export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
+
+export const ListWebhookDeliveriesParamsSchema = PageParamsSchema.extend({
+  eventId: z.string().optional(),
+  status: WebhookDeliveryStatusSchema.optional(),
+});
+export type ListWebhookDeliveriesParams = z.input<typeof ListWebhookDeliveriesParamsSchema>;
+
+/** Body of `POST /api/events/{id}/resend`: one endpoint, or every endpoint that subscribes to the event. */
+export const ResendEventParamsSchema = z.strictObject({ endpointId: z.string().optional() });
+export type ResendEventParams = z.infer<typeof ResendEventParamsSchema>;
