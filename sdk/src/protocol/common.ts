@@ -15,6 +15,7 @@ export const ErrorCodeSchema = z.enum([
   'api_key_revoked',
   'client_secret_not_a_credential',
   'invalid_widget_token',
+  'invalid_signature',
   // 403
   'publishable_key_not_allowed',
   'kyc_required',
@@ -22,6 +23,7 @@ export const ErrorCodeSchema = z.enum([
   'forbidden',
   'test_mode_only',
   // 400
+  'bad_request',
   'malformed_json',
   'validation_failed',
   'unsupported_currency',

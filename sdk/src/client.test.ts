@@ -1,0 +1,506 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MockAgent } from 'undici';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  createdSession,
+  fail,
+  JSON_HEADERS,
+  LIVE_KEY,
+  ORIGIN,
+  ok,
+  session,
+  TEST_KEY,
+} from '../test-support/fixtures.ts';
+import { ServicePay } from './client.ts';
+import {
+  APIError,
+  AuthenticationError,
+  ConflictError,
+  ConnectionError,
+  InvalidRequestError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+  type ServicePayError,
+  TimeoutError,
+} from './errors.ts';
+import { VERSION } from './internal/version.ts';
+
+// Waiting between retries is replaced by a recorder: the table below checks the delays, not the clock.
+const sleeps = vi.hoisted(() => [] as number[]);
+vi.mock('./internal/sleep.ts', () => ({
+  sleep: async (ms: number) => {
+    sleeps.push(ms);
+  },
+}));
+
+const PARAMS = { amount: 500_000, currency: 'NGN', payer: { name: 'Ada', email: 'ada@example.com' } };
+
+const headerOf = (headers: unknown, name: string): string | null =>
+  new Headers(headers as Record<string, string>).get(name);
+
+const rejectionOf = async (promise: Promise<unknown>): Promise<ServicePayError> => {
+  try {
+    await promise;
+  } catch (error) {
+    return error as ServicePayError;
+  }
+  throw new Error('expected the call to reject');
+};
+
+describe('new ServicePay(key) refuses what is not a secret key', () => {
+  it.each([
+    ['a publishable key', `pk_test_${'a'.repeat(32)}`, PermissionError, 'publishable_key_not_allowed'],
+    ['a live publishable key', `pk_live_${'a'.repeat(32)}`, PermissionError, 'publishable_key_not_allowed'],
+    ['a client secret', 'cs_test_abc123', AuthenticationError, 'client_secret_not_a_credential'],
+    ['an empty string', '', AuthenticationError, 'authentication_required'],
+    ['something else', 'hello', AuthenticationError, 'invalid_api_key'],
+  ])('%s', (_name, key, errorClass, code) => {
+    let caught: unknown;
+    try {
+      new ServicePay(key);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(errorClass);
+    expect(caught).toMatchObject({ code, statusCode: null });
+  });
+
+  it('says what to use instead of a publishable key', () => {
+    expect(() => new ServicePay(`pk_test_${'a'.repeat(32)}`)).toThrow(/sk_test_/);
+  });
+
+  it('takes the environment from the key', () => {
+    expect(new ServicePay(TEST_KEY).environment).toBe('test');
+    expect(new ServicePay(TEST_KEY).livemode).toBe(false);
+    expect(new ServicePay(LIVE_KEY).environment).toBe('live');
+    expect(new ServicePay(LIVE_KEY).livemode).toBe(true);
+  });
+
+  it('refuses nonsense options', () => {
+    expect(() => new ServicePay(TEST_KEY, { timeout: 0 })).toThrow(RangeError);
+    expect(() => new ServicePay(TEST_KEY, { maxRetries: -1 })).toThrow(RangeError);
+  });
+});
+
+describe('ServicePay transport (mocked transport)', () => {
+  let agent: MockAgent;
+  let client: ServicePay;
+
+  beforeEach(() => {
+    sleeps.length = 0;
+    agent = new MockAgent();
+    agent.disableNetConnect();
+    client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, dispatcher: agent });
+  });
+
+  afterEach(async () => {
+    agent.assertNoPendingInterceptors();
+    await agent.close();
+  });
+
+  it('sends the key, a user agent, JSON and an Idempotency-Key on POST', async () => {
+    let seen: unknown;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions', method: 'POST' })
+      .reply((options) => {
+        seen = options;
+        return {
+          statusCode: 201,
+          data: ok(createdSession(), 201),
+          responseOptions: { headers: JSON_HEADERS },
+        };
+      });
+    const created = await client.sessions.create(PARAMS);
+    expect(created.clientSecret).toBe('cs_test_abc123');
+    const { headers, body } = seen as { headers: unknown; body: string };
+    expect(headerOf(headers, 'authorization')).toBe(`Bearer ${TEST_KEY}`);
+    expect(headerOf(headers, 'content-type')).toBe('application/json');
+    expect(headerOf(headers, 'user-agent')).toBe(`servicepay-node/${VERSION} node/${process.version}`);
+    expect(headerOf(headers, 'idempotency-key')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.parse(body)).toEqual(PARAMS);
+  });
+
+  it('sends no Idempotency-Key and no body on GET', async () => {
+    let seen: unknown;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
+      .reply((options) => {
+        seen = options;
+        return { statusCode: 200, data: ok(session()), responseOptions: { headers: JSON_HEADERS } };
+      });
+    await client.sessions.retrieve('ses_1');
+    const { headers } = seen as { headers: unknown };
+    expect(headerOf(headers, 'idempotency-key')).toBeNull();
+    expect(headerOf(headers, 'content-type')).toBeNull();
+  });
+
+  it('uses the Idempotency-Key given by the caller', async () => {
+    let key: string | null = null;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions', method: 'POST' })
+      .reply((options) => {
+        key = headerOf(options.headers, 'idempotency-key');
+        return { statusCode: 201, data: ok(createdSession(), 201) };
+      });
+    await client.sessions.create(PARAMS, { idempotencyKey: 'order-1042' });
+    expect(key).toBe('order-1042');
+  });
+
+  it('keeps one Idempotency-Key across the retries of a POST', async () => {
+    const keys: (string | null)[] = [];
+    const pool = agent.get(ORIGIN);
+    for (const status of [503, 500]) {
+      pool.intercept({ path: '/api/widget/sessions', method: 'POST' }).reply((options) => {
+        keys.push(headerOf(options.headers, 'idempotency-key'));
+        return { statusCode: status, data: fail(status, 'internal_error') };
+      });
+    }
+    pool.intercept({ path: '/api/widget/sessions', method: 'POST' }).reply((options) => {
+      keys.push(headerOf(options.headers, 'idempotency-key'));
+      return { statusCode: 201, data: ok(createdSession(), 201) };
+    });
+    await client.sessions.create(PARAMS);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+    expect(keys[0]).not.toBeNull();
+  });
+
+  it('gives every POST call its own Idempotency-Key', async () => {
+    const keys: (string | null)[] = [];
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions', method: 'POST' })
+      .reply((options) => {
+        keys.push(headerOf(options.headers, 'idempotency-key'));
+        return { statusCode: 201, data: ok(createdSession(), 201) };
+      })
+      .times(2);
+    await client.sessions.create(PARAMS);
+    await client.sessions.create(PARAMS);
+    expect(keys[0]).not.toBe(keys[1]);
+  });
+
+  it('tolerates fields the service adds later and drops them', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
+      .reply(200, { ...ok({ ...session(), addedLater: 'x' }), alsoNew: true });
+    const retrieved = await client.sessions.retrieve('ses_1');
+    expect(retrieved).toEqual(session());
+  });
+
+  it('refuses a success body that is not the documented shape', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
+      .reply(200, ok({ id: 42 }));
+    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    expect(error).toBeInstanceOf(APIError);
+    expect(error.code).toBe('invalid_response');
+  });
+
+  it('refuses a success body that is not JSON', async () => {
+    agent.get(ORIGIN).intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' }).reply(200, '<html>');
+    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    expect(error).toBeInstanceOf(APIError);
+    expect(error).toMatchObject({ code: 'invalid_response', statusCode: 200 });
+  });
+
+  it('carries status, code, request id and field errors of a 400', async () => {
+    const errors = [{ path: 'payer.email', message: 'Invalid email' }];
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions', method: 'POST' })
+      .reply(400, fail(400, 'validation_failed', { errors }));
+    const error = await rejectionOf(client.sessions.create(PARAMS));
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect(error).toMatchObject({ statusCode: 400, code: 'validation_failed', requestId: 'req_400' });
+    expect((error as InvalidRequestError).errors).toEqual(errors);
+  });
+
+  it('passes a code this SDK does not know through unchanged', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
+      .reply(403, fail(403, 'brand_new_reason'));
+    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    expect(error).toBeInstanceOf(PermissionError);
+    expect(error.code).toBe('brand_new_reason');
+  });
+
+  it('reads the request id from X-Request-Id when the body has none', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
+      .reply(404, 'Not Found', { headers: { 'x-request-id': 'req_header' } });
+    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error).toMatchObject({ statusCode: 404, code: 'unknown_error', requestId: 'req_header' });
+  });
+
+  it('rejects with the caller’s abort reason and does not retry', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
+      .reply(200, ok(session()))
+      .delay(500);
+    const controller = new AbortController();
+    const reason = new Error('stop');
+    setTimeout(() => controller.abort(reason), 20);
+    await expect(client.sessions.retrieve('ses_1', { signal: controller.signal })).rejects.toBe(reason);
+    expect(sleeps).toEqual([]);
+  });
+});
+
+type Reply = { status: number; headers?: Record<string, string> } | 'network-error';
+interface RetryCase {
+  name: string;
+  replies: Reply[];
+  maxRetries?: number;
+  /** What the call ends with: success, or the error class and code. */
+  outcome:
+    | 'ok'
+    | { errorClass: abstract new (...args: never[]) => Error; code: string; retryAfter?: number | null };
+  /** The waits between attempts; `backoff` means "an exponential delay with jitter" for that retry. */
+  waits: (number | 'backoff')[];
+}
+
+const codeFor = (status: number): string =>
+  ({
+    400: 'validation_failed',
+    401: 'invalid_api_key',
+    403: 'forbidden',
+    404: 'not_found',
+    409: 'idempotency_key_reused',
+    413: 'payload_too_large',
+    415: 'unsupported_media_type',
+    422: 'validation_failed',
+    429: 'rate_limited',
+    500: 'internal_error',
+    502: 'internal_error',
+    503: 'service_unavailable',
+    504: 'internal_error',
+  })[status] ?? 'internal_error';
+
+const inAMinute = new Date(Date.now() + 30_000).toUTCString();
+
+const retryCases: RetryCase[] = [
+  {
+    name: '500 then 200 retries once',
+    replies: [{ status: 500 }, { status: 200 }],
+    outcome: 'ok',
+    waits: ['backoff'],
+  },
+  {
+    name: '502, 503 then 200 retries twice with growing backoff',
+    replies: [{ status: 502 }, { status: 503 }, { status: 200 }],
+    outcome: 'ok',
+    waits: ['backoff', 'backoff'],
+  },
+  {
+    name: '504 three times gives up after maxRetries',
+    replies: [{ status: 504 }, { status: 504 }, { status: 504 }],
+    outcome: { errorClass: APIError, code: 'internal_error' },
+    waits: ['backoff', 'backoff'],
+  },
+  {
+    name: '429 with Retry-After seconds waits exactly that',
+    replies: [{ status: 429, headers: { 'retry-after': '2' } }, { status: 200 }],
+    outcome: 'ok',
+    waits: [2000],
+  },
+  {
+    name: '429 with Retry-After as an HTTP date waits until then',
+    replies: [{ status: 429, headers: { 'retry-after': inAMinute } }, { status: 200 }],
+    outcome: 'ok',
+    waits: [30_000],
+  },
+  {
+    name: '429 without Retry-After backs off',
+    replies: [{ status: 429 }, { status: 200 }],
+    outcome: 'ok',
+    waits: ['backoff'],
+  },
+  {
+    name: '429 every time ends in RateLimitError with retryAfter',
+    replies: [
+      { status: 429, headers: { 'retry-after': '1' } },
+      { status: 429, headers: { 'retry-after': '1' } },
+      { status: 429, headers: { 'retry-after': '7' } },
+    ],
+    outcome: { errorClass: RateLimitError, code: 'rate_limited', retryAfter: 7 },
+    waits: [1000, 1000],
+  },
+  {
+    name: '429 asking for an hour is not waited for',
+    replies: [{ status: 429, headers: { 'retry-after': '3600' } }],
+    outcome: { errorClass: RateLimitError, code: 'rate_limited', retryAfter: 3600 },
+    waits: [],
+  },
+  {
+    name: 'a network error then 200 retries',
+    replies: ['network-error', { status: 200 }],
+    outcome: 'ok',
+    waits: ['backoff'],
+  },
+  {
+    name: 'network errors every time end in ConnectionError',
+    replies: ['network-error', 'network-error', 'network-error'],
+    outcome: { errorClass: ConnectionError, code: 'connection_error' },
+    waits: ['backoff', 'backoff'],
+  },
+  {
+    name: 'maxRetries 0 never retries a 500',
+    replies: [{ status: 500 }],
+    maxRetries: 0,
+    outcome: { errorClass: APIError, code: 'internal_error' },
+    waits: [],
+  },
+  {
+    name: 'maxRetries 4 retries four times',
+    replies: [{ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 }, { status: 200 }],
+    maxRetries: 4,
+    outcome: 'ok',
+    waits: ['backoff', 'backoff', 'backoff', 'backoff'],
+  },
+  ...(
+    [
+      [400, InvalidRequestError],
+      [401, AuthenticationError],
+      [403, PermissionError],
+      [404, NotFoundError],
+      [409, ConflictError],
+      [413, InvalidRequestError],
+      [415, InvalidRequestError],
+      [422, InvalidRequestError],
+    ] as const
+  ).map(
+    ([status, errorClass]): RetryCase => ({
+      name: `${status} is never retried`,
+      replies: [{ status }],
+      outcome: { errorClass, code: codeFor(status) },
+      waits: [],
+    }),
+  ),
+];
+
+describe('retries (mocked transport)', () => {
+  let agent: MockAgent;
+
+  beforeEach(() => {
+    sleeps.length = 0;
+    agent = new MockAgent();
+    agent.disableNetConnect();
+  });
+
+  afterEach(async () => {
+    await agent.close();
+  });
+
+  it.each(retryCases)('$name', async ({ replies, maxRetries, outcome, waits }) => {
+    const options = maxRetries === undefined ? {} : { maxRetries };
+    const client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, dispatcher: agent, ...options });
+    const pool = agent.get(ORIGIN);
+    let attempts = 0;
+    for (const reply of replies) {
+      const interceptor = pool.intercept({ path: '/api/widget/sessions', method: 'POST' });
+      if (reply === 'network-error') {
+        interceptor.replyWithError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+        continue;
+      }
+      interceptor.reply(() => {
+        attempts++;
+        const data =
+          reply.status === 200 ? ok(createdSession(), 201) : fail(reply.status, codeFor(reply.status));
+        return {
+          statusCode: reply.status === 200 ? 201 : reply.status,
+          data,
+          responseOptions: { headers: reply.headers ?? {} },
+        };
+      });
+    }
+    const call = client.sessions.create(PARAMS);
+    if (outcome === 'ok') {
+      await expect(call).resolves.toMatchObject({ id: 'ses_1' });
+    } else {
+      const error = await rejectionOf(call);
+      expect(error).toBeInstanceOf(outcome.errorClass);
+      expect(error.code).toBe(outcome.code);
+      if ('retryAfter' in outcome) expect((error as RateLimitError).retryAfter).toBe(outcome.retryAfter);
+    }
+    agent.assertNoPendingInterceptors();
+    expect(attempts).toBe(replies.filter((reply) => reply !== 'network-error').length);
+    expect(sleeps).toHaveLength(waits.length);
+    waits.forEach((wait, retry) => {
+      const actual = sleeps[retry] ?? Number.NaN;
+      if (wait === 'backoff') {
+        const base = Math.min(500 * 2 ** retry, 8000);
+        expect(actual).toBeGreaterThanOrEqual(base * 0.75);
+        expect(actual).toBeLessThanOrEqual(base);
+      } else {
+        expect(Math.abs(actual - wait)).toBeLessThanOrEqual(1000);
+      }
+    });
+  });
+});
+
+describe('timeouts (loopback server that never answers)', () => {
+  let server: Server;
+  let baseUrl: string;
+  let hits = 0;
+
+  beforeEach(async () => {
+    hits = 0;
+    sleeps.length = 0;
+    server = createServer(() => {
+      hits++; // never answers
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterEach(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('throws TimeoutError after `timeout` ms, retrying first', async () => {
+    const client = new ServicePay(TEST_KEY, { baseUrl, timeout: 100, maxRetries: 1 });
+    const started = performance.now();
+    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).toMatchObject({ code: 'timeout', statusCode: null });
+    expect(hits).toBe(2);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+    await client.close();
+  });
+
+  it('lets one call override the timeout', async () => {
+    const client = new ServicePay(TEST_KEY, { baseUrl, timeout: 60_000, maxRetries: 0 });
+    const error = await rejectionOf(client.sessions.retrieve('ses_1', { timeout: 50 }));
+    expect(error.code).toBe('timeout');
+    await client.close();
+  });
+});
+
+describe('connection errors (loopback, nothing listening)', () => {
+  it('throws ConnectionError with the network error as cause', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    const client = new ServicePay(TEST_KEY, { baseUrl: `http://127.0.0.1:${port}`, maxRetries: 1 });
+    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).not.toBeInstanceOf(TimeoutError);
+    expect(error.code).toBe('connection_error');
+    expect(error.cause).toMatchObject({ code: 'ECONNREFUSED' });
+    await client.close();
+  });
+});

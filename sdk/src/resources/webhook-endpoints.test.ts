@@ -1,0 +1,170 @@
+import { MockAgent } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { endpoint, LIVE_KEY, ORIGIN, ok, TEST_KEY } from '../../test-support/fixtures.ts';
+import { ServicePay } from '../client.ts';
+import { PermissionError } from '../errors.ts';
+import type { WebhookDelivery } from '../protocol/index.ts';
+
+const delivery = (id: string): WebhookDelivery => ({
+  id,
+  endpointId: 'we_1',
+  eventId: 'evt_1',
+  eventType: 'session.successful',
+  status: 'failed',
+  attemptCount: 1,
+  nextAttemptAt: null,
+  attempts: [
+    { at: '2025-01-01T12:00:00.000Z', statusCode: 500, latencyMs: 12, error: null, responseExcerpt: 'oops' },
+  ],
+  createdAt: '2025-01-01T12:00:00.000Z',
+});
+
+const bodyOf = (options: { body?: unknown }) => JSON.parse(String(options.body)) as unknown;
+
+describe('webhook endpoints, events and test helpers (mocked transport)', () => {
+  let agent: MockAgent;
+  let client: ServicePay;
+
+  beforeEach(() => {
+    agent = new MockAgent();
+    agent.disableNetConnect();
+    client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, dispatcher: agent });
+  });
+
+  afterEach(async () => {
+    agent.assertNoPendingInterceptors();
+    await agent.close();
+  });
+
+  it('creates an endpoint and returns its secret', async () => {
+    let sent: unknown;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/webhooks', method: 'POST' })
+      .reply((options) => {
+        sent = bodyOf(options);
+        return { statusCode: 201, data: ok({ ...endpoint(), secret: 'whsec_abc' }, 201) };
+      });
+    const created = await client.webhookEndpoints.create({
+      url: 'https://shop.example.com/hooks',
+      events: ['session.successful'],
+    });
+    expect(created).toMatchObject({ id: 'we_1', secret: 'whsec_abc' });
+    expect(sent).toEqual({ url: 'https://shop.example.com/hooks', events: ['session.successful'] });
+  });
+
+  it('lists by environment', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/webhooks', method: 'GET', query: { environment: 'test' } })
+      .reply(200, { ...ok([endpoint()]), pagination: { hasMore: false, nextCursor: null } });
+    const page = await client.webhookEndpoints.list({ environment: 'test' });
+    expect(page.data.map((e) => e.id)).toEqual(['we_1']);
+  });
+
+  it('retrieves, updates and deletes', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/api/webhooks/we_1', method: 'GET' }).reply(200, ok(endpoint()));
+    let patch: unknown;
+    pool.intercept({ path: '/api/webhooks/we_1', method: 'PATCH' }).reply((options) => {
+      patch = bodyOf(options);
+      return { statusCode: 200, data: ok(endpoint({ enabled: false })) };
+    });
+    pool.intercept({ path: '/api/webhooks/we_1', method: 'DELETE' }).reply(204, '');
+    pool
+      .intercept({ path: '/api/webhooks/we_2', method: 'DELETE' })
+      .reply(200, ok({ id: 'we_2', deleted: true }));
+    await expect(client.webhookEndpoints.retrieve('we_1')).resolves.toMatchObject({ enabled: true });
+    await expect(client.webhookEndpoints.update('we_1', { enabled: false })).resolves.toMatchObject({
+      enabled: false,
+    });
+    expect(patch).toEqual({ enabled: false });
+    await expect(client.webhookEndpoints.delete('we_1')).resolves.toEqual({ id: 'we_1', deleted: true });
+    await expect(client.webhookEndpoints.delete('we_2')).resolves.toEqual({ id: 'we_2', deleted: true });
+  });
+
+  it('rolls the secret', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/webhooks/we_1/roll-secret', method: 'POST' })
+      .reply(200, ok({ ...endpoint(), secret: 'whsec_new' }));
+    await expect(client.webhookEndpoints.rollSecret('we_1')).resolves.toMatchObject({ secret: 'whsec_new' });
+  });
+
+  it('lists deliveries across pages with their filters', async () => {
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({
+        path: '/api/webhooks/we_1/deliveries',
+        method: 'GET',
+        query: { status: 'failed', eventId: 'evt_1' },
+      })
+      .reply(200, { ...ok([delivery('wd_2')]), pagination: { hasMore: true, nextCursor: 'wd_2' } });
+    pool
+      .intercept({
+        path: '/api/webhooks/we_1/deliveries',
+        method: 'GET',
+        query: { status: 'failed', eventId: 'evt_1', startingAfter: 'wd_2' },
+      })
+      .reply(200, { ...ok([delivery('wd_1')]), pagination: { hasMore: false, nextCursor: null } });
+    const ids: string[] = [];
+    for await (const item of client.webhookEndpoints.deliveries('we_1', {
+      status: 'failed',
+      eventId: 'evt_1',
+    })) {
+      ids.push(item.id);
+    }
+    expect(ids).toEqual(['wd_2', 'wd_1']);
+  });
+
+  it('resends an event to one endpoint', async () => {
+    let sent: unknown;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/events/evt_1/resend', method: 'POST' })
+      .reply((options) => {
+        sent = bodyOf(options);
+        return { statusCode: 202, data: { meta: { statusCode: 202, message: 'Accepted' }, data: {} } };
+      });
+    await expect(client.events.resend('evt_1', { endpointId: 'we_1' })).resolves.toBeUndefined();
+    expect(sent).toEqual({ endpointId: 'we_1' });
+  });
+
+  it('simulates a transfer with a test key', async () => {
+    let sent: unknown;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/test/transfers', method: 'POST' })
+      .reply((options) => {
+        sent = bodyOf(options);
+        return {
+          statusCode: 201,
+          data: ok({
+            id: 'trf_1',
+            accountNumber: '0123456789',
+            amount: 500_000,
+            currency: 'NGN',
+            outcome: 'credited',
+            returnReason: null,
+            notification: 'delivered',
+            createdAt: '2025-01-01T12:00:00.000Z',
+          }),
+        };
+      });
+    const transfer = await client.testHelpers.simulateTransfer({
+      accountNumber: '0123456789',
+      amount: 500_000,
+    });
+    expect(transfer).toMatchObject({ outcome: 'credited', notification: 'delivered' });
+    expect(sent).toEqual({ accountNumber: '0123456789', amount: 500_000 });
+  });
+
+  it('refuses to simulate a transfer with a live key, sending nothing', async () => {
+    const live = new ServicePay(LIVE_KEY, { baseUrl: ORIGIN, dispatcher: agent });
+    const error = await live.testHelpers
+      .simulateTransfer({ accountNumber: '0123456789', amount: 500_000 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PermissionError);
+    expect(error).toMatchObject({ code: 'test_mode_only', statusCode: null });
+  });
+});

@@ -1,0 +1,163 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { event } from '../test-support/fixtures.ts';
+import { ServicePayError, SignatureVerificationError } from './errors.ts';
+import { constructEvent, constructEventAsync, generateTestHeader, Webhooks } from './webhooks.ts';
+
+const SECRET = 'whsec_current0000000000000000000000';
+const OLD_SECRET = 'whsec_previous000000000000000000000';
+const payload = JSON.stringify(event());
+const now = () => Math.floor(Date.now() / 1000);
+const sign = (secret: string, timestamp: number, body: string) =>
+  createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+
+type Verify = (
+  body: Parameters<typeof constructEvent>[0],
+  header: Parameters<typeof constructEvent>[1],
+  secret: Parameters<typeof constructEvent>[2],
+  options?: Parameters<typeof constructEvent>[3],
+) => Promise<unknown>;
+
+const variants: [string, Verify][] = [
+  ['constructEvent (node:crypto)', async (...args) => constructEvent(...args)],
+  ['constructEventAsync (WebCrypto)', (...args) => constructEventAsync(...args)],
+  ['client.webhooks.constructEvent', async (...args) => new Webhooks().constructEvent(...args)],
+];
+
+const codeOf = async (promise: Promise<unknown>): Promise<string> => {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ServicePayError) return error.code;
+    throw error;
+  }
+  throw new Error('expected verification to fail');
+};
+
+describe.each(variants)('%s', (_name, verify) => {
+  it('returns the parsed event for a good signature', async () => {
+    const header = generateTestHeader({ payload, secret: SECRET });
+    await expect(verify(payload, header, SECRET)).resolves.toEqual(event());
+  });
+
+  it('accepts the raw body as a Buffer, a Uint8Array and an ArrayBuffer', async () => {
+    const header = generateTestHeader({ payload, secret: SECRET });
+    const buffer = Buffer.from(payload);
+    const bytes = new TextEncoder().encode(payload);
+    await expect(verify(buffer, header, SECRET)).resolves.toMatchObject({ id: 'evt_1' });
+    await expect(verify(bytes, header, SECRET)).resolves.toMatchObject({ id: 'evt_1' });
+    await expect(verify(bytes.buffer, header, SECRET)).resolves.toMatchObject({ id: 'evt_1' });
+  });
+
+  it('refuses a parsed object and says what to do instead', async () => {
+    const header = generateTestHeader({ payload, secret: SECRET });
+    const parsed = JSON.parse(payload) as never;
+    await expect(codeOf(verify(parsed, header, SECRET))).resolves.toBe('webhook_payload_not_raw');
+    await expect(verify(parsed, header, SECRET)).rejects.toBeInstanceOf(SignatureVerificationError);
+    await expect(verify(parsed, header, SECRET)).rejects.toThrow(/express\.raw/);
+  });
+
+  it('refuses a body changed after signing', async () => {
+    const header = generateTestHeader({ payload, secret: SECRET });
+    const changed = payload.replace('500000', '500001');
+    await expect(codeOf(verify(changed, header, SECRET))).resolves.toBe('webhook_signature_mismatch');
+  });
+
+  it('refuses another secret', async () => {
+    const header = generateTestHeader({ payload, secret: OLD_SECRET });
+    await expect(codeOf(verify(payload, header, SECRET))).resolves.toBe('webhook_signature_mismatch');
+  });
+
+  it('verifies during rotation: several v1= in the header, several secrets given', async () => {
+    const t = now();
+    const both = `t=${t},v1=${sign(OLD_SECRET, t, payload)},v1=${sign(SECRET, t, payload)}`;
+    await expect(verify(payload, both, SECRET)).resolves.toMatchObject({ id: 'evt_1' });
+    await expect(verify(payload, both, OLD_SECRET)).resolves.toMatchObject({ id: 'evt_1' });
+    const onlyNew = generateTestHeader({ payload, secret: SECRET, timestamp: t });
+    await expect(verify(payload, onlyNew, [OLD_SECRET, SECRET])).resolves.toMatchObject({ id: 'evt_1' });
+    await expect(codeOf(verify(payload, onlyNew, [OLD_SECRET]))).resolves.toBe('webhook_signature_mismatch');
+  });
+
+  it('ignores signature schemes it does not know', async () => {
+    const t = now();
+    const header = `t=${t},v0=${'0'.repeat(64)},v1=${sign(SECRET, t, payload)}`;
+    await expect(verify(payload, header, SECRET)).resolves.toMatchObject({ id: 'evt_1' });
+  });
+
+  it.each([
+    ['too old', -301],
+    ['too new', 301],
+  ])('refuses a timestamp %s for the default 300 s', async (_label, offset) => {
+    const header = generateTestHeader({ payload, secret: SECRET, timestamp: now() + offset });
+    await expect(codeOf(verify(payload, header, SECRET))).resolves.toBe('webhook_timestamp_out_of_tolerance');
+  });
+
+  it.each([
+    ['old', -290],
+    ['new', 290],
+  ])('accepts a timestamp a little %s', async (_label, offset) => {
+    const header = generateTestHeader({ payload, secret: SECRET, timestamp: now() + offset });
+    await expect(verify(payload, header, SECRET)).resolves.toMatchObject({ id: 'evt_1' });
+  });
+
+  it('follows a custom tolerance both ways', async () => {
+    const tenMinutesAgo = generateTestHeader({ payload, secret: SECRET, timestamp: now() - 600 });
+    await expect(verify(payload, tenMinutesAgo, SECRET, { tolerance: 900 })).resolves.toMatchObject({
+      id: 'evt_1',
+    });
+    const aMinuteAgo = generateTestHeader({ payload, secret: SECRET, timestamp: now() - 60 });
+    await expect(codeOf(verify(payload, aMinuteAgo, SECRET, { tolerance: 30 }))).resolves.toBe(
+      'webhook_timestamp_out_of_tolerance',
+    );
+  });
+
+  it.each([
+    ['no header', undefined],
+    ['an empty header', ''],
+    ['no timestamp', `v1=${'a'.repeat(64)}`],
+    ['no v1', `t=${Math.floor(Date.now() / 1000)}`],
+    ['a v1 that is not hex', `t=${Math.floor(Date.now() / 1000)},v1=zz`],
+  ])('refuses %s', async (_label, header) => {
+    await expect(codeOf(verify(payload, header, SECRET))).resolves.toBe('webhook_signature_missing');
+  });
+
+  it('takes the first value when the header arrives as an array', async () => {
+    const header = generateTestHeader({ payload, secret: SECRET });
+    await expect(verify(payload, [header], SECRET)).resolves.toMatchObject({ id: 'evt_1' });
+  });
+
+  it('refuses a missing secret', async () => {
+    const header = generateTestHeader({ payload, secret: SECRET });
+    await expect(codeOf(verify(payload, header, ''))).resolves.toBe('webhook_secret_missing');
+    await expect(codeOf(verify(payload, header, []))).resolves.toBe('webhook_secret_missing');
+  });
+
+  it('refuses a signed body that is not an event', async () => {
+    const body = JSON.stringify({ hello: 'world' });
+    const header = generateTestHeader({ payload: body, secret: SECRET });
+    await expect(codeOf(verify(body, header, SECRET))).resolves.toBe('webhook_payload_invalid');
+    const notJson = 'not json';
+    const header2 = generateTestHeader({ payload: notJson, secret: SECRET });
+    await expect(codeOf(verify(notJson, header2, SECRET))).resolves.toBe('webhook_payload_invalid');
+  });
+
+  it('drops fields a later service version adds to the event', async () => {
+    const body = JSON.stringify({ ...event(), addedLater: true });
+    const header = generateTestHeader({ payload: body, secret: SECRET });
+    await expect(verify(body, header, SECRET)).resolves.toEqual(event());
+  });
+});
+
+describe('generateTestHeader', () => {
+  it('signs "<t>.<body>" with HMAC-SHA256 in the documented format', () => {
+    expect(generateTestHeader({ payload: 'body', secret: SECRET, timestamp: 1_700_000_000 })).toBe(
+      `t=1700000000,v1=${sign(SECRET, 1_700_000_000, 'body')}`,
+    );
+  });
+
+  it('signs bytes exactly as the same text', () => {
+    const fromText = generateTestHeader({ payload: 'héllo', secret: SECRET, timestamp: 1 });
+    const fromBytes = generateTestHeader({ payload: Buffer.from('héllo'), secret: SECRET, timestamp: 1 });
+    expect(fromBytes).toBe(fromText);
+  });
+});
