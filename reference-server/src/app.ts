@@ -1,0 +1,82 @@
+import express, { type Express, type Router } from 'express';
+import type { BankNotificationProcessor } from './bank/notification-processor.ts';
+import type { SimulatedBank } from './bank/simulated-bank.ts';
+import type { ServerConfig } from './config.ts';
+import type { Store } from './db/store.ts';
+import type { Broadcaster } from './events/broadcaster.ts';
+import type { Clock } from './internal/clock.ts';
+import type { Logger } from './internal/logger.ts';
+import type { SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
+import type { AuthDeps } from './middleware/authenticate.ts';
+import { errorHandler, routeNotFound } from './middleware/error-handler.ts';
+import { jsonBody } from './middleware/json-body.ts';
+import { rateLimitByAddress } from './middleware/rate-limit.ts';
+import { requestId } from './middleware/request-id.ts';
+import { type BankRouteDeps, bankCounterRoutes, bankNotificationRoutes } from './routes/bank.ts';
+import { sessionRoutes } from './routes/sessions.ts';
+import { testHelperRoutes } from './routes/test-helpers.ts';
+import { widgetRoutes } from './routes/widget.ts';
+import type { SessionService } from './sessions/session-service.ts';
+
+/** Everything the HTTP layer needs; built by `createService`, or by a test with its own parts. */
+export interface AppDeps {
+  config: ServerConfig;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  bank: SimulatedBank;
+  processor: BankNotificationProcessor;
+  sessions: SessionService;
+  broadcaster: Broadcaster;
+  limiters: {
+    business: SlidingWindowLimiter;
+    widget: SlidingWindowLimiter;
+    failedAuth: SlidingWindowLimiter;
+  };
+  /** Routers mounted after the core API (push stream, webhook endpoints), each given the auth it needs. */
+  extraRoutes?: ReadonlyArray<(auth: AuthDeps) => Router>;
+}
+
+/** The service's HTTP API as an express app. It never listens: `createService(...).start()` does. */
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  const auth: AuthDeps = {
+    store: deps.store,
+    clock: deps.clock,
+    businessLimiter: deps.limiters.business,
+    failedAuthLimiter: deps.limiters.failedAuth,
+  };
+  const perAddressLimit = rateLimitByAddress(deps.limiters.widget, deps.clock);
+
+  app.use(requestId);
+  app.use((_req, res, next) => {
+    // Responses carry keys, client secrets and payer details: never cached anywhere.
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  app.get('/health', (_req, res) => {
+    res.json({ meta: { statusCode: 200, message: 'OK' }, data: { status: 'ok' } });
+  });
+  const bank: BankRouteDeps = {
+    processor: deps.processor,
+    bank: deps.bank,
+    clock: deps.clock,
+    bankSecret: deps.config.bank.secret,
+    toleranceSeconds: deps.config.bank.signatureToleranceSeconds,
+    publicCounter: deps.config.bank.publicCounter,
+    perAddressLimit,
+  };
+  // The bank signs raw bytes, so its route reads the body itself, before the JSON parser.
+  app.use(bankNotificationRoutes(bank));
+  app.use(jsonBody(deps.config.bodyLimitBytes));
+  app.use(bankCounterRoutes(bank));
+  app.use(sessionRoutes(auth, deps.sessions));
+  app.use(widgetRoutes(auth, deps.sessions, perAddressLimit));
+  app.use(testHelperRoutes(auth, deps.store, deps.bank));
+  for (const routes of deps.extraRoutes ?? []) app.use(routes(auth));
+  app.use(routeNotFound);
+  app.use(errorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,193 @@
+import { parseArgs } from 'node:util';
+import { EnvironmentSchema, KeyKindSchema } from '@servicepay/node/protocol';
+import { createBusiness, rollKey } from './businesses/onboarding.ts';
+import { defaultConfig } from './config.ts';
+import { openDatabase } from './db/database.ts';
+import { createStore } from './db/store.ts';
+import { createService } from './service.ts';
+
+const USAGE = `servicepay-server: the ServicePay reference service
+
+  servicepay-server start [--db PATH] [--port N] [--test-widget-port N] [--live-widget-port N] [--webhook-schedule fast]
+  servicepay-server business create --name NAME [--kyc-approved] [--db PATH] [--json]
+  servicepay-server keys roll --business ID --environment test|live --kind secret|publishable [--db PATH] [--json]
+  servicepay-server kyc approve --business ID [--db PATH]
+  servicepay-server transfer --account NUMBER --amount MINOR_UNITS [--api URL]
+
+Environment: SERVICEPAY_DB, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT.`;
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  db: { type: 'string' },
+  port: { type: 'string' },
+  'test-widget-port': { type: 'string' },
+  'live-widget-port': { type: 'string' },
+  'webhook-schedule': { type: 'string' },
+  name: { type: 'string' },
+  'kyc-approved': { type: 'boolean' },
+  json: { type: 'boolean' },
+  business: { type: 'string' },
+  environment: { type: 'string' },
+  kind: { type: 'string' },
+  account: { type: 'string' },
+  amount: { type: 'string' },
+  api: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>['values'];
+
+function required(
+  values: Values,
+  name: 'name' | 'business' | 'environment' | 'kind' | 'account' | 'amount',
+): string {
+  const value = values[name];
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function port(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535)
+    throw new UsageError(`${name} must be a port number`);
+  return parsed;
+}
+
+const dbPath = (values: Values) => values.db ?? process.env.SERVICEPAY_DB ?? defaultConfig().dbPath;
+
+function openStore(values: Values) {
+  const db = openDatabase(dbPath(values));
+  return createStore(db, () => undefined);
+}
+
+async function start(values: Values): Promise<void> {
+  const defaults = defaultConfig();
+  const schedule = values['webhook-schedule'];
+  if (schedule !== undefined && schedule !== 'fast' && schedule !== 'standard') {
+    throw new UsageError('--webhook-schedule is fast or standard');
+  }
+  const service = createService({
+    dbPath: dbPath(values),
+    port: port(values.port ?? process.env.SERVICEPAY_PORT, defaults.port, '--port'),
+    testWidgetPort: port(
+      values['test-widget-port'] ?? process.env.SERVICEPAY_TEST_WIDGET_PORT,
+      defaults.testWidgetPort,
+      '--test-widget-port',
+    ),
+    liveWidgetPort: port(
+      values['live-widget-port'] ?? process.env.SERVICEPAY_LIVE_WIDGET_PORT,
+      defaults.liveWidgetPort,
+      '--live-widget-port',
+    ),
+    webhooks: { schedule: schedule ?? 'standard' },
+  });
+  const { url } = await service.start();
+  const stop = () => {
+    service.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  console.log(`ServicePay API listening on ${url} (database ${service.config.dbPath})`);
+}
+
+async function transfer(values: Values): Promise<void> {
+  const api = values.api ?? `http://127.0.0.1:${process.env.SERVICEPAY_PORT ?? defaultConfig().port}`;
+  const amount = Number(required(values, 'amount'));
+  if (!Number.isSafeInteger(amount) || amount <= 0)
+    throw new UsageError('--amount is a positive whole number of minor units');
+  const response = await fetch(new URL('/bank/transfers', api), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ accountNumber: required(values, 'account'), amount }),
+  });
+  const body = (await response.json()) as { meta?: { message?: string }; data?: unknown };
+  if (!response.ok) {
+    console.error(`Transfer refused (${response.status}): ${body.meta?.message ?? 'no message'}`);
+    process.exitCode = 1;
+    return;
+  }
+  console.log(JSON.stringify(body.data, null, 2));
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: OPTIONS,
+    allowPositionals: true,
+    strict: true,
+  });
+  const command = positionals.join(' ');
+  if (values.help || command === '') {
+    console.log(USAGE);
+    return;
+  }
+  switch (command) {
+    case 'start':
+      return start(values);
+    case 'business create': {
+      const store = openStore(values);
+      const created = createBusiness(
+        store,
+        required(values, 'name'),
+        values['kyc-approved'] ?? false,
+        Date.now(),
+      );
+      store.db.close();
+      if (values.json) console.log(JSON.stringify(created));
+      else {
+        console.log(`Business ${created.business.id} (${created.business.name}). Keys, shown this once:`);
+        for (const environment of ['test', 'live'] as const) {
+          console.log(
+            `  ${environment}: ${created.keys[environment].secretKey}  ${created.keys[environment].publishableKey}`,
+          );
+        }
+      }
+      return;
+    }
+    case 'keys roll': {
+      const environment = EnvironmentSchema.safeParse(required(values, 'environment'));
+      const kind = KeyKindSchema.safeParse(required(values, 'kind'));
+      if (!environment.success) throw new UsageError('--environment is test or live');
+      if (!kind.success) throw new UsageError('--kind is secret or publishable');
+      const store = openStore(values);
+      const rolled = rollKey(store, required(values, 'business'), environment.data, kind.data, Date.now());
+      store.db.close();
+      if (!rolled) throw new UsageError(`no business ${values.business}`);
+      console.log(
+        values.json
+          ? JSON.stringify(rolled)
+          : `New key (shown once): ${rolled.key}; revoked: ${rolled.revokedKeyHint}`,
+      );
+      return;
+    }
+    case 'kyc approve': {
+      const store = openStore(values);
+      const approved = store.businesses.approveKyc(required(values, 'business'));
+      store.db.close();
+      if (!approved) throw new UsageError(`no business ${values.business}`);
+      console.log(`KYC approved for ${values.business}: its live keys now work.`);
+      return;
+    }
+    case 'transfer':
+      return transfer(values);
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (
+    error instanceof UsageError ||
+    (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))
+  ) {
+    console.error(`${error.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(1);
+});

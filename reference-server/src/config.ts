@@ -1,0 +1,97 @@
+import { randomBase62 } from './internal/random.ts';
+
+/** Per-currency bounds on a session amount, in minor units. */
+export interface CurrencyBounds {
+  minAmount: number;
+  maxAmount: number;
+}
+
+/** Everything the service can be told at start. Every field has a default; see `defaultConfig`. */
+export interface ServerConfig {
+  /** SQLite file; `:memory:` is refused by the CLI because nothing would survive. */
+  dbPath: string;
+  port: number;
+  host: string;
+  testWidgetPort: number;
+  liveWidgetPort: number;
+  /** Supported currencies and their amount bounds. */
+  currencies: Record<string, CurrencyBounds>;
+  /** Default lifetime of a session when `expiresInMinutes` is not given. */
+  sessionLifetimeMinutes: number;
+  /** The countdown the payer sees: how long one virtual account accepts a transfer. */
+  accountLifetimeMinutes: number;
+  rateLimit: {
+    /** Requests per rolling minute per business and environment (spec §8: 150). */
+    perMinute: number;
+    /** Requests per rolling minute per client address on the unauthenticated widget and bank-counter routes. */
+    widgetPerMinutePerAddress: number;
+    /** Failed authentications per rolling minute per address before 429, to slow key guessing. */
+    failedAuthPerMinutePerAddress: number;
+  };
+  /** Largest JSON body accepted, in bytes. */
+  bodyLimitBytes: number;
+  /** How long an Idempotency-Key is remembered. */
+  idempotencyKeyTtlHours: number;
+  /** How often expired accounts and sessions are swept. */
+  sweepIntervalMs: number;
+  bank: {
+    /** Shared by the simulated bank (signer) and the service (verifier) of `X-Bank-Signature`. */
+    secret: string;
+    name: string;
+    /** Clock skew tolerated on bank notifications. */
+    signatureToleranceSeconds: number;
+    /** Whether the unauthenticated payer counter `POST /bank/transfers` (test accounts only) is open. */
+    publicCounter: boolean;
+  };
+  webhooks: {
+    /** `standard`: retries over about three days; `fast`: within seconds, for development and tests. */
+    schedule: 'standard' | 'fast';
+  };
+}
+
+export type ServerConfigOverrides = Partial<Omit<ServerConfig, 'rateLimit' | 'bank' | 'webhooks'>> & {
+  rateLimit?: Partial<ServerConfig['rateLimit']>;
+  bank?: Partial<ServerConfig['bank']>;
+  webhooks?: Partial<ServerConfig['webhooks']>;
+};
+
+export function defaultConfig(): ServerConfig {
+  return {
+    dbPath: 'data/servicepay.db',
+    port: 4242,
+    host: '127.0.0.1',
+    testWidgetPort: 4243,
+    liveWidgetPort: 4244,
+    currencies: {
+      NGN: { minAmount: 100, maxAmount: 10_000_000_000 },
+      USD: { minAmount: 50, maxAmount: 100_000_000 },
+    },
+    sessionLifetimeMinutes: 120,
+    accountLifetimeMinutes: 30,
+    rateLimit: { perMinute: 150, widgetPerMinutePerAddress: 600, failedAuthPerMinutePerAddress: 300 },
+    bodyLimitBytes: 64 * 1024,
+    idempotencyKeyTtlHours: 24,
+    sweepIntervalMs: 1000,
+    bank: {
+      // A fresh secret per process: the simulated bank lives in the same process as its verifier.
+      secret: randomBase62(40),
+      name: 'ServicePay Test Bank',
+      signatureToleranceSeconds: 300,
+      publicCounter: true,
+    },
+    webhooks: { schedule: 'standard' },
+  };
+}
+
+/** Defaults, then overrides, one level deep for the grouped settings. */
+export function resolveConfig(overrides: ServerConfigOverrides = {}): ServerConfig {
+  const base = defaultConfig();
+  const { rateLimit, bank, webhooks, ...rest } = overrides;
+  return {
+    ...base,
+    ...rest,
+    rateLimit: { ...base.rateLimit, ...rateLimit },
+    bank: { ...base.bank, ...bank },
+    webhooks: { ...base.webhooks, ...webhooks },
+  };
+}

@@ -1,0 +1,207 @@
+import type { Environment, SessionStatus } from '@servicepay/node/protocol';
+import type { SqliteDatabase } from './database.ts';
+
+/** A payment session as stored. Times in epoch milliseconds. */
+export interface SessionRecord {
+  seq: number;
+  id: string;
+  businessId: string;
+  environment: Environment;
+  reference: string;
+  status: SessionStatus;
+  amount: number;
+  currency: string;
+  payerName: string;
+  payerEmail: string;
+  payerPhone: string | null;
+  metadata: Record<string, string>;
+  clientSecretHash: Buffer;
+  clientSecretUsedAt: number | null;
+  /** The account currently offered to the payer, if any. */
+  accountNumber: string | null;
+  /** Amount of the last transfer of the wrong amount, shown on MISMATCH. */
+  mismatchReceived: number | null;
+  createdAt: number;
+  updatedAt: number;
+  expiresAt: number;
+  paidAt: number | null;
+}
+
+type SessionRow = {
+  seq: number;
+  id: string;
+  business_id: string;
+  environment: Environment;
+  reference: string;
+  status: SessionStatus;
+  amount: number;
+  currency: string;
+  payer_name: string;
+  payer_email: string;
+  payer_phone: string | null;
+  metadata: string;
+  client_secret_hash: Buffer;
+  client_secret_used_at: number | null;
+  account_number: string | null;
+  mismatch_received: number | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
+  paid_at: number | null;
+};
+
+const toSession = (row: SessionRow): SessionRecord => ({
+  seq: row.seq,
+  id: row.id,
+  businessId: row.business_id,
+  environment: row.environment,
+  reference: row.reference,
+  status: row.status,
+  amount: row.amount,
+  currency: row.currency,
+  payerName: row.payer_name,
+  payerEmail: row.payer_email,
+  payerPhone: row.payer_phone,
+  metadata: JSON.parse(row.metadata) as Record<string, string>,
+  clientSecretHash: row.client_secret_hash,
+  clientSecretUsedAt: row.client_secret_used_at,
+  accountNumber: row.account_number,
+  mismatchReceived: row.mismatch_received,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+  expiresAt: row.expires_at,
+  paidAt: row.paid_at,
+});
+
+export type NewSession = Omit<
+  SessionRecord,
+  'seq' | 'clientSecretUsedAt' | 'accountNumber' | 'mismatchReceived' | 'paidAt'
+>;
+
+export interface SessionListQuery {
+  businessId: string;
+  environment: Environment;
+  status?: SessionStatus | undefined;
+  reference?: string | undefined;
+  /** Only sessions older than this one (cursor). */
+  beforeSeq?: number | undefined;
+  limit: number;
+}
+
+/** The fields a status transition may change, all at once. */
+export interface SessionChange {
+  status: SessionStatus;
+  updatedAt: number;
+  accountNumber: string | null;
+  mismatchReceived: number | null;
+  paidAt: number | null;
+}
+
+export class SessionRepository {
+  private readonly insertStatement;
+  private readonly findStatement;
+  private readonly findByClientSecretStatement;
+  private readonly findByReferenceStatement;
+  private readonly markClientSecretUsedStatement;
+  private readonly changeStatement;
+  private readonly overdueStatement;
+  private readonly listStatement;
+
+  constructor(db: SqliteDatabase) {
+    this.insertStatement = db.prepare(
+      `INSERT INTO sessions (id, business_id, environment, reference, status, amount, currency, payer_name,
+         payer_email, payer_phone, metadata, client_secret_hash, created_at, updated_at, expires_at)
+       VALUES (@id, @businessId, @environment, @reference, @status, @amount, @currency, @payerName,
+         @payerEmail, @payerPhone, @metadata, @clientSecretHash, @createdAt, @updatedAt, @expiresAt)`,
+    );
+    this.findStatement = db.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE id = ?');
+    this.findByClientSecretStatement = db.prepare<[Buffer], SessionRow>(
+      'SELECT * FROM sessions WHERE client_secret_hash = ?',
+    );
+    this.findByReferenceStatement = db.prepare<[string, string, string], SessionRow>(
+      'SELECT * FROM sessions WHERE business_id = ? AND environment = ? AND reference = ?',
+    );
+    this.markClientSecretUsedStatement = db.prepare<[number, string]>(
+      'UPDATE sessions SET client_secret_used_at = ? WHERE id = ? AND client_secret_used_at IS NULL',
+    );
+    // Guarded by the expected current status: a transition that lost a race changes nothing.
+    this.changeStatement = db.prepare(
+      `UPDATE sessions SET status = @status, updated_at = @updatedAt, account_number = @accountNumber,
+         mismatch_received = @mismatchReceived, paid_at = @paidAt
+       WHERE id = @id AND status = @expectedStatus`,
+    );
+    this.overdueStatement = db.prepare<[number, number], SessionRow>(
+      `SELECT * FROM sessions WHERE status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at <= ?
+       ORDER BY expires_at LIMIT ?`,
+    );
+    this.listStatement = db.prepare<
+      {
+        businessId: string;
+        environment: string;
+        status: string | null;
+        reference: string | null;
+        beforeSeq: number;
+        limit: number;
+      },
+      SessionRow
+    >(
+      `SELECT * FROM sessions
+       WHERE business_id = @businessId AND environment = @environment AND seq < @beforeSeq
+         AND (@status IS NULL OR status = @status) AND (@reference IS NULL OR reference = @reference)
+       ORDER BY seq DESC LIMIT @limit`,
+    );
+  }
+
+  insert(session: NewSession): SessionRecord {
+    this.insertStatement.run({ ...session, metadata: JSON.stringify(session.metadata) });
+    const stored = this.find(session.id);
+    if (!stored) throw new Error('session vanished after insert');
+    return stored;
+  }
+
+  find(id: string): SessionRecord | undefined {
+    const row = this.findStatement.get(id);
+    return row && toSession(row);
+  }
+
+  findByClientSecretHash(hash: Buffer): SessionRecord | undefined {
+    const row = this.findByClientSecretStatement.get(hash);
+    return row && toSession(row);
+  }
+
+  findByReference(
+    businessId: string,
+    environment: Environment,
+    reference: string,
+  ): SessionRecord | undefined {
+    const row = this.findByReferenceStatement.get(businessId, environment, reference);
+    return row && toSession(row);
+  }
+
+  /** Marks the client secret exchanged; false when it already was. */
+  markClientSecretUsed(id: string, at: number): boolean {
+    return this.markClientSecretUsedStatement.run(at, id).changes === 1;
+  }
+
+  /** Applies a change only if the session is still in `expectedStatus`; false when it was not. */
+  change(id: string, expectedStatus: SessionStatus, change: SessionChange): boolean {
+    return this.changeStatement.run({ id, expectedStatus, ...change }).changes === 1;
+  }
+
+  overdue(now: number, limit: number): SessionRecord[] {
+    return this.overdueStatement.all(now, limit).map(toSession);
+  }
+
+  list(query: SessionListQuery): SessionRecord[] {
+    return this.listStatement
+      .all({
+        businessId: query.businessId,
+        environment: query.environment,
+        status: query.status ?? null,
+        reference: query.reference ?? null,
+        beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+        limit: query.limit,
+      })
+      .map(toSession);
+  }
+}

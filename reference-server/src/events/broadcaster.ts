@@ -1,0 +1,52 @@
+import type { StatusMessage } from '@servicepay/node/protocol';
+
+/** One push to the open checkouts of a session: the transition's event sequence number and its message. */
+export interface SessionUpdate {
+  sessionId: string;
+  /** The `events.seq` of the transition; the SSE `id:`, so a reconnecting stream can resume after it. */
+  seq: number;
+  message: StatusMessage;
+}
+
+export type SessionUpdateListener = (update: SessionUpdate) => void;
+
+/**
+ * Fan-out of committed session transitions to whoever listens (the push streams). One interface so that a
+ * multi-instance implementation (Postgres LISTEN/NOTIFY) can replace the in-process one.
+ */
+export interface Broadcaster {
+  publish(update: SessionUpdate): void;
+  /** Returns the function that stops listening. */
+  subscribe(sessionId: string, listener: SessionUpdateListener): () => void;
+}
+
+/** Fan-out inside one process: a listener set per session, nothing kept for sessions nobody watches. */
+export class InProcessBroadcaster implements Broadcaster {
+  private readonly listeners = new Map<string, Set<SessionUpdateListener>>();
+
+  publish(update: SessionUpdate): void {
+    const set = this.listeners.get(update.sessionId);
+    if (!set) return;
+    for (const listener of set) listener(update);
+  }
+
+  subscribe(sessionId: string, listener: SessionUpdateListener): () => void {
+    let set = this.listeners.get(sessionId);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(sessionId, set);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.listeners.get(sessionId);
+      if (!current) return;
+      current.delete(listener);
+      if (current.size === 0) this.listeners.delete(sessionId);
+    };
+  }
+
+  /** How many sessions have at least one listener (for tests and metrics). */
+  get watchedSessions(): number {
+    return this.listeners.size;
+  }
+}

@@ -1,0 +1,52 @@
+import type { SqliteDatabase } from '../db/database.ts';
+import type { EventRecord } from '../db/events.ts';
+import { newId } from '../internal/random.ts';
+
+/** Event types merchants can receive by webhook; other transitions are pushed to the widget only. */
+export const WEBHOOK_EVENT_TYPES = new Set([
+  'session.successful',
+  'session.mismatch',
+  'session.expired',
+  'session.cancelled',
+]);
+
+/**
+ * Writes one pending delivery per enabled endpoint of the event's business and environment that subscribes
+ * to its type. Called inside the transition's transaction: the event and its deliveries commit together, so
+ * no event is ever lost between the status change and the webhook.
+ */
+export class WebhookOutbox {
+  private readonly enqueueStatement;
+
+  constructor(db: SqliteDatabase) {
+    this.enqueueStatement = db.prepare<{
+      idPrefix: string;
+      eventId: string;
+      businessId: string;
+      environment: string;
+      type: string;
+      now: number;
+    }>(
+      `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+       SELECT @idPrefix || substr(e.id, 4), e.id, @eventId, 'pending', 0, @now, @now, @now
+       FROM webhook_endpoints e
+       WHERE e.business_id = @businessId AND e.environment = @environment AND e.enabled = 1
+         AND e.deleted_at IS NULL AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = @type)`,
+    );
+  }
+
+  /** Returns how many deliveries were queued. */
+  enqueue(event: EventRecord): number {
+    if (!WEBHOOK_EVENT_TYPES.has(event.type)) return 0;
+    // Delivery ids are unique per (event, endpoint): one random part per event, the endpoint's after it.
+    const idPrefix = newId('wd');
+    return this.enqueueStatement.run({
+      idPrefix,
+      eventId: event.id,
+      businessId: event.businessId,
+      environment: event.environment,
+      type: event.type,
+      now: event.createdAt,
+    }).changes;
+  }
+}

@@ -1,0 +1,38 @@
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** `length` uniformly random base62 characters from the CSPRNG (rejection sampling keeps it unbiased). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 248 = 62 * 4: bytes at or above it would favour the first characters.
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** An opaque identifier such as `ses_4fT…`: a prefix that names the noun, then 24 random base62 characters. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBase62(24)}`;
+}
+
+/** A 10-digit account number that does not start with 0 (banks print them as numbers). */
+export function randomAccountNumber(): string {
+  return String(randomInt(1_000_000_000, 10_000_000_000));
+}
+
+/** SHA-256 of a secret, the only form in which keys, client secrets and widget tokens are stored. */
+export function sha256(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** Constant-time comparison of two strings; different lengths are unequal without leaking where they differ. */
+export function safeEqual(a: string, b: string): boolean {
+  const left = sha256(a);
+  const right = sha256(b);
+  return timingSafeEqual(left, right);
+}

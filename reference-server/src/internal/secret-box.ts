@@ -1,0 +1,32 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+/**
+ * Authenticated encryption (AES-256-GCM) for secrets the service must read back: webhook signing secrets and
+ * remembered idempotent responses that hold a client secret. Hashing is not an option for those, so they are
+ * encrypted with a key that lives outside the database: a copy of the database alone reveals none of them.
+ */
+export class SecretBox {
+  constructor(private readonly key: Buffer) {
+    if (key.length !== 32) throw new Error('SecretBox needs a 32-byte key');
+  }
+
+  seal(plaintext: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return [
+      'v1',
+      iv.toString('base64'),
+      cipher.getAuthTag().toString('base64'),
+      body.toString('base64'),
+    ].join('.');
+  }
+
+  open(sealed: string): string {
+    const [version, iv, tag, body] = sealed.split('.');
+    if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('not a sealed secret');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
+  }
+}

@@ -1,0 +1,63 @@
+export interface LimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until one more request is allowed (0 while some are left). */
+  resetSeconds: number;
+}
+
+type HitLog = { times: number[]; head: number };
+
+/**
+ * An exact rolling-window limit: at most `limit` hits per `windowMs` for each key. Each key keeps the times of
+ * its hits inside the window (never more than `limit`), oldest first; amortised O(1) per hit.
+ */
+export class SlidingWindowLimiter {
+  private readonly logs = new Map<string, HitLog>();
+
+  constructor(
+    readonly limit: number,
+    private readonly windowMs: number,
+  ) {}
+
+  hit(key: string, now: number): LimitDecision {
+    let log = this.logs.get(key);
+    if (!log) {
+      log = { times: [], head: 0 };
+      this.logs.set(key, log);
+    }
+    const { times } = log;
+    while (log.head < times.length && now - (times[log.head] ?? 0) >= this.windowMs) log.head++;
+    if (log.head > 1024 && log.head * 2 > times.length) {
+      log.times = times.slice(log.head);
+      log.head = 0;
+    }
+    const inWindow = log.times.length - log.head;
+    if (inWindow >= this.limit) {
+      const oldest = log.times[log.head] ?? now;
+      return {
+        allowed: false,
+        limit: this.limit,
+        remaining: 0,
+        resetSeconds: Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000)),
+      };
+    }
+    log.times.push(now);
+    const remaining = this.limit - inWindow - 1;
+    const oldest = log.times[log.head] ?? now;
+    return {
+      allowed: true,
+      limit: this.limit,
+      remaining,
+      resetSeconds: remaining > 0 ? 0 : Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000)),
+    };
+  }
+
+  /** Forgets keys with no hit inside the window, so memory follows active clients only. */
+  prune(now: number): void {
+    for (const [key, log] of this.logs) {
+      const newest = log.times[log.times.length - 1];
+      if (newest === undefined || now - newest >= this.windowMs) this.logs.delete(key);
+    }
+  }
+}

@@ -1,0 +1,192 @@
+import type { Environment } from '@servicepay/node/protocol';
+import { API_KEY_PATTERN, EnvironmentSchema } from '@servicepay/node/protocol';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Business } from '../db/businesses.ts';
+import type { SessionRecord } from '../db/sessions.ts';
+import type { Store } from '../db/store.ts';
+import { HttpError } from '../errors.ts';
+import type { Clock } from '../internal/clock.ts';
+import { sha256 } from '../internal/random.ts';
+import type { SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
+import { enforceLimit } from './rate-limit.ts';
+
+/** Who is calling, once `requireApiKey` let the request through. */
+export interface ApiCaller {
+  kind: 'secret' | 'publishable';
+  business: Business;
+  environment: Environment;
+}
+
+/** The open checkout of one session, once `requireWidgetToken` let the request through. */
+export interface WidgetCaller {
+  kind: 'widget';
+  session: SessionRecord;
+}
+
+export interface AuthDeps {
+  store: Store;
+  clock: Clock;
+  /** 150 per rolling minute per business and environment. */
+  businessLimiter: SlidingWindowLimiter;
+  /** Failed authentications per address, to slow down key guessing. */
+  failedAuthLimiter: SlidingWindowLimiter;
+}
+
+const WIDGET_TOKEN_PATTERN = /^wt_[0-9A-Za-z]{32}$/;
+
+export const apiCaller = (res: Response): ApiCaller => res.locals.caller as ApiCaller;
+export const widgetCaller = (res: Response): WidgetCaller => res.locals.caller as WidgetCaller;
+
+/** The bearer token, or a 401 that says what is wrong with the header. */
+function bearerToken(req: Request): string {
+  const header = req.headers.authorization;
+  if (header === undefined || header === '') {
+    throw new HttpError(
+      401,
+      'authentication_required',
+      'Send your secret key as Authorization: Bearer sk_...',
+    );
+  }
+  const match = /^Bearer ([^\s]{1,200})$/.exec(header);
+  if (!match?.[1])
+    throw new HttpError(401, 'invalid_api_key', 'The Authorization header must be "Bearer <key>".');
+  return match[1];
+}
+
+function fail(deps: AuthDeps, req: Request, res: Response, error: HttpError): never {
+  // Count the failure against the address before answering, so guessing keys slows down to 429s.
+  const decision = deps.failedAuthLimiter.hit(`auth-failure:${req.ip ?? 'unknown'}`, deps.clock.now());
+  if (!decision.allowed) enforceLimit(res, decision);
+  throw error;
+}
+
+/** Looks the key up by its hash; 401 for anything that is not a live key of a business. */
+function identifyKey(deps: AuthDeps, req: Request, res: Response, token: string): ApiCaller {
+  if (token.startsWith('cs_')) {
+    fail(
+      deps,
+      req,
+      res,
+      new HttpError(
+        401,
+        'client_secret_not_a_credential',
+        'A client secret (cs_...) only opens the checkout widget; call the API with your secret key (sk_...).',
+      ),
+    );
+  }
+  if (!API_KEY_PATTERN.test(token)) {
+    fail(deps, req, res, new HttpError(401, 'invalid_api_key', 'That is not a ServicePay API key.'));
+  }
+  const key = deps.store.apiKeys.findByHash(sha256(token));
+  if (!key) fail(deps, req, res, new HttpError(401, 'invalid_api_key', 'No such API key.'));
+  if (key.revokedAt !== null) {
+    fail(
+      deps,
+      req,
+      res,
+      new HttpError(401, 'api_key_revoked', 'This API key was rolled and no longer works; use the new one.'),
+    );
+  }
+  const business = deps.store.businesses.find(key.businessId);
+  if (!business) fail(deps, req, res, new HttpError(401, 'invalid_api_key', 'No such API key.'));
+  return { kind: key.kind, business, environment: key.environment };
+}
+
+/** Checks everything after the key was recognised: rate limit, key kind, KYC, the `environment` parameter. */
+function admit(
+  deps: AuthDeps,
+  req: Request,
+  res: Response,
+  caller: ApiCaller,
+  allowPublishable: boolean,
+): void {
+  enforceLimit(
+    res,
+    deps.businessLimiter.hit(`${caller.business.id}:${caller.environment}`, deps.clock.now()),
+  );
+  if (caller.kind === 'publishable' && !allowPublishable) {
+    throw new HttpError(
+      403,
+      'publishable_key_not_allowed',
+      'Publishable keys (pk_...) only initialise the widget; use your secret key (sk_...) on the server.',
+    );
+  }
+  if (caller.environment === 'live' && !caller.business.kycApproved) {
+    throw new HttpError(403, 'kyc_required', 'Live keys work once your business has passed KYC review.');
+  }
+  const requested = req.query.environment;
+  if (requested !== undefined) {
+    const parsed = EnvironmentSchema.safeParse(requested);
+    if (!parsed.success) {
+      throw new HttpError(400, 'validation_failed', 'environment must be "test" or "live".', [
+        { path: 'environment', message: 'must be "test" or "live"' },
+      ]);
+    }
+    if (parsed.data !== caller.environment) {
+      throw new HttpError(
+        403,
+        'environment_mismatch',
+        `This is a ${caller.environment} key; it only reaches the ${caller.environment} environment.`,
+      );
+    }
+  }
+}
+
+/** Secret key (or, where allowed, publishable key) of a business. */
+export function requireApiKey(deps: AuthDeps, options: { allowPublishable?: boolean } = {}): RequestHandler {
+  return (req, res, next) => {
+    const caller = identifyKey(deps, req, res, bearerToken(req));
+    admit(deps, req, res, caller, options.allowPublishable ?? false);
+    res.locals.caller = caller;
+    next();
+  };
+}
+
+function identifyWidget(deps: AuthDeps, req: Request, res: Response, token: string): WidgetCaller {
+  if (!WIDGET_TOKEN_PATTERN.test(token)) {
+    if (token.startsWith('cs_')) {
+      fail(
+        deps,
+        req,
+        res,
+        new HttpError(
+          401,
+          'client_secret_not_a_credential',
+          'Exchange the client secret at POST /api/widget/bootstrap and use the widget token it returns.',
+        ),
+      );
+    }
+    fail(deps, req, res, new HttpError(401, 'invalid_widget_token', 'That is not a widget token.'));
+  }
+  const record = deps.store.widgetTokens.findByHash(sha256(token));
+  const session = record && deps.store.sessions.find(record.sessionId);
+  if (!record || !session)
+    fail(deps, req, res, new HttpError(401, 'invalid_widget_token', 'No such widget token.'));
+  if (session.id !== req.params.id) {
+    throw new HttpError(403, 'forbidden', 'This widget token belongs to another session.');
+  }
+  return { kind: 'widget', session };
+}
+
+/** The widget token of the session named in the path. */
+export function requireWidgetToken(deps: AuthDeps): RequestHandler {
+  return (req, res, next) => {
+    res.locals.caller = identifyWidget(deps, req, res, bearerToken(req));
+    next();
+  };
+}
+
+/** Either the owning business's secret key or the session's widget token (cancel: merchant or payer). */
+export function requireApiKeyOrWidgetToken(deps: AuthDeps): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const token = bearerToken(req);
+    if (token.startsWith('wt_')) {
+      res.locals.caller = identifyWidget(deps, req, res, token);
+    } else {
+      const caller = identifyKey(deps, req, res, token);
+      admit(deps, req, res, caller, false);
+      res.locals.caller = caller;
+    }
+    next();
+  };
+}

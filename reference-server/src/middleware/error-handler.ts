@@ -1,0 +1,87 @@
+import type { ErrorBody, ErrorCode } from '@servicepay/node/protocol';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import { ZodError } from 'zod';
+import { HttpError } from '../errors.ts';
+import type { Logger } from '../internal/logger.ts';
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+/** Writes the error envelope `{ meta: { statusCode, message, code, requestId }, errors? }`. */
+export function sendError(res: Response, error: HttpError): void {
+  const body: ErrorBody = {
+    meta: {
+      statusCode: error.status,
+      message: error.message,
+      code: error.code,
+      requestId: res.locals.requestId,
+    },
+    ...(error.fieldErrors ? { errors: error.fieldErrors } : {}),
+  };
+  if (error.headers) res.set(error.headers);
+  res.status(error.status).json(body);
+}
+
+/** Zod's issues as field errors with dotted paths (`payer.email`). */
+export function validationError(error: ZodError, what = 'request'): HttpError {
+  const fieldErrors = error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.'),
+    message: issue.message,
+  }));
+  return new HttpError(400, 'validation_failed', `The ${what} has invalid fields.`, fieldErrors);
+}
+
+/** body-parser and the router report client faults as errors with a 4xx `status`; map them to codes. */
+function fromClientFault(status: number, type: unknown): HttpError {
+  if (status === 413) return new HttpError(413, 'payload_too_large', 'The request body is too large.');
+  if (status === 415) return new HttpError(415, 'unsupported_media_type', 'The body must be UTF-8 JSON.');
+  if (type === 'entity.parse.failed')
+    return new HttpError(400, 'malformed_json', 'The request body is not valid JSON.');
+  const code: ErrorCode = status === 400 ? 'bad_request' : 'bad_request';
+  return new HttpError(status, code, STATUS_TEXT[status] ?? 'Bad Request');
+}
+
+/**
+ * The one place errors become responses. A client's fault answers 4xx with a clear message; anything else is
+ * the service's fault: logged with the request id (never the request itself) and answered 500 without details.
+ */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    if (error instanceof HttpError) return sendError(res, error);
+    if (error instanceof ZodError) return sendError(res, validationError(error));
+    const fault = error as { status?: unknown; statusCode?: unknown; type?: unknown };
+    const status = typeof fault.status === 'number' ? fault.status : fault.statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500)
+      return sendError(res, fromClientFault(status, fault.type));
+    logger.error('unhandled error', {
+      requestId: res.locals.requestId,
+      method: req.method,
+      route: req.route?.path,
+      error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    });
+    sendError(
+      res,
+      new HttpError(500, 'internal_error', 'Something went wrong on our side. It has been logged.'),
+    );
+  };
+}
+
+export const routeNotFound: RequestHandler = (req, _res, next) => {
+  next(new HttpError(404, 'route_not_found', `No route ${req.method} ${req.path}.`));
+};

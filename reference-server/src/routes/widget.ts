@@ -1,0 +1,42 @@
+import { BootstrapParamsSchema } from '@servicepay/node/protocol';
+import { type RequestHandler, Router } from 'express';
+import type { AuthDeps } from '../middleware/authenticate.ts';
+import { apiCaller, requireApiKey, requireWidgetToken, widgetCaller } from '../middleware/authenticate.ts';
+import { validationError } from '../middleware/error-handler.ts';
+import type { SessionService } from '../sessions/session-service.ts';
+
+/** What the checkout widget calls: the client-secret exchange, a new account, and the public profile. */
+export function widgetRoutes(
+  auth: AuthDeps,
+  sessions: SessionService,
+  perAddressLimit: RequestHandler,
+): Router {
+  const router = Router();
+
+  router.post('/api/widget/bootstrap', perAddressLimit, async (req, res) => {
+    const parsed = BootstrapParamsSchema.safeParse(req.body);
+    if (!parsed.success) throw validationError(parsed.error, 'bootstrap request');
+    const result = await sessions.bootstrap(parsed.data.clientSecret);
+    res.json({ meta: { statusCode: 200, message: 'OK' }, data: result });
+  });
+
+  router.post(
+    '/api/widget/sessions/:id/accounts',
+    perAddressLimit,
+    requireWidgetToken(auth),
+    async (_req, res) => {
+      const result = await sessions.newAccount(widgetCaller(res).session.id);
+      res.status(201).json({ meta: { statusCode: 201, message: 'Created' }, data: result });
+    },
+  );
+
+  router.get('/api/widget/profile', requireApiKey(auth, { allowPublishable: true }), (_req, res) => {
+    const caller = apiCaller(res);
+    res.json({
+      meta: { statusCode: 200, message: 'OK' },
+      data: { merchantName: caller.business.name, environment: caller.environment },
+    });
+  });
+
+  return router;
+}

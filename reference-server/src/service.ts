@@ -1,0 +1,141 @@
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
+import { type AppDeps, createApp } from './app.ts';
+import { BankNotificationProcessor } from './bank/notification-processor.ts';
+import { SimulatedBank } from './bank/simulated-bank.ts';
+import { resolveConfig, type ServerConfig, type ServerConfigOverrides } from './config.ts';
+import { openDatabase } from './db/database.ts';
+import { createStore } from './db/store.ts';
+import { InProcessBroadcaster } from './events/broadcaster.ts';
+import { WebhookOutbox } from './events/outbox.ts';
+import { type Clock, systemClock } from './internal/clock.ts';
+import { createJsonLogger, type Logger } from './internal/logger.ts';
+import { SecretBox } from './internal/secret-box.ts';
+import { loadSecretsKey } from './internal/secrets-key.ts';
+import { SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
+import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
+import { SessionLifecycle } from './sessions/session-lifecycle.ts';
+import { SessionService } from './sessions/session-service.ts';
+
+export interface ServiceOptions {
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** A background part of the service started and stopped with it (sweeper, bank retries, webhook worker). */
+export interface BackgroundTask {
+  start(): void | Promise<void>;
+  stop(): void | Promise<void>;
+}
+
+export interface Service {
+  config: ServerConfig;
+  deps: AppDeps;
+  secretBox: SecretBox;
+  outbox: WebhookOutbox;
+  sweeper: ExpirySweeper;
+  /** Background parts; add to it before `start`. */
+  tasks: BackgroundTask[];
+  /** Listens on `config.host:config.port` (0 picks a free port) and starts the background parts. */
+  start(): Promise<{ url: string; server: Server }>;
+  /** Stops accepting, ends open streams, stops background work, closes the database. */
+  close(): Promise<void>;
+}
+
+/** Builds the whole service over one SQLite file, without listening yet. */
+export function createService(overrides: ServerConfigOverrides = {}, options: ServiceOptions = {}): Service {
+  const config = resolveConfig(overrides);
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createJsonLogger();
+  const db = openDatabase(config.dbPath);
+  const store = createStore(db, (error) =>
+    logger.error('after-commit effect failed', {
+      error: error instanceof Error ? error.message : String(error),
+    }),
+  );
+  const secretBox = new SecretBox(loadSecretsKey(join(dirname(config.dbPath), 'servicepay.secrets-key')));
+  let listeningUrl: string | undefined;
+  const bank = new SimulatedBank({
+    db,
+    clock,
+    logger,
+    secret: config.bank.secret,
+    bankName: config.bank.name,
+    notificationUrl: () => (listeningUrl ? `${listeningUrl}/bank/notifications` : undefined),
+  });
+  const broadcaster = new InProcessBroadcaster();
+  const outbox = new WebhookOutbox(db);
+  const lifecycle = new SessionLifecycle(store, outbox, broadcaster, bank);
+  const sessions = new SessionService(store, lifecycle, bank, clock, config, secretBox);
+  const processor = new BankNotificationProcessor(store, lifecycle, clock, logger);
+  const sweeper = new ExpirySweeper(
+    store,
+    lifecycle,
+    clock,
+    logger,
+    config.idempotencyKeyTtlHours * 3_600_000,
+  );
+  const limiters = {
+    business: new SlidingWindowLimiter(config.rateLimit.perMinute, 60_000),
+    widget: new SlidingWindowLimiter(config.rateLimit.widgetPerMinutePerAddress, 60_000),
+    failedAuth: new SlidingWindowLimiter(config.rateLimit.failedAuthPerMinutePerAddress, 60_000),
+  };
+  const deps: AppDeps = {
+    config,
+    store,
+    clock,
+    logger,
+    bank,
+    processor,
+    sessions,
+    broadcaster,
+    limiters,
+    extraRoutes: [],
+  };
+  let server: Server | undefined;
+  let pruneTimer: NodeJS.Timeout | undefined;
+  const tasks: BackgroundTask[] = [
+    { start: () => sweeper.start(config.sweepIntervalMs), stop: () => sweeper.stop() },
+    { start: () => bank.start(), stop: () => bank.stop() },
+  ];
+
+  return {
+    config,
+    deps,
+    secretBox,
+    outbox,
+    sweeper,
+    tasks,
+    async start() {
+      const app = createApp(deps);
+      server = app.listen(config.port, config.host);
+      await once(server, 'listening');
+      const { port } = server.address() as AddressInfo;
+      listeningUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+      // Sessions that fell due while the service was down are settled before anything else.
+      await sweeper.sweep();
+      for (const task of tasks) await task.start();
+      pruneTimer = setInterval(() => {
+        const now = clock.now();
+        for (const limiter of Object.values(limiters)) limiter.prune(now);
+      }, 60_000);
+      pruneTimer.unref();
+      return { url: listeningUrl, server };
+    },
+    async close() {
+      clearInterval(pruneTimer);
+      for (const task of [...tasks].reverse()) await task.stop();
+      if (server) {
+        const closed = once(server, 'close');
+        server.close();
+        server.closeAllConnections();
+        await closed;
+      }
+      // Let queued writes land before the file closes.
+      await store.writes.run(() => undefined);
+      db.close();
+    },
+  };
+}

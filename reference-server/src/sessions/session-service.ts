@@ -1,0 +1,316 @@
+import { createHash } from 'node:crypto';
+import type {
+  BootstrapResult,
+  CreatedSession,
+  CreateSessionParams,
+  NewAccountResult,
+  Session,
+  StatusReason,
+} from '@servicepay/node/protocol';
+import type { BankGateway } from '../bank/bank-gateway.ts';
+import type { ServerConfig } from '../config.ts';
+import type { SessionListQuery, SessionRecord } from '../db/sessions.ts';
+import type { Store } from '../db/store.ts';
+import type { WriteContext } from '../db/write-queue.ts';
+import { HttpError, notFound } from '../errors.ts';
+import type { Clock } from '../internal/clock.ts';
+import { newId, randomBase62, sha256 } from '../internal/random.ts';
+import type { SecretBox } from '../internal/secret-box.ts';
+import type { ApiCaller } from '../middleware/authenticate.ts';
+import type { SessionLifecycle } from './session-lifecycle.ts';
+import { isTerminal } from './session-lifecycle.ts';
+import { toPublicSession, toSessionView, toVirtualAccountView } from './session-views.ts';
+
+export interface CreateResult {
+  statusCode: number;
+  body: { meta: { statusCode: number; message: string }; data: CreatedSession };
+  replayed: boolean;
+}
+
+const CLIENT_SECRET_PATTERN = /^cs_(test|live)_[0-9A-Za-z]{32}$/;
+
+/** The rules of a payment session, behind the routes. Every write runs in the write queue. */
+export class SessionService {
+  constructor(
+    private readonly store: Store,
+    private readonly lifecycle: SessionLifecycle,
+    private readonly bank: BankGateway,
+    private readonly clock: Clock,
+    private readonly config: ServerConfig,
+    private readonly secretBox: SecretBox,
+  ) {}
+
+  /**
+   * Creates a session, or replays the first response when the same Idempotency-Key comes again with the same
+   * body (409 with another body). Only successes are remembered: a request that failed can be retried.
+   */
+  create(
+    caller: ApiCaller,
+    params: CreateSessionParams,
+    idempotencyKey: string | undefined,
+  ): Promise<CreateResult> {
+    this.checkMoney(params);
+    const requestHash = createHash('sha256').update(JSON.stringify(params)).digest();
+    return this.store.writes.run(() => {
+      const now = this.clock.now();
+      const scope = { businessId: caller.business.id, environment: caller.environment };
+      if (idempotencyKey !== undefined) {
+        const notBefore = now - this.config.idempotencyKeyTtlHours * 3_600_000;
+        const earlier = this.store.idempotencyKeys.find(
+          scope.businessId,
+          scope.environment,
+          idempotencyKey,
+          notBefore,
+        );
+        if (earlier) {
+          if (!earlier.requestHash.equals(requestHash)) {
+            throw new HttpError(
+              409,
+              'idempotency_key_reused',
+              'This Idempotency-Key was already used with a different request body. Use a new key for a new request.',
+            );
+          }
+          return {
+            statusCode: earlier.statusCode,
+            body: JSON.parse(this.secretBox.open(earlier.responseBody)) as CreateResult['body'],
+            replayed: true,
+          };
+        }
+      }
+      const reference = params.reference ?? `ref_${randomBase62(20)}`;
+      if (this.store.sessions.findByReference(scope.businessId, scope.environment, reference)) {
+        throw new HttpError(
+          409,
+          'reference_already_used',
+          `A session with reference "${reference}" already exists.`,
+          [{ path: 'reference', message: 'already used by another session' }],
+        );
+      }
+      const clientSecret = `cs_${caller.environment}_${randomBase62(32)}`;
+      const session = this.store.sessions.insert({
+        id: newId('ses'),
+        businessId: scope.businessId,
+        environment: scope.environment,
+        reference,
+        status: 'pending',
+        amount: params.amount,
+        currency: params.currency,
+        payerName: params.payer.name,
+        payerEmail: params.payer.email,
+        payerPhone: params.payer.phone ?? null,
+        metadata: params.metadata ?? {},
+        clientSecretHash: sha256(clientSecret),
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: now + (params.expiresInMinutes ?? this.config.sessionLifetimeMinutes) * 60_000,
+      });
+      const body = {
+        meta: { statusCode: 201, message: 'Created' },
+        data: { ...toSessionView(session, undefined), clientSecret },
+      };
+      if (idempotencyKey !== undefined) {
+        // The response holds the client secret, so it is kept encrypted, never in the clear.
+        this.store.idempotencyKeys.remember(
+          { ...scope, key: idempotencyKey, createdAt: now },
+          { requestHash, statusCode: 201, responseBody: this.secretBox.seal(JSON.stringify(body)) },
+        );
+      }
+      return { statusCode: 201, body, replayed: false };
+    });
+  }
+
+  retrieve(caller: ApiCaller, id: string): Session {
+    const session = this.ownedSession(caller, id);
+    return this.view(session);
+  }
+
+  list(
+    caller: ApiCaller,
+    query: Omit<SessionListQuery, 'businessId' | 'environment' | 'beforeSeq'> & {
+      startingAfter?: string | undefined;
+    },
+  ) {
+    let beforeSeq: number | undefined;
+    if (query.startingAfter !== undefined) {
+      const cursor = this.store.sessions.find(query.startingAfter);
+      if (!cursor || cursor.businessId !== caller.business.id || cursor.environment !== caller.environment) {
+        throw new HttpError(400, 'validation_failed', 'startingAfter is not a session of this list.', [
+          { path: 'startingAfter', message: 'unknown cursor' },
+        ]);
+      }
+      beforeSeq = cursor.seq;
+    }
+    const rows = this.store.sessions.list({
+      businessId: caller.business.id,
+      environment: caller.environment,
+      status: query.status,
+      reference: query.reference,
+      beforeSeq,
+      limit: query.limit + 1,
+    });
+    const hasMore = rows.length > query.limit;
+    const page = rows.slice(0, query.limit);
+    return {
+      data: page.map((session) => this.view(session)),
+      pagination: { hasMore, nextCursor: hasMore ? (page.at(-1)?.id ?? null) : null },
+    };
+  }
+
+  /** Cancels an open session (merchant or payer). Cancelling a cancelled session answers it again. */
+  cancel(sessionId: string, reason: StatusReason, owner: ApiCaller | undefined): Promise<Session> {
+    if (owner) this.ownedSession(owner, sessionId);
+    return this.store.writes.run((context) => {
+      const session = this.store.sessions.find(sessionId);
+      if (!session) throw notFound('session');
+      if (session.status === 'cancelled') return this.view(session);
+      if (isTerminal(session.status)) {
+        throw new HttpError(
+          409,
+          'session_not_active',
+          `The session is ${session.status}; it can no longer be cancelled.`,
+        );
+      }
+      const cancelled = this.lifecycle.transition(context, session, 'cancelled', {
+        now: this.clock.now(),
+        reason,
+      });
+      return this.view(cancelled);
+    });
+  }
+
+  /**
+   * The widget's one exchange of the client secret: marks it used, issues a widget token bound to the
+   * session, and provisions the session's first virtual account (AWAITING_PAYMENT).
+   */
+  bootstrap(clientSecret: string): Promise<BootstrapResult> {
+    if (!CLIENT_SECRET_PATTERN.test(clientSecret)) {
+      throw new HttpError(
+        400,
+        'invalid_client_secret',
+        'That is not a client secret (cs_test_... or cs_live_...).',
+        [{ path: 'clientSecret', message: 'not a client secret' }],
+      );
+    }
+    const hash = sha256(clientSecret);
+    return this.store.writes.run((context) => {
+      const now = this.clock.now();
+      const session = this.store.sessions.findByClientSecretHash(hash);
+      if (!session) throw new HttpError(400, 'invalid_client_secret', 'No session has this client secret.');
+      if (session.clientSecretUsedAt !== null) {
+        throw new HttpError(
+          409,
+          'client_secret_already_used',
+          'This client secret was already used to open the checkout. Ask your backend for a new session.',
+        );
+      }
+      if (isTerminal(session.status) || session.expiresAt <= now) {
+        throw new HttpError(
+          410,
+          'client_secret_expired',
+          `This checkout has ended (${session.status}). Ask your backend for a new session.`,
+        );
+      }
+      this.store.sessions.markClientSecretUsed(session.id, now);
+      const token = `wt_${randomBase62(32)}`;
+      this.store.widgetTokens.insert({
+        tokenHash: sha256(token),
+        sessionId: session.id,
+        createdAt: now,
+        expiresAt: session.expiresAt,
+      });
+      const opened = this.offerNewAccount(context, session, now);
+      return this.checkoutView(opened, token);
+    });
+  }
+
+  /** A fresh account for a session whose last one ran out (EXPIRED → retry). The current one if it still lives. */
+  newAccount(sessionId: string): Promise<NewAccountResult> {
+    return this.store.writes.run((context) => {
+      const now = this.clock.now();
+      const session = this.store.sessions.find(sessionId);
+      if (!session) throw notFound('session');
+      if (isTerminal(session.status) || session.expiresAt <= now) {
+        throw new HttpError(
+          409,
+          'session_not_active',
+          `The session is ${session.status}; it takes no more transfers.`,
+        );
+      }
+      const current =
+        session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
+      const live = current && current.closedAt === null && current.expiresAt > now;
+      const opened = live ? session : this.offerNewAccount(context, session, now);
+      const { token: _token, ...result } = this.checkoutView(opened, undefined);
+      return result;
+    });
+  }
+
+  private offerNewAccount(context: WriteContext, session: SessionRecord, now: number): SessionRecord {
+    const business = this.store.businesses.find(session.businessId);
+    const expiresAt = Math.min(now + this.config.accountLifetimeMinutes * 60_000, session.expiresAt);
+    const account = this.bank.provisionAccount({
+      environment: session.environment,
+      amount: session.amount,
+      currency: session.currency,
+      accountName: `${business?.name ?? 'ServicePay'} checkout`,
+      expiresAt,
+    });
+    this.store.virtualAccounts.insert({ ...account, sessionId: session.id, createdAt: now });
+    return this.lifecycle.transition(context, session, 'awaiting_payment', {
+      now,
+      newAccountNumber: account.accountNumber,
+    });
+  }
+
+  private checkoutView(session: SessionRecord, token: string | undefined): BootstrapResult {
+    const business = this.store.businesses.find(session.businessId);
+    const account =
+      session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
+    if (!account) throw new Error(`session ${session.id} has no account to show`);
+    return {
+      token: token ?? '',
+      session: toPublicSession(session, business?.name ?? ''),
+      virtualAccount: toVirtualAccountView(account),
+    };
+  }
+
+  /** The session if it belongs to the caller's business and environment; 404 if none, 403 if another's. */
+  ownedSession(caller: ApiCaller, id: string): SessionRecord {
+    const session = this.store.sessions.find(id);
+    if (!session) throw notFound('session');
+    if (session.businessId !== caller.business.id) {
+      throw new HttpError(403, 'forbidden', 'This session belongs to another business.');
+    }
+    if (session.environment !== caller.environment) {
+      throw new HttpError(
+        403,
+        'environment_mismatch',
+        `This session lives in ${session.environment}; use a ${session.environment} key.`,
+      );
+    }
+    return session;
+  }
+
+  view(session: SessionRecord): Session {
+    const account =
+      session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
+    return toSessionView(session, account);
+  }
+
+  private checkMoney(params: CreateSessionParams): void {
+    const bounds = this.config.currencies[params.currency];
+    if (!bounds) {
+      throw new HttpError(400, 'unsupported_currency', `Currency ${params.currency} is not supported.`, [
+        { path: 'currency', message: `supported: ${Object.keys(this.config.currencies).join(', ')}` },
+      ]);
+    }
+    if (params.amount < bounds.minAmount || params.amount > bounds.maxAmount) {
+      throw new HttpError(
+        400,
+        'amount_out_of_range',
+        `amount must be between ${bounds.minAmount} and ${bounds.maxAmount} ${params.currency} minor units.`,
+        [{ path: 'amount', message: `between ${bounds.minAmount} and ${bounds.maxAmount}` }],
+      );
+    }
+  }
+}

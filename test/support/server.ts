@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CreatedBusiness } from '@servicepay/node/protocol';
+import {
+  type Clock,
+  createBusiness,
+  createService,
+  type Logger,
+  type ServerConfigOverrides,
+  type Service,
+  silentLogger,
+} from '../../reference-server/src/index.ts';
+
+export interface RunningServer {
+  baseUrl: string;
+  dbPath: string;
+  service: Service;
+  createBusiness(options?: { name?: string; kycApproved?: boolean }): CreatedBusiness;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Reuse a database file (restart tests); a fresh temporary one otherwise. */
+  dbPath?: string;
+}
+
+/**
+ * The real reference server, in this process, on a free loopback port over a real SQLite file in a temporary
+ * folder, with webhooks on the fast schedule. `close()` stops it and removes the folder it made.
+ */
+export async function startServer(
+  config: ServerConfigOverrides = {},
+  options: StartOptions = {},
+): Promise<RunningServer> {
+  const folder = options.dbPath ? undefined : mkdtempSync(join(tmpdir(), 'servicepay-test-'));
+  const dbPath = options.dbPath ?? join(folder as string, 'servicepay.db');
+  const service = createService({ port: 0, webhooks: { schedule: 'fast' }, ...config, dbPath }, {
+    clock: options.clock,
+    logger: options.logger ?? silentLogger,
+  } as { clock?: Clock; logger?: Logger });
+  const { url } = await service.start();
+  const clock = options.clock;
+  return {
+    baseUrl: url,
+    dbPath,
+    service,
+    createBusiness: ({ name = 'Test Shop', kycApproved = false } = {}) =>
+      createBusiness(service.deps.store, name, kycApproved, clock ? clock.now() : Date.now()),
+    async close() {
+      await service.close();
+      if (folder) rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
