@@ -8,4 +8,6 @@ export default defineConfig({
   sourcemap: true,
   target: 'node20',
   splitting: false,
+  // Keep `node:crypto` as written: Node 20+ only, and bundlers for edge runtimes recognise the prefix.
+  removeNodeProtocol: false,
 });
