@@ -77,12 +77,9 @@ describe('the public API (types)', () => {
   });
 
   it('rejects wrong input at compile time', () => {
+    const amountAsText = { amount: '5000', currency: 'NGN', payer: { name: 'A', email: 'a@b.c' } };
     // @ts-expect-error amount is a number of minor units
-    expectTypeOf(client.sessions.create).toBeCallableWith({
-      amount: '5000',
-      currency: 'NGN',
-      payer: { name: 'A', email: 'a@b.c' },
-    });
+    expectTypeOf(client.sessions.create).toBeCallableWith(amountAsText);
     // @ts-expect-error the status filter is one of the session statuses
     expectTypeOf(client.sessions.list).toBeCallableWith({ status: 'paid' });
   });
