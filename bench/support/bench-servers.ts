@@ -1,0 +1,87 @@
+/**
+ * The servers a benchmark measures, each started in its own process so the load generator does not share
+ * its CPU: `node --import tsx bench/support/bench-servers.ts <bare|express|servicepay>`. Prints one JSON
+ * line `{ url, secretKey? }` when ready.
+ */
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import express from 'express';
+import { createBusiness, createService, silentLogger } from '../../reference-server/src/index.ts';
+
+/** What the baselines answer: the same size and shape as a created session. */
+const SESSION_LIKE = {
+  meta: { statusCode: 201, message: 'Created' },
+  data: {
+    id: 'ses_0123456789abcdefghijklmn',
+    reference: 'ref_0123456789abcdefghij',
+    status: 'pending',
+    environment: 'test',
+    amount: 500000,
+    currency: 'NGN',
+    payer: { name: 'Ada Lovelace', email: 'ada@example.com' },
+    metadata: {},
+    virtualAccount: null,
+    lastMismatch: null,
+    createdAt: '2026-11-21T20:00:00.000Z',
+    updatedAt: '2026-11-21T20:00:00.000Z',
+    expiresAt: '2026-11-21T22:00:00.000Z',
+    paidAt: null,
+    clientSecret: 'cs_test_0123456789abcdefghijklmnopqrstuv',
+  },
+};
+
+async function bare(): Promise<string> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const body = JSON.stringify(SESSION_LIKE);
+      res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function expressRoute(): Promise<string> {
+  const app = express();
+  app.use(express.json());
+  app.post('/api/widget/sessions', (_req, res) => {
+    res.status(201).json(SESSION_LIKE);
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function servicepay(): Promise<{ url: string; secretKey: string }> {
+  const folder = mkdtempSync(join(tmpdir(), 'servicepay-bench-'));
+  const service = createService(
+    { dbPath: join(folder, 'bench.db'), port: 0, rateLimit: { perMinute: 1_000_000_000 } },
+    { logger: silentLogger },
+  );
+  const { url } = await service.start();
+  const created = createBusiness(service.deps.store, 'Bench Shop', false, Date.now());
+  return { url, secretKey: created.keys.test.secretKey };
+}
+
+const kind = process.argv[2];
+const ready =
+  kind === 'bare'
+    ? { url: await bare() }
+    : kind === 'express'
+      ? { url: await expressRoute() }
+      : kind === 'servicepay'
+        ? await servicepay()
+        : undefined;
+if (!ready) {
+  console.error('usage: bench-servers.ts bare|express|servicepay');
+  process.exit(2);
+}
+console.log(JSON.stringify(ready));
