@@ -1,0 +1,145 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../reference-server/src/index.ts';
+import { call, createSession, expectError } from '../support/api.ts';
+import { type RunningServer, startServer } from '../support/server.ts';
+
+// Spec §8 and design §2: 150 requests per rolling 60 s per business and environment; 429 with Retry-After and
+// RateLimit-* headers. Time moves by a ManualClock, never by sleeping.
+
+let server: RunningServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const list = (running: RunningServer, key: string) =>
+  call(running.baseUrl, 'GET', '/api/widget/sessions', { token: key });
+
+async function spend(running: RunningServer, key: string, count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    const response = await list(running, key);
+    expect(response.status, response.text).toBe(200);
+  }
+}
+
+describe('per business and environment', () => {
+  it('answers 150 requests in a rolling minute and 429 to the 151st, with the headers', async () => {
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    server = await startServer({}, { clock });
+    const shop = server.createBusiness({ name: 'Busy', kycApproved: true });
+    const key = shop.keys.test.secretKey;
+
+    const first = await list(server, key);
+    expect(first.headers.get('ratelimit-limit')).toBe('150');
+    expect(first.headers.get('ratelimit-remaining')).toBe('149');
+    await spend(server, key, 99);
+    // 100 requests at t = 0, the next 50 at t = 30 s.
+    clock.advance(30_000);
+    await spend(server, key, 49);
+    const last = await list(server, key);
+    expect(last.status).toBe(200);
+    expect(last.headers.get('ratelimit-remaining')).toBe('0');
+    expect(Number(last.headers.get('ratelimit-reset'))).toBe(30);
+
+    const refused = await list(server, key);
+    expectError(refused, 429, 'rate_limited');
+    expect(refused.headers.get('retry-after')).toBe('30');
+    expect(refused.headers.get('ratelimit-limit')).toBe('150');
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+    expect(refused.headers.get('ratelimit-reset')).toBe('30');
+
+    // Every route of the business shares the one budget, writes included.
+    const create = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
+      token: key,
+      json: { amount: 500_000, currency: 'NGN', payer: { name: 'A', email: 'a@example.com' } },
+    });
+    expectError(create, 429, 'rate_limited');
+
+    // The same business in the other environment, and another business, are not affected.
+    expect((await list(server, shop.keys.live.secretKey)).status).toBe(200);
+    const neighbour = server.createBusiness({ name: 'Quiet' });
+    expect((await list(server, neighbour.keys.test.secretKey)).status).toBe(200);
+    // The publishable key of the same business and environment counts against the same budget.
+    const profile = await call(server.baseUrl, 'GET', '/api/widget/profile', {
+      token: shop.keys.test.publishableKey,
+    });
+    expectError(profile, 429, 'rate_limited');
+
+    // Rolling, not fixed: one second short of the first hundred leaving the window, still refused...
+    clock.advance(29_000);
+    expectError(await list(server, key), 429, 'rate_limited');
+    // ...and once they leave, exactly a hundred more fit (the 50 of t = 30 s are still inside).
+    clock.advance(1_000);
+    await spend(server, key, 100);
+    const again = await list(server, key);
+    expectError(again, 429, 'rate_limited');
+    expect(again.headers.get('retry-after')).toBe('30');
+  });
+
+  it('does not count refused requests: a client that keeps retrying is let in when the window moves', async () => {
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    server = await startServer({ rateLimit: { perMinute: 3 } }, { clock });
+    const key = server.createBusiness().keys.test.secretKey;
+    await spend(server, key, 3);
+    for (let i = 0; i < 5; i++) expectError(await list(server, key), 429, 'rate_limited');
+    clock.advance(60_000);
+    await spend(server, key, 3);
+  });
+});
+
+describe('per address', () => {
+  it('limits POST /api/widget/bootstrap per client address', async () => {
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    server = await startServer({ rateLimit: { widgetPerMinutePerAddress: 5 } }, { clock });
+    const key = server.createBusiness().keys.test.secretKey;
+    const sessions = await Promise.all(Array.from({ length: 6 }, () => createSession(server!.baseUrl, key)));
+    for (const session of sessions.slice(0, 5)) {
+      const response = await call(server.baseUrl, 'POST', '/api/widget/bootstrap', {
+        json: { clientSecret: session.clientSecret },
+      });
+      expect(response.status, response.text).toBe(200);
+    }
+    const sixth = sessions[5];
+    if (!sixth) throw new Error('six sessions were created');
+    const refused = await call(server.baseUrl, 'POST', '/api/widget/bootstrap', {
+      json: { clientSecret: sixth.clientSecret },
+    });
+    expectError(refused, 429, 'rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBe(60);
+    expect(refused.headers.get('ratelimit-limit')).toBe('5');
+    // The merchant's API is limited per business, not per address: unaffected.
+    expect((await list(server, key)).status).toBe(200);
+    // The refused request did not use the client secret up.
+    clock.advance(60_000);
+    const later = await call(server.baseUrl, 'POST', '/api/widget/bootstrap', {
+      json: { clientSecret: sixth.clientSecret },
+    });
+    expect(later.status, later.text).toBe(200);
+  });
+
+  it('answers 429 to an address that keeps failing authentication, before looking at the key', async () => {
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    server = await startServer({ rateLimit: { failedAuthPerMinutePerAddress: 4 } }, { clock });
+    for (let i = 0; i < 4; i++) {
+      expectError(
+        await call(server.baseUrl, 'GET', '/api/widget/sessions', {
+          token: `sk_test_${String(i).repeat(32)}`,
+        }),
+        401,
+        'invalid_api_key',
+      );
+    }
+    const guessing = await call(server.baseUrl, 'GET', '/api/widget/sessions', {
+      token: `sk_test_${'x'.repeat(32)}`,
+    });
+    expectError(guessing, 429, 'rate_limited');
+    expect(guessing.headers.get('retry-after')).toBe('60');
+    clock.advance(60_000);
+    expectError(
+      await call(server.baseUrl, 'GET', '/api/widget/sessions', { token: `sk_test_${'y'.repeat(32)}` }),
+      401,
+      'invalid_api_key',
+    );
+  });
+});
