@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import SummaryReporter from './test/support/summary-reporter.ts';
 
 const fromRoot = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
@@ -16,6 +17,7 @@ export default defineConfig({
     exclude: ['**/node_modules/**', '**/dist/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    reporters: ['default', new SummaryReporter()],
     setupFiles: [fromRoot('./test/support/fail-on-console.ts')],
   },
 });
