@@ -60,5 +60,6 @@ export {
   type RawBody,
   SIGNATURE_HEADER,
   type SignatureHeader,
+  verifySignature,
   Webhooks,
 } from './webhooks.ts';

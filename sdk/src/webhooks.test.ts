@@ -2,7 +2,13 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { event } from '../test-support/fixtures.ts';
 import { ServicePayError, SignatureVerificationError } from './errors.ts';
-import { constructEvent, constructEventAsync, generateTestHeader, Webhooks } from './webhooks.ts';
+import {
+  constructEvent,
+  constructEventAsync,
+  generateTestHeader,
+  verifySignature,
+  Webhooks,
+} from './webhooks.ts';
 
 const SECRET = 'whsec_current0000000000000000000000';
 const OLD_SECRET = 'whsec_previous000000000000000000000';
@@ -145,6 +151,34 @@ describe.each(variants)('%s', (_name, verify) => {
     const body = JSON.stringify({ ...event(), addedLater: true });
     const header = generateTestHeader({ payload: body, secret: SECRET });
     await expect(verify(body, header, SECRET)).resolves.toEqual(event());
+  });
+});
+
+describe('verifySignature', () => {
+  it('returns the signed timestamp without reading the body', () => {
+    const t = now();
+    const notJson = 'not json at all';
+    expect(
+      verifySignature(
+        notJson,
+        generateTestHeader({ payload: notJson, secret: SECRET, timestamp: t }),
+        SECRET,
+      ),
+    ).toBe(t);
+  });
+
+  it('refuses what constructEvent refuses about the signature', async () => {
+    const header = generateTestHeader({ payload, secret: SECRET, timestamp: now() - 301 });
+    await expect(
+      codeOf(Promise.resolve().then(() => verifySignature(payload, header, SECRET))),
+    ).resolves.toBe('webhook_timestamp_out_of_tolerance');
+    await expect(
+      codeOf(
+        Promise.resolve().then(() =>
+          verifySignature(payload, generateTestHeader({ payload, secret: OLD_SECRET }), SECRET),
+        ),
+      ),
+    ).resolves.toBe('webhook_signature_mismatch');
   });
 });
 

@@ -38,8 +38,11 @@ const toBytes = (payload: RawBody): Uint8Array =>
       ? new Uint8Array(payload)
       : payload;
 
-const toText = (payload: RawBody): string =>
-  typeof payload === 'string' ? payload : new TextDecoder().decode(toBytes(payload));
+const toText = (payload: RawBody): string => {
+  if (typeof payload === 'string') return payload;
+  if (Buffer.isBuffer(payload)) return payload.toString('utf8');
+  return new TextDecoder().decode(toBytes(payload));
+};
 
 const parseEvent = (payload: RawBody): WebhookEvent => {
   let json: unknown;
@@ -72,10 +75,48 @@ const hmacHex = (secret: string, timestamp: number, payload: RawBody): Buffer =>
 };
 
 /**
+ * Checks a webhook's `X-Service-Signature` against the raw body, without reading the body: the part of
+ * {@link constructEvent} that proves the body came from the service, for callers that parse it themselves.
+ * Returns the signed timestamp (unix seconds); throws a `SignatureVerificationError` otherwise.
+ *
+ * @example
+ * import { verifySignature } from '@servicepay/node';
+ * const body = Buffer.from('{"id":"evt_1"}');
+ * const header = 't=1700000000,v1=…';
+ * try {
+ *   verifySignature(body, header, process.env.SERVICEPAY_WEBHOOK_SECRET ?? '');
+ * } catch {
+ *   // answer 400
+ * }
+ */
+export function verifySignature(
+  rawBody: RawBody,
+  header: SignatureHeader,
+  secret: string | readonly string[],
+  options: ConstructEventOptions = {},
+): number {
+  assertRawBody(rawBody);
+  const secrets = secretsOf(secret);
+  const { timestamp, signatures } = parseSignatureHeader(header);
+  const bytes = typeof rawBody === 'string' ? rawBody : toBytes(rawBody);
+  let matched = false;
+  for (const candidate of secrets) {
+    const expected = createHmac('sha256', candidate).update(`${timestamp}.`).update(bytes).digest();
+    for (const signature of signatures) {
+      if (timingSafeEqual(expected, Buffer.from(signature, 'hex'))) matched = true;
+    }
+  }
+  if (!matched) throw signatureMismatch();
+  assertWithinTolerance(timestamp, options.tolerance ?? DEFAULT_TOLERANCE_SECONDS, nowSeconds());
+  return timestamp;
+}
+
+/**
  * Checks a webhook's `X-Service-Signature` against the raw body and returns the body's event, or throws a
  * `SignatureVerificationError` (answer 400 and do nothing). Accepts several secrets, so a rolled secret and
  * the previous one both verify while you switch. Refuses a timestamp more than `tolerance` seconds (300)
- * from now, either way, and compares signatures in constant time.
+ * from now, either way, and compares signatures in constant time. The event is checked against the
+ * contract's schema (fields added later are dropped).
  *
  * @example
  * import express from 'express';
@@ -93,19 +134,7 @@ export function constructEvent(
   secret: string | readonly string[],
   options: ConstructEventOptions = {},
 ): WebhookEvent {
-  assertRawBody(rawBody);
-  const secrets = secretsOf(secret);
-  const { timestamp, signatures } = parseSignatureHeader(header);
-  const received = signatures.map((hex) => Buffer.from(hex, 'hex'));
-  let matched = false;
-  for (const candidate of secrets) {
-    const expected = hmacHex(candidate, timestamp, rawBody);
-    for (const signature of received) {
-      if (timingSafeEqual(expected, signature)) matched = true;
-    }
-  }
-  if (!matched) throw signatureMismatch();
-  assertWithinTolerance(timestamp, options.tolerance ?? DEFAULT_TOLERANCE_SECONDS, nowSeconds());
+  verifySignature(rawBody, header, secret, options);
   return parseEvent(rawBody);
 }
 
@@ -227,6 +256,16 @@ export class Webhooks {
     options?: ConstructEventOptions,
   ): Promise<WebhookEvent> {
     return constructEventAsync(rawBody, header, secret, options);
+  }
+
+  /** See {@link verifySignature}. */
+  verifySignature(
+    rawBody: RawBody,
+    header: SignatureHeader,
+    secret: string | readonly string[],
+    options?: ConstructEventOptions,
+  ): number {
+    return verifySignature(rawBody, header, secret, options);
   }
 
   /** See {@link generateTestHeader}. */

@@ -8,7 +8,7 @@ export type RawBody = string | Uint8Array | ArrayBuffer;
 
 export interface ParsedSignatureHeader {
   timestamp: number;
-  /** Every `v1=` value, lower-cased hex. */
+  /** Every `v1=` value (64 hex digits). */
   signatures: string[];
 }
 
@@ -29,6 +29,7 @@ export const assertRawBody: (payload: unknown) => asserts payload is RawBody = (
 };
 
 export const secretsOf = (secret: string | readonly string[]): readonly string[] => {
+  if (typeof secret === 'string' && secret !== '') return [secret];
   const secrets = typeof secret === 'string' ? [secret] : secret;
   if (
     !Array.isArray(secrets) ||
@@ -43,7 +44,8 @@ export const secretsOf = (secret: string | readonly string[]): readonly string[]
   return secrets;
 };
 
-const HEX_SIGNATURE = /^[0-9a-f]{64}$/;
+const HEX_SIGNATURE = /^[0-9a-fA-F]{64}$/;
+const DIGITS = /^\d{1,12}$/;
 
 /** Reads `t=<unix seconds>,v1=<hex>[,v1=<hex>…]`; other schemes are ignored so new ones can be added. */
 export const parseSignatureHeader = (header: unknown): ParsedSignatureHeader => {
@@ -51,13 +53,16 @@ export const parseSignatureHeader = (header: unknown): ParsedSignatureHeader => 
   let timestamp: number | undefined;
   const signatures: string[] = [];
   if (typeof value === 'string') {
-    for (const part of value.split(',')) {
-      const index = part.indexOf('=');
-      if (index < 0) continue;
-      const key = part.slice(0, index).trim();
-      const item = part.slice(index + 1).trim();
-      if (key === 't' && /^\d{1,12}$/.test(item)) timestamp = Number(item);
-      else if (key === 'v1' && HEX_SIGNATURE.test(item.toLowerCase())) signatures.push(item.toLowerCase());
+    // A plain loop: this runs on every webhook, and the header is a handful of short parts.
+    for (const raw of value.split(',')) {
+      const part = raw.charCodeAt(0) === 32 || raw.charCodeAt(raw.length - 1) === 32 ? raw.trim() : raw;
+      if (part.startsWith('v1=')) {
+        const item = part.slice(3);
+        if (HEX_SIGNATURE.test(item)) signatures.push(item);
+      } else if (part.startsWith('t=')) {
+        const item = part.slice(2);
+        if (DIGITS.test(item)) timestamp = Number(item);
+      }
     }
   }
   if (timestamp === undefined || signatures.length === 0) {
