@@ -1,0 +1,241 @@
+import type { CreatedBusiness } from '@servicepay/node/protocol';
+import { listEnvelopeOf, SessionSchema } from '@servicepay/node/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../reference-server/src/index.ts';
+import { bootstrap, call, createSession, expectError, sessionParams } from '../support/api.ts';
+import { type RunningServer, startServer } from '../support/server.ts';
+
+let server: RunningServer;
+let clock: ManualClock;
+
+beforeAll(async () => {
+  clock = new ManualClock(Date.parse('2030-03-01T09:00:00Z'));
+  server = await startServer({ rateLimit: { perMinute: 10_000 } }, { clock });
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+const ListEnvelope = listEnvelopeOf(SessionSchema);
+
+const createWithKey = (token: string, idempotencyKey: string, body: unknown) =>
+  call(server.baseUrl, 'POST', '/api/widget/sessions', {
+    token,
+    json: body,
+    headers: { 'idempotency-key': idempotencyKey },
+  });
+
+async function sessionsOf(token: string) {
+  const response = await call(server.baseUrl, 'GET', '/api/widget/sessions?limit=100', { token });
+  return ListEnvelope.parse(response.body).data;
+}
+
+describe('Idempotency-Key', () => {
+  let shop: CreatedBusiness;
+  beforeAll(() => {
+    shop = server.createBusiness({ name: 'Idempotent' });
+  });
+
+  it('replays the first response for the same key and body, creating one session', async () => {
+    const token = shop.keys.test.secretKey;
+    const body = sessionParams({ reference: 'idem-1', metadata: { cart: '7' } });
+    const first = await createWithKey(token, 'key-1', body);
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const second = await createWithKey(token, 'key-1', body);
+    expect(second.status).toBe(201);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body).toEqual(first.body);
+    expect(second.body.data.clientSecret).toBe(first.body.data.clientSecret);
+    const listed = await sessionsOf(token);
+    expect(listed.filter((session) => session.reference === 'idem-1').map((session) => session.id)).toEqual([
+      first.body.data.id,
+    ]);
+  });
+
+  it('refuses the same key with another body (409) and creates nothing', async () => {
+    const token = shop.keys.test.secretKey;
+    const before = (await sessionsOf(token)).length;
+    expect((await createWithKey(token, 'key-2', sessionParams({ amount: 1000 }))).status).toBe(201);
+    const reused = await createWithKey(token, 'key-2', sessionParams({ amount: 2000 }));
+    expectError(reused, 409, 'idempotency_key_reused');
+    expect((await sessionsOf(token)).length).toBe(before + 1);
+  });
+
+  it('makes one session of many concurrent identical requests', async () => {
+    const shop2 = server.createBusiness({ name: 'Concurrent' });
+    const token = shop2.keys.test.secretKey;
+    const body = sessionParams({ reference: 'concurrent-1' });
+    const responses = await Promise.all(
+      Array.from({ length: 25 }, () => createWithKey(token, 'same-key', body)),
+    );
+    expect(responses.map((response) => response.status)).toEqual(Array(25).fill(201));
+    const ids = new Set(responses.map((response) => response.body.data.id));
+    const secrets = new Set(responses.map((response) => response.body.data.clientSecret));
+    expect(ids.size).toBe(1);
+    expect(secrets.size).toBe(1);
+    expect(responses.filter((response) => response.headers.get('idempotent-replayed') === null)).toHaveLength(
+      1,
+    );
+    expect((await sessionsOf(token)).map((session) => session.id)).toEqual([...ids]);
+  });
+
+  it('scopes keys per business (and environment)', async () => {
+    const a = server.createBusiness({ name: 'Scope A', kycApproved: true });
+    const b = server.createBusiness({ name: 'Scope B' });
+    const fromA = await createWithKey(a.keys.test.secretKey, 'shared-key', sessionParams());
+    const fromB = await createWithKey(b.keys.test.secretKey, 'shared-key', sessionParams());
+    const fromALive = await createWithKey(a.keys.live.secretKey, 'shared-key', sessionParams());
+    expect([fromA.status, fromB.status, fromALive.status]).toEqual([201, 201, 201]);
+    expect(fromB.headers.get('idempotent-replayed')).toBeNull();
+    expect(fromALive.headers.get('idempotent-replayed')).toBeNull();
+    expect(new Set([fromA.body.data.id, fromB.body.data.id, fromALive.body.data.id]).size).toBe(3);
+    expect(fromALive.body.data.environment).toBe('live');
+  });
+
+  it('does not remember a refused request: the key can be used once the body is right', async () => {
+    const token = shop.keys.test.secretKey;
+    expectError(
+      await createWithKey(token, 'key-3', sessionParams({ currency: 'EUR' })),
+      400,
+      'unsupported_currency',
+    );
+    expectError(
+      await createWithKey(token, 'key-3', sessionParams({ reference: 'idem-1' })),
+      409,
+      'reference_already_used',
+    );
+    const good = await createWithKey(token, 'key-3', sessionParams({ reference: 'idem-3' }));
+    expect(good.status, good.text).toBe(201);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['a space inside', 'a b'],
+    ['256 characters', 'k'.repeat(256)],
+    ['Latin-1, not ASCII', 'cl\u00e9'],
+  ])('refuses an Idempotency-Key that is %s', async (_what, idempotencyKey) => {
+    const response = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
+      token: shop.keys.test.secretKey,
+      json: sessionParams(),
+      headers: { 'idempotency-key': idempotencyKey },
+    });
+    const body = expectError(response, 400, 'validation_failed');
+    expect(body.errors?.map((error) => error.path)).toEqual(['Idempotency-Key']);
+  });
+
+  it('keeps the remembered response encrypted: the client secret is not in the database file in clear', async () => {
+    const token = shop.keys.test.secretKey;
+    const created = await createWithKey(token, 'key-4', sessionParams());
+    const rows = server.service.deps.store.db.prepare('SELECT * FROM idempotency_keys').all();
+    expect(JSON.stringify(rows)).not.toContain(created.body.data.clientSecret);
+  });
+});
+
+describe('client secret', () => {
+  let token: string;
+  beforeAll(() => {
+    token = server.createBusiness({ name: 'Checkout' }).keys.test.secretKey;
+  });
+
+  it('is exchanged once; the second exchange is refused with 409', async () => {
+    const created = await createSession(server.baseUrl, token);
+    const opened = await bootstrap(server.baseUrl, created.clientSecret);
+    expect(opened.session).toMatchObject({
+      id: created.id,
+      status: 'awaiting_payment',
+      merchantName: 'Checkout',
+    });
+    // The payer's browser gets the public view: no payer details, no metadata.
+    expect(Object.keys(opened.session)).not.toContain('payer');
+    expect(Object.keys(opened.session)).not.toContain('metadata');
+    const again = await call(server.baseUrl, 'POST', '/api/widget/bootstrap', {
+      json: { clientSecret: created.clientSecret },
+    });
+    expectError(again, 409, 'client_secret_already_used');
+  });
+
+  it('two concurrent exchanges of one secret: exactly one wins', async () => {
+    const created = await createSession(server.baseUrl, token);
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        call(server.baseUrl, 'POST', '/api/widget/bootstrap', {
+          json: { clientSecret: created.clientSecret },
+        }),
+      ),
+    );
+    expect(responses.map((response) => response.status).sort()).toEqual([200, ...Array(9).fill(409)]);
+  });
+
+  it('of a cancelled session answers 410', async () => {
+    const created = await createSession(server.baseUrl, token);
+    expect(
+      (await call(server.baseUrl, 'POST', `/api/widget/sessions/${created.id}/cancel`, { token })).status,
+    ).toBe(200);
+    expectError(
+      await call(server.baseUrl, 'POST', '/api/widget/bootstrap', {
+        json: { clientSecret: created.clientSecret },
+      }),
+      410,
+      'client_secret_expired',
+    );
+  });
+
+  it('of a session past its lifetime answers 410, before and after the sweeper marks it', async () => {
+    const created = await createSession(server.baseUrl, token, { expiresInMinutes: 5 });
+    const other = await createSession(server.baseUrl, token, { expiresInMinutes: 5 });
+    clock.advance(5 * 60_000);
+    expectError(
+      await call(server.baseUrl, 'POST', '/api/widget/bootstrap', {
+        json: { clientSecret: created.clientSecret },
+      }),
+      410,
+      'client_secret_expired',
+    );
+    await server.service.sweeper.sweep();
+    expectError(
+      await call(server.baseUrl, 'POST', '/api/widget/bootstrap', {
+        json: { clientSecret: other.clientSecret },
+      }),
+      410,
+      'client_secret_expired',
+    );
+  });
+
+  it.each([
+    ['too short', 'cs_test_abc'],
+    ['the wrong prefix', `cs_prod_${'a'.repeat(32)}`],
+    ['a secret key', `sk_test_${'a'.repeat(32)}`],
+    ['well formed but unknown', `cs_test_${'a'.repeat(32)}`],
+  ])('that is %s answers 400 invalid_client_secret', async (_what, clientSecret) => {
+    expectError(
+      await call(server.baseUrl, 'POST', '/api/widget/bootstrap', { json: { clientSecret } }),
+      400,
+      'invalid_client_secret',
+    );
+  });
+
+  it.each([
+    ['missing', {}],
+    ['a number', { clientSecret: 42 }],
+    ['with an extra field', { clientSecret: `cs_test_${'a'.repeat(32)}`, amount: 1 }],
+  ])('a bootstrap body %s answers 400 validation_failed', async (_what, json) => {
+    expectError(
+      await call(server.baseUrl, 'POST', '/api/widget/bootstrap', { json }),
+      400,
+      'validation_failed',
+    );
+  });
+
+  it('is not an API credential', async () => {
+    const created = await createSession(server.baseUrl, token);
+    expectError(
+      await call(server.baseUrl, 'GET', `/api/widget/sessions/${created.id}`, {
+        token: created.clientSecret,
+      }),
+      401,
+      'client_secret_not_a_credential',
+    );
+  });
+});
