@@ -50,6 +50,8 @@ export class SimulatedBank implements BankGateway {
   private readonly statements;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<string>();
+  /** Set by `stop`: deliveries still in flight then leave the (closing) database alone. */
+  private stopped = false;
 
   constructor(private readonly options: SimulatedBankOptions) {
     const { db } = options;
@@ -169,11 +171,13 @@ export class SimulatedBank implements BankGateway {
 
   /** Starts retrying undelivered notifications, including those left by a previous run. */
   start(intervalMs = 1000): void {
+    this.stopped = false;
     this.retryTimer = setInterval(() => void this.retryDue(), intervalMs);
     this.retryTimer.unref();
   }
 
   stop(): void {
+    this.stopped = true;
     clearInterval(this.retryTimer);
   }
 
@@ -198,6 +202,7 @@ export class SimulatedBank implements BankGateway {
         signal: AbortSignal.timeout(this.options.deliveryTimeoutMs ?? 10_000),
       });
       await response.arrayBuffer();
+      if (this.stopped) return response.ok;
       if (response.ok) {
         this.statements.delivered.run(this.options.clock.now(), row.id);
         return true;
@@ -214,6 +219,8 @@ export class SimulatedBank implements BankGateway {
     } finally {
       this.inFlight.delete(row.id);
     }
+    // A stopped bank leaves the row due: the next start retries it.
+    if (this.stopped) return false;
     // 1 s, 2 s, 4 s … capped at a minute: the bank keeps trying until the service answers.
     const delay = Math.min(60_000, 1000 * 2 ** Math.min(row.attempts, 6));
     this.statements.retryLater.run(this.options.clock.now() + delay, row.id);
