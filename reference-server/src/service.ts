@@ -10,11 +10,15 @@ import { openDatabase } from './db/database.ts';
 import { createStore } from './db/store.ts';
 import { InProcessBroadcaster } from './events/broadcaster.ts';
 import { WebhookOutbox } from './events/outbox.ts';
+import { PushStreams } from './events/push-streams.ts'; // issue 3
+import { Webhooks } from './events/webhooks.ts'; // issue 3
 import { type Clock, systemClock } from './internal/clock.ts';
 import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
 import { loadSecretsKey } from './internal/secrets-key.ts';
 import { SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
+import { sessionEventRoutes } from './routes/session-events.ts'; // issue 3
+import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts'; // issue 3
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
 import { SessionLifecycle } from './sessions/session-lifecycle.ts';
 import { SessionService } from './sessions/session-service.ts';
@@ -100,6 +104,23 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     { start: () => sweeper.start(config.sweepIntervalMs), stop: () => sweeper.stop() },
     { start: () => bank.start(), stop: () => bank.stop() },
   ];
+  // --- issue 3: push stream and webhooks (routes after the core API; background parts as tasks) ---
+  const pushStreams = new PushStreams(store, broadcaster);
+  const webhooks = new Webhooks({
+    store,
+    outbox,
+    secretBox,
+    clock,
+    logger,
+    schedule: config.webhooks.schedule,
+  });
+  deps.extraRoutes = [
+    ...(deps.extraRoutes ?? []),
+    sessionEventRoutes(pushStreams),
+    webhookEndpointRoutes(webhooks),
+  ];
+  tasks.push(pushStreams, webhooks.worker);
+  // --- end issue 3 ---
 
   return {
     config,

@@ -17,6 +17,7 @@ export const WEBHOOK_EVENT_TYPES = new Set([
  */
 export class WebhookOutbox {
   private readonly enqueueStatement;
+  private listener: (() => void) | undefined;
 
   constructor(db: SqliteDatabase) {
     this.enqueueStatement = db.prepare<{
@@ -35,12 +36,21 @@ export class WebhookOutbox {
     );
   }
 
+  /**
+   * Tells `listener` (the delivery worker) whenever deliveries were queued. It is called inside the
+   * transaction, so it must only schedule work for a later turn of the event loop: by then the write queue's
+   * synchronous batch has committed (or rolled back, and the worker simply finds nothing).
+   */
+  onEnqueued(listener: () => void): void {
+    this.listener = listener;
+  }
+
   /** Returns how many deliveries were queued. */
   enqueue(event: EventRecord): number {
     if (!WEBHOOK_EVENT_TYPES.has(event.type)) return 0;
     // Delivery ids are unique per (event, endpoint): one random part per event, the endpoint's after it.
     const idPrefix = newId('wd');
-    return this.enqueueStatement.run({
+    const queued = this.enqueueStatement.run({
       idPrefix,
       eventId: event.id,
       businessId: event.businessId,
@@ -48,5 +58,7 @@ export class WebhookOutbox {
       type: event.type,
       now: event.createdAt,
     }).changes;
+    if (queued > 0) this.listener?.();
+    return queued;
   }
 }

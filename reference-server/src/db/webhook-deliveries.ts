@@ -1,0 +1,253 @@
+import type { Environment, WebhookDeliveryStatus } from '@servicepay/node/protocol';
+import type { SqliteDatabase } from './database.ts';
+
+/** One event on its way to one endpoint. */
+export interface WebhookDeliveryRecord {
+  seq: number;
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  status: WebhookDeliveryStatus;
+  attemptCount: number;
+  nextAttemptAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface WebhookAttemptRecord {
+  deliveryId: string;
+  attemptedAt: number;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  responseExcerpt: string | null;
+}
+
+/** What the worker needs to make one attempt, read in one query. */
+export interface DueDelivery {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  attemptCount: number;
+  url: string;
+  environment: Environment;
+  secretCiphertext: string;
+  previousSecretCiphertext: string | null;
+  previousSecretExpiresAt: number | null;
+  eventType: string;
+  eventCreatedAt: number;
+  /** The session view JSON of the event. */
+  payload: string;
+}
+
+type DeliveryRow = {
+  seq: number;
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: WebhookDeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: number | null;
+  created_at: number;
+  updated_at: number;
+};
+
+type AttemptRow = {
+  delivery_id: string;
+  attempted_at: number;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+  response_excerpt: string | null;
+};
+
+const toDelivery = (row: DeliveryRow): WebhookDeliveryRecord => ({
+  seq: row.seq,
+  id: row.id,
+  endpointId: row.endpoint_id,
+  eventId: row.event_id,
+  eventType: row.event_type,
+  status: row.status,
+  attemptCount: row.attempt_count,
+  nextAttemptAt: row.next_attempt_at,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+export interface DeliveryListQuery {
+  endpointId: string;
+  eventId?: string | undefined;
+  status?: WebhookDeliveryStatus | undefined;
+  beforeSeq?: number | undefined;
+  limit: number;
+}
+
+/**
+ * `webhook_deliveries` and `webhook_attempts`. A pending row is the queue: the worker keeps no other state
+ * that a restart could lose.
+ */
+export class WebhookDeliveryRepository {
+  private readonly statements;
+
+  constructor(db: SqliteDatabase) {
+    this.statements = {
+      insert: db.prepare<[string, string, string, number, number, number]>(
+        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+         VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
+      ),
+      due: db.prepare<[number, number], DueDelivery>(
+        `SELECT d.id, d.endpoint_id AS endpointId, d.event_id AS eventId, d.attempt_count AS attemptCount,
+           e.url, e.environment, e.secret_ciphertext AS secretCiphertext,
+           e.previous_secret_ciphertext AS previousSecretCiphertext,
+           e.previous_secret_expires_at AS previousSecretExpiresAt,
+           ev.type AS eventType, ev.created_at AS eventCreatedAt, ev.payload
+         FROM webhook_deliveries d
+         JOIN webhook_endpoints e ON e.id = d.endpoint_id
+         JOIN events ev ON ev.id = d.event_id
+         WHERE d.status = 'pending' AND d.next_attempt_at <= ?
+         ORDER BY d.next_attempt_at LIMIT ?`,
+      ),
+      nextDueAt: db.prepare<[], { at: number | null }>(
+        `SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`,
+      ),
+      find: db.prepare<[string], DeliveryRow>(
+        `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
+         WHERE d.id = ?`,
+      ),
+      list: db.prepare<
+        {
+          endpointId: string;
+          eventId: string | null;
+          status: string | null;
+          beforeSeq: number;
+          limit: number;
+        },
+        DeliveryRow
+      >(
+        `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
+         WHERE d.endpoint_id = @endpointId AND d.seq < @beforeSeq
+           AND (@eventId IS NULL OR d.event_id = @eventId) AND (@status IS NULL OR d.status = @status)
+         ORDER BY d.seq DESC LIMIT @limit`,
+      ),
+      attempts: db.prepare<[string], AttemptRow>(
+        `SELECT delivery_id, attempted_at, status_code, latency_ms, error, response_excerpt FROM webhook_attempts
+         WHERE delivery_id IN (SELECT value FROM json_each(?)) ORDER BY id`,
+      ),
+      insertAttempt: db.prepare(
+        `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_excerpt)
+         VALUES (@deliveryId, @attemptedAt, @statusCode, @latencyMs, @error, @responseExcerpt)`,
+      ),
+      succeeded: db.prepare<[number, string]>(
+        `UPDATE webhook_deliveries SET status = 'succeeded', attempt_count = attempt_count + 1,
+           next_attempt_at = NULL, updated_at = ?
+         WHERE id = ? AND status = 'pending'`,
+      ),
+      retryAt: db.prepare<[number, number, string]>(
+        `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, next_attempt_at = ?, updated_at = ?
+         WHERE id = ? AND status = 'pending'`,
+      ),
+      failed: db.prepare<[number, string]>(
+        `UPDATE webhook_deliveries SET status = 'failed', attempt_count = attempt_count + 1,
+           next_attempt_at = NULL, updated_at = ?
+         WHERE id = ? AND status = 'pending'`,
+      ),
+      park: db.prepare<[number, string]>(
+        `UPDATE webhook_deliveries SET next_attempt_at = NULL, updated_at = ?
+         WHERE endpoint_id = ? AND status = 'pending'`,
+      ),
+      unpark: db.prepare<[number, number, string]>(
+        `UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ?
+         WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at IS NULL`,
+      ),
+      failAll: db.prepare<[number, string]>(
+        `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = ?
+         WHERE endpoint_id = ? AND status = 'pending'`,
+      ),
+    };
+  }
+
+  /** A new pending delivery, due at `now` (resend). */
+  insert(id: string, endpointId: string, eventId: string, now: number): void {
+    this.statements.insert.run(id, endpointId, eventId, now, now, now);
+  }
+
+  find(id: string): WebhookDeliveryRecord | undefined {
+    const row = this.statements.find.get(id);
+    return row && toDelivery(row);
+  }
+
+  /** Pending deliveries due at `now`, oldest due first, with their endpoint and event. */
+  due(now: number, limit: number): DueDelivery[] {
+    return this.statements.due.all(now, limit);
+  }
+
+  /** When the earliest pending delivery falls due (null: nothing pending, or all parked). */
+  nextDueAt(): number | null {
+    return this.statements.nextDueAt.get()?.at ?? null;
+  }
+
+  list(query: DeliveryListQuery): WebhookDeliveryRecord[] {
+    return this.statements.list
+      .all({
+        endpointId: query.endpointId,
+        eventId: query.eventId ?? null,
+        status: query.status ?? null,
+        beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+        limit: query.limit,
+      })
+      .map(toDelivery);
+  }
+
+  /** Every attempt of the given deliveries, oldest first, grouped by delivery id. */
+  attemptsOf(deliveryIds: readonly string[]): Map<string, WebhookAttemptRecord[]> {
+    const grouped = new Map<string, WebhookAttemptRecord[]>();
+    if (deliveryIds.length === 0) return grouped;
+    for (const row of this.statements.attempts.all(JSON.stringify(deliveryIds))) {
+      const attempt: WebhookAttemptRecord = {
+        deliveryId: row.delivery_id,
+        attemptedAt: row.attempted_at,
+        statusCode: row.status_code,
+        latencyMs: row.latency_ms,
+        error: row.error,
+        responseExcerpt: row.response_excerpt,
+      };
+      const list = grouped.get(row.delivery_id);
+      if (list) list.push(attempt);
+      else grouped.set(row.delivery_id, [attempt]);
+    }
+    return grouped;
+  }
+
+  recordAttempt(attempt: WebhookAttemptRecord): void {
+    this.statements.insertAttempt.run(attempt);
+  }
+
+  markSucceeded(id: string, now: number): void {
+    this.statements.succeeded.run(now, id);
+  }
+
+  retryAt(id: string, at: number, now: number): void {
+    this.statements.retryAt.run(at, now, id);
+  }
+
+  markFailed(id: string, now: number): void {
+    this.statements.failed.run(now, id);
+  }
+
+  /** Holds an endpoint's pending deliveries while it is disabled. */
+  parkForEndpoint(endpointId: string, now: number): void {
+    this.statements.park.run(now, endpointId);
+  }
+
+  /** Releases an endpoint's parked deliveries, due at once. */
+  unparkForEndpoint(endpointId: string, now: number): void {
+    this.statements.unpark.run(now, now, endpointId);
+  }
+
+  /** A deleted endpoint receives nothing more. */
+  failPendingForEndpoint(endpointId: string, now: number): void {
+    this.statements.failAll.run(now, endpointId);
+  }
+}

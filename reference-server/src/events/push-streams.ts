@@ -1,0 +1,186 @@
+import type { ServerResponse } from 'node:http';
+import type { Session, StatusMessage } from '@servicepay/node/protocol';
+import type { EventRecord } from '../db/events.ts';
+import type { Store } from '../db/store.ts';
+import { isTerminal } from '../sessions/session-lifecycle.ts';
+import { toStatusMessage } from '../sessions/session-views.ts';
+import type { Broadcaster, SessionUpdate } from './broadcaster.ts';
+
+/** The per-stream state, kept on the response itself so an open stream costs no extra objects or closures. */
+const LAST_SEQ = Symbol('servicepay.lastSeq');
+const SESSION_ID = Symbol('servicepay.sessionId');
+const HUB = Symbol('servicepay.hub');
+
+type Stream = ServerResponse & { [LAST_SEQ]: number; [SESSION_ID]: string; [HUB]: PushStreams };
+
+type Watched = { streams: Set<Stream>; unsubscribe: () => void };
+
+export interface PushStreamsOptions {
+  /** How often every open stream gets a comment line, so proxies and the browser keep it open. */
+  heartbeatMs?: number;
+}
+
+/** One SSE frame: `id:`, `event: status`, `data:` (one line of JSON), blank line. */
+export const statusFrame = (seq: number, message: StatusMessage): string =>
+  `id: ${seq}\nevent: status\ndata: ${JSON.stringify(message)}\n\n`;
+
+export const HEARTBEAT_FRAME = ': heartbeat\n\n';
+
+/** Rebuilds the push message of a past transition from its event row (the session as it was then). */
+export function statusMessageFromEvent(event: EventRecord, merchantName: string): StatusMessage {
+  const view = JSON.parse(event.payload) as Session;
+  const accountIsLive = view.status === 'awaiting_payment' || view.status === 'mismatch';
+  return {
+    status: view.status,
+    reason: (event.reason ?? null) as StatusMessage['reason'],
+    session: {
+      id: view.id,
+      reference: view.reference,
+      status: view.status,
+      environment: view.environment,
+      amount: view.amount,
+      currency: view.currency,
+      merchantName,
+      expiresAt: view.expiresAt,
+    },
+    virtualAccount: accountIsLive ? view.virtualAccount : null,
+    mismatch: view.status === 'mismatch' ? view.lastMismatch : null,
+  };
+}
+
+function onStreamClose(this: Stream): void {
+  this[HUB].detach(this);
+}
+
+/**
+ * The open push streams of this process (`GET /api/widget/sessions/{id}/events`). It listens to the broadcaster
+ * once per watched session (with one shared listener), writes each transition to that session's streams, ends
+ * them after a terminal status, and sends heartbeats to all streams from one shared timer. It is a background
+ * task of the service: `start` runs the heartbeat, `stop` ends every stream.
+ *
+ * @example
+ * const streams = new PushStreams(store, broadcaster, { heartbeatMs: 15_000 });
+ * streams.start();
+ * streams.open(res, sessionId, lastEventId); // inside a route, after the widget token was checked
+ */
+export class PushStreams {
+  private readonly watched = new Map<string, Watched>();
+  private timer: NodeJS.Timeout | undefined;
+  private openCount = 0;
+  private readonly heartbeatMs: number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly broadcaster: Broadcaster,
+    options: PushStreamsOptions = {},
+  ) {
+    this.heartbeatMs = options.heartbeatMs ?? 15_000;
+  }
+
+  start(): void {
+    this.timer = setInterval(() => this.heartbeat(), this.heartbeatMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    for (const { streams } of [...this.watched.values()]) {
+      for (const stream of [...streams]) stream.end();
+    }
+  }
+
+  /** Open streams in this process. */
+  get size(): number {
+    return this.openCount;
+  }
+
+  /** Writes a heartbeat comment to every open stream (the shared timer calls this; tests may too). */
+  heartbeat(): void {
+    for (const { streams } of this.watched.values()) {
+      for (const stream of streams) stream.write(HEARTBEAT_FRAME);
+    }
+  }
+
+  /**
+   * Starts a stream on `res`: the transitions after `lastEventId` if the client is resuming, then the current
+   * state (always, so every connection begins with a message), then live transitions until a terminal one.
+   * Everything up to the subscription runs synchronously, so no transition can fall between the replay and
+   * the live feed (commits and their publishes happen in one synchronous step of the write queue).
+   */
+  open(res: ServerResponse, sessionId: string, lastEventId: number | undefined): void {
+    const session = this.store.sessions.find(sessionId);
+    if (!session) {
+      res.end();
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    const merchantName = this.store.businesses.find(session.businessId)?.name ?? '';
+    const last = this.store.events.lastForSession(sessionId);
+    const currentSeq = last?.seq ?? 0;
+    let out = '';
+    if (lastEventId !== undefined && lastEventId < currentSeq) {
+      for (const event of this.store.events.forSessionAfter(sessionId, lastEventId)) {
+        if (event.seq >= currentSeq) break;
+        out += statusFrame(event.seq, statusMessageFromEvent(event, merchantName));
+      }
+    }
+    const account =
+      session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
+    const reason = (last?.reason ?? null) as StatusMessage['reason'];
+    out += statusFrame(currentSeq, toStatusMessage(session, merchantName, account, reason));
+    if (isTerminal(session.status)) {
+      res.end(out);
+      return;
+    }
+    res.write(out);
+
+    const stream = res as Stream;
+    stream[LAST_SEQ] = currentSeq;
+    stream[SESSION_ID] = sessionId;
+    stream[HUB] = this;
+    let entry = this.watched.get(sessionId);
+    if (!entry) {
+      entry = { streams: new Set(), unsubscribe: () => undefined };
+      this.watched.set(sessionId, entry);
+      entry.unsubscribe = this.broadcaster.subscribe(sessionId, this.deliver);
+    }
+    entry.streams.add(stream);
+    this.openCount += 1;
+    stream.once('close', onStreamClose);
+  }
+
+  /** Forgets a stream (client gone, or ended after a terminal status). */
+  detach(stream: Stream): void {
+    const entry = this.watched.get(stream[SESSION_ID]);
+    if (!entry?.streams.delete(stream)) return;
+    this.openCount -= 1;
+    if (entry.streams.size === 0) {
+      this.watched.delete(stream[SESSION_ID]);
+      entry.unsubscribe();
+    }
+  }
+
+  /** The one listener for every watched session. */
+  private readonly deliver = (update: SessionUpdate): void => {
+    const entry = this.watched.get(update.sessionId);
+    if (!entry) return;
+    const frame = statusFrame(update.seq, update.message);
+    const terminal = isTerminal(update.message.status);
+    for (const stream of [...entry.streams]) {
+      if (update.seq <= stream[LAST_SEQ]) continue;
+      stream[LAST_SEQ] = update.seq;
+      if (terminal) {
+        this.detach(stream);
+        stream.end(frame);
+      } else {
+        stream.write(frame);
+      }
+    }
+  };
+}

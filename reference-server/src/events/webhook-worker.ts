@@ -1,0 +1,407 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Environment } from '@servicepay/node/protocol';
+import type { Store } from '../db/store.ts';
+import type { DueDelivery, WebhookDeliveryRepository } from '../db/webhook-deliveries.ts';
+import type { WebhookEndpointRepository } from '../db/webhook-endpoints.ts';
+import { type Clock, toIso } from '../internal/clock.ts';
+import { type Logger, redact } from '../internal/logger.ts';
+import type { SecretBox } from '../internal/secret-box.ts';
+import { signPayload } from '../internal/signature.ts';
+import { checkUrlStatically, guardedLookup, hostOf } from './webhook-url-policy.ts';
+
+/** How a delivery is retried, how long one attempt may take, and when a failing endpoint is turned off. */
+export interface RetrySchedule {
+  /** Delay before retry n (n = 1…); a delivery makes `delaysMs.length + 1` attempts in all. */
+  delaysMs: readonly number[];
+  /** Each delay is multiplied by a random factor in [1 - jitter, 1 + jitter], so retries do not stampede. */
+  jitter: number;
+  /** One attempt, connection to last byte. */
+  timeoutMs: number;
+  /** An endpoint is disabled after this many failed attempts in a row spanning at least `disablePeriodMs`. */
+  disableAfterAttempts: number;
+  disablePeriodMs: number;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/**
+ * `standard`: 12 attempts over about three days (1 min, 5 min, 30 min, 1 h, 2 h, 4 h, 8 h, 12 h, 12 h, 16 h,
+ * 16 h ≈ 71.6 h, ±20 %). `fast`: the same shape in seconds (about a minute in all), for development and tests.
+ */
+export const RETRY_SCHEDULES: Record<'standard' | 'fast', RetrySchedule> = {
+  standard: {
+    delaysMs: [
+      MINUTE,
+      5 * MINUTE,
+      30 * MINUTE,
+      HOUR,
+      2 * HOUR,
+      4 * HOUR,
+      8 * HOUR,
+      12 * HOUR,
+      12 * HOUR,
+      16 * HOUR,
+      16 * HOUR,
+    ],
+    jitter: 0.2,
+    timeoutMs: 10_000,
+    disableAfterAttempts: 12,
+    disablePeriodMs: 48 * HOUR,
+  },
+  fast: {
+    delaysMs: [250, 500, 1000, 2000, 4000, 8000, 15_000, 30_000],
+    jitter: 0.2,
+    timeoutMs: 1000,
+    disableAfterAttempts: 9,
+    disablePeriodMs: 5000,
+  },
+};
+
+/** Bytes of a receiver's answer kept with the attempt. */
+export const RESPONSE_EXCERPT_BYTES = 1024;
+/** Bytes of an answer read at most before the connection is dropped. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export interface WebhookWorkerOptions {
+  store: Store;
+  endpoints: WebhookEndpointRepository;
+  deliveries: WebhookDeliveryRepository;
+  secretBox: SecretBox;
+  clock: Clock;
+  logger: Logger;
+  schedule: RetrySchedule;
+  /** Attempts in flight at once, across all endpoints. */
+  concurrency?: number;
+  random?: () => number;
+}
+
+type AttemptOutcome = {
+  statusCode: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+};
+
+/**
+ * The webhook delivery worker. The pending rows of `webhook_deliveries` are its queue: it picks the due ones
+ * (oldest due first, at most `concurrency` in flight), signs each body with the endpoint's secret(s), posts it,
+ * and records the attempt together with what follows from it (succeeded, retry at, failed, endpoint disabled)
+ * in one write. Nothing is kept only in memory, so after a crash every delivery still pending (including one
+ * that was in flight) is simply attempted again: delivery is at least once, and receivers de-duplicate on the
+ * event id (`X-Service-Event-Id`, also `id` in the body).
+ *
+ * It wakes when the outbox queues deliveries (after the commit), when an attempt finishes, and on one timer
+ * set for the next due retry: it never polls.
+ *
+ * @example
+ * const worker = new WebhookWorker({ store, endpoints, deliveries, secretBox, clock, logger, schedule: RETRY_SCHEDULES.fast });
+ * worker.start();
+ * await worker.runDue(); // in tests: attempt everything due now and wait for the outcomes
+ */
+export class WebhookWorker {
+  private running = false;
+  private tickScheduled = false;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
+  private readonly inFlight = new Map<string, { promise: Promise<void>; controller: AbortController }>();
+  private readonly secretCache = new Map<string, string>();
+  private readonly concurrency: number;
+  private readonly random: () => number;
+  private readonly httpAgent: HttpAgent;
+  private readonly httpsAgent: HttpsAgent;
+  private readonly lookups: Record<Environment, ReturnType<typeof guardedLookup>> = {
+    test: guardedLookup('test'),
+    live: guardedLookup('live'),
+  };
+
+  constructor(private readonly options: WebhookWorkerOptions) {
+    this.concurrency = options.concurrency ?? 64;
+    this.random = options.random ?? Math.random;
+    this.httpAgent = new HttpAgent({ keepAlive: true, maxSockets: this.concurrency });
+    this.httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: this.concurrency });
+  }
+
+  start(): void {
+    this.running = true;
+    this.nudge();
+  }
+
+  /** Stops picking work, aborts attempts in flight (they stay pending and are retried) and waits for them. */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const { controller } of this.inFlight.values()) controller.abort();
+    await Promise.allSettled([...this.inFlight.values()].map((entry) => entry.promise));
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  /** Something may be due (deliveries queued, an endpoint re-enabled): look soon, once. */
+  nudge(): void {
+    if (!this.running || this.tickScheduled) return;
+    this.tickScheduled = true;
+    setImmediate(() => this.tick());
+  }
+
+  /** How many attempts are in flight (tests, metrics). */
+  get busy(): number {
+    return this.inFlight.size;
+  }
+
+  /** Starts every attempt due now (up to the concurrency) and waits until all attempts in flight finished. */
+  async runDue(): Promise<void> {
+    this.startDue();
+    await Promise.allSettled([...this.inFlight.values()].map((entry) => entry.promise));
+  }
+
+  private tick(): void {
+    this.tickScheduled = false;
+    if (!this.running) return;
+    this.startDue();
+    if (this.inFlight.size < this.concurrency) this.armTimer();
+  }
+
+  private startDue(): void {
+    const free = this.concurrency - this.inFlight.size;
+    if (free <= 0) return;
+    const due = this.options.deliveries.due(this.options.clock.now(), free + this.inFlight.size);
+    let started = 0;
+    for (const delivery of due) {
+      if (started === free) break;
+      if (this.inFlight.has(delivery.id)) continue;
+      const controller = new AbortController();
+      const promise = this.attempt(delivery, controller.signal)
+        .catch((error: unknown) => {
+          this.options.logger.error('webhook attempt could not be recorded', {
+            deliveryId: delivery.id,
+            error: error instanceof Error ? error.message : String(error),
+          });
+        })
+        .finally(() => {
+          this.inFlight.delete(delivery.id);
+          this.nudge();
+        });
+      this.inFlight.set(delivery.id, { promise, controller });
+      started += 1;
+    }
+  }
+
+  /** One timer, set for the earliest pending retry; nudges cover everything sooner. */
+  private armTimer(): void {
+    const next = this.options.deliveries.nextDueAt();
+    if (next === null) return;
+    const now = this.options.clock.now();
+    // Re-check at least once a minute, so a moved clock or a long sleep never strands a delivery.
+    const at = Math.min(next, now + MINUTE);
+    if (this.timer && this.timerAt <= at) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.timerAt = Number.POSITIVE_INFINITY;
+        this.nudge();
+      },
+      Math.max(0, at - now),
+    );
+    this.timer.unref();
+  }
+
+  private openSecret(ciphertext: string): string {
+    let secret = this.secretCache.get(ciphertext);
+    if (secret === undefined) {
+      secret = this.options.secretBox.open(ciphertext);
+      if (this.secretCache.size >= 1024) this.secretCache.clear();
+      this.secretCache.set(ciphertext, secret);
+    }
+    return secret;
+  }
+
+  private async attempt(delivery: DueDelivery, signal: AbortSignal): Promise<void> {
+    const { clock } = this.options;
+    const attemptedAt = clock.now();
+    const started = performance.now();
+    let outcome: AttemptOutcome;
+    try {
+      const secrets = [this.openSecret(delivery.secretCiphertext)];
+      if (
+        delivery.previousSecretCiphertext !== null &&
+        delivery.previousSecretExpiresAt !== null &&
+        delivery.previousSecretExpiresAt > attemptedAt
+      ) {
+        secrets.push(this.openSecret(delivery.previousSecretCiphertext));
+      }
+      const body = webhookBody(delivery);
+      const signature = signPayload(body, secrets, Math.floor(attemptedAt / 1000));
+      outcome = await this.send(delivery, body, signature, signal);
+    } catch (error) {
+      outcome = { statusCode: null, error: describe(error), responseExcerpt: null };
+    }
+    if (signal.aborted && !this.running) return; // shutting down: the delivery stays pending, retried later
+    const latencyMs = Math.round(performance.now() - started);
+    await this.record(delivery, attemptedAt, latencyMs, outcome);
+  }
+
+  private send(
+    delivery: DueDelivery,
+    body: string,
+    signature: string,
+    signal: AbortSignal,
+  ): Promise<AttemptOutcome> {
+    // Literal addresses never reach the lookup, so they are checked here, on every attempt.
+    const checked = checkUrlStatically(delivery.url, delivery.environment);
+    if (!checked.ok)
+      return Promise.resolve({
+        statusCode: null,
+        error: `refused: ${checked.message}`,
+        responseExcerpt: null,
+      });
+    const url = checked.url;
+    const secure = url.protocol === 'https:';
+    const payload = Buffer.from(body);
+    return new Promise<AttemptOutcome>((resolve) => {
+      let settled = false;
+      const finish = (outcome: AttemptOutcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timeout);
+        signal.removeEventListener('abort', onAbort);
+        resolve(outcome);
+      };
+      const options = {
+        method: 'POST',
+        agent: secure ? this.httpsAgent : this.httpAgent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': String(payload.length),
+          'user-agent': 'ServicePay-Webhooks/1.0',
+          'x-service-signature': signature,
+          'x-service-event-id': delivery.eventId,
+          'x-service-event-type': delivery.eventType,
+          'x-service-delivery-id': delivery.id,
+          'x-service-attempt': String(delivery.attemptCount + 1),
+        },
+        ...(isIP(hostOf(url)) === 0 ? { lookup: this.lookups[delivery.environment] } : {}),
+      };
+      const request = (secure ? httpsRequest : httpRequest)(url, options, (response: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        let total = 0;
+        response.on('data', (chunk: Buffer) => {
+          total += chunk.length;
+          if (kept < RESPONSE_EXCERPT_BYTES) {
+            const part = chunk.subarray(0, RESPONSE_EXCERPT_BYTES - kept);
+            chunks.push(part);
+            kept += part.length;
+          }
+          if (total > MAX_RESPONSE_BYTES) response.destroy();
+        });
+        const done = () =>
+          finish({
+            statusCode: response.statusCode ?? null,
+            error: null,
+            responseExcerpt: kept === 0 ? null : redact(Buffer.concat(chunks).toString('utf8')),
+          });
+        response.on('end', done);
+        response.on('close', done);
+        response.on('error', done);
+      });
+      const onAbort = () => request.destroy(new Error('aborted'));
+      const timeout = setTimeout(() => {
+        request.destroy(new Error(`timed out after ${this.options.schedule.timeoutMs} ms`));
+      }, this.options.schedule.timeoutMs);
+      signal.addEventListener('abort', onAbort, { once: true });
+      request.on('error', (error) =>
+        finish({ statusCode: null, error: describe(error), responseExcerpt: null }),
+      );
+      request.end(payload);
+    });
+  }
+
+  /** The attempt and everything that follows from it, in one write. */
+  private async record(
+    delivery: DueDelivery,
+    attemptedAt: number,
+    latencyMs: number,
+    outcome: AttemptOutcome,
+  ): Promise<void> {
+    const { store, endpoints, deliveries, schedule, clock, logger } = this.options;
+    const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
+    const attemptNumber = delivery.attemptCount + 1;
+    const disabled = await store.writes.run(() => {
+      const now = clock.now();
+      deliveries.recordAttempt({
+        deliveryId: delivery.id,
+        attemptedAt,
+        statusCode: outcome.statusCode,
+        latencyMs,
+        error: outcome.error === null ? null : outcome.error.slice(0, 300),
+        responseExcerpt: outcome.responseExcerpt,
+      });
+      if (ok) {
+        deliveries.markSucceeded(delivery.id, now);
+        endpoints.recordSuccess(delivery.endpointId);
+        return false;
+      }
+      const delay = schedule.delaysMs[attemptNumber - 1];
+      if (delay === undefined) deliveries.markFailed(delivery.id, now);
+      else deliveries.retryAt(delivery.id, now + jittered(delay, schedule.jitter, this.random), now);
+      endpoints.recordFailure(delivery.endpointId, attemptedAt);
+      const endpoint = endpoints.find(delivery.endpointId);
+      if (
+        endpoint?.enabled &&
+        endpoint.failingSince !== null &&
+        endpoint.consecutiveFailures >= schedule.disableAfterAttempts &&
+        now - endpoint.failingSince >= schedule.disablePeriodMs &&
+        endpoints.disable(endpoint.id, 'failing', now)
+      ) {
+        deliveries.parkForEndpoint(endpoint.id, now);
+        return {
+          businessId: endpoint.businessId,
+          environment: endpoint.environment,
+          failures: endpoint.consecutiveFailures,
+        };
+      }
+      return false;
+    });
+    if (disabled) {
+      // How the business is told: this line, and the endpoint itself (enabled: false, disabledReason: "failing").
+      logger.warn('webhook endpoint disabled: it kept failing', {
+        endpointId: delivery.endpointId,
+        businessId: disabled.businessId,
+        environment: disabled.environment,
+        consecutiveFailures: disabled.failures,
+        disabledReason: 'failing',
+      });
+    }
+  }
+}
+
+/** `delay` scaled by a random factor in [1 - jitter, 1 + jitter]. */
+export function jittered(delay: number, jitter: number, random: () => number = Math.random): number {
+  return Math.round(delay * (1 - jitter + 2 * jitter * random()));
+}
+
+/**
+ * The webhook body: `{ id, type, environment, createdAt, data: { session } }`. The session JSON is the event's
+ * stored payload, spliced in as is, so the body is built without parsing it.
+ */
+export function webhookBody(
+  delivery: Pick<DueDelivery, 'eventId' | 'eventType' | 'environment' | 'eventCreatedAt' | 'payload'>,
+): string {
+  return `{"id":${JSON.stringify(delivery.eventId)},"type":${JSON.stringify(delivery.eventType)},"environment":${JSON.stringify(delivery.environment)},"createdAt":${JSON.stringify(toIso(delivery.eventCreatedAt))},"data":{"session":${delivery.payload}}}`;
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' && !error.message.includes(code)
+      ? `${code}: ${error.message}`
+      : error.message;
+  }
+  return String(error);
+}

@@ -1,0 +1,355 @@
+import type {
+  CreateWebhookEndpointParams,
+  FieldError,
+  UpdateWebhookEndpointParams,
+  WebhookDelivery,
+  WebhookDeliveryStatus,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookEventType,
+} from '@servicepay/node/protocol';
+import { WebhookEventTypeSchema } from '@servicepay/node/protocol';
+import type { Store } from '../db/store.ts';
+import { type WebhookDeliveryRecord, WebhookDeliveryRepository } from '../db/webhook-deliveries.ts';
+import { type WebhookEndpointRecord, WebhookEndpointRepository } from '../db/webhook-endpoints.ts';
+import { HttpError, notFound } from '../errors.ts';
+import { type Clock, toIso, toIsoOrNull } from '../internal/clock.ts';
+import type { Logger } from '../internal/logger.ts';
+import { newId, randomBase62 } from '../internal/random.ts';
+import type { SecretBox } from '../internal/secret-box.ts';
+import type { ApiCaller } from '../middleware/authenticate.ts';
+import type { WebhookOutbox } from './outbox.ts';
+import { WEBHOOK_EVENT_TYPES } from './outbox.ts';
+import { checkWebhookUrl, type Resolver, systemResolver } from './webhook-url-policy.ts';
+import { RETRY_SCHEDULES, type RetrySchedule, WebhookWorker } from './webhook-worker.ts';
+
+/** Endpoints one business may register per environment. */
+export const MAX_ENDPOINTS_PER_ENVIRONMENT = 16;
+/** How long the previous secret keeps signing after a roll. */
+export const PREVIOUS_SECRET_GRACE_MS = 24 * 3_600_000;
+
+export interface WebhooksOptions {
+  store: Store;
+  outbox: WebhookOutbox;
+  secretBox: SecretBox;
+  clock: Clock;
+  logger: Logger;
+  schedule: 'standard' | 'fast' | RetrySchedule;
+  /** DNS for the registration-time address check; the system resolver unless a test injects one. */
+  resolver?: Resolver;
+  concurrency?: number;
+}
+
+const ALL_TYPES = WebhookEventTypeSchema.options;
+
+/** An endpoint as the API shows it: never its secret. */
+export function toEndpointView(endpoint: WebhookEndpointRecord): WebhookEndpoint {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events,
+    description: endpoint.description,
+    enabled: endpoint.enabled,
+    disabledReason: endpoint.disabledReason,
+    environment: endpoint.environment,
+    createdAt: toIso(endpoint.createdAt),
+    updatedAt: toIso(endpoint.updatedAt),
+  };
+}
+
+const newSecret = () => `whsec_${randomBase62(32)}`;
+
+/**
+ * The merchant-facing side of webhooks: endpoints (create, list, retrieve, update, delete, roll the secret),
+ * their deliveries, and resending an event; plus the delivery worker, which the service runs as a task.
+ *
+ * @example
+ * const webhooks = new Webhooks({ store, outbox, secretBox, clock, logger, schedule: 'fast' });
+ * const endpoint = await webhooks.create(caller, { url: 'http://127.0.0.1:9000/hooks' });
+ * console.log(endpoint.secret); // whsec_…, shown this once
+ */
+export class Webhooks {
+  readonly endpoints: WebhookEndpointRepository;
+  readonly deliveries: WebhookDeliveryRepository;
+  readonly worker: WebhookWorker;
+  private readonly resolver: Resolver;
+
+  constructor(private readonly options: WebhooksOptions) {
+    const { db } = options.store;
+    this.endpoints = new WebhookEndpointRepository(db);
+    this.deliveries = new WebhookDeliveryRepository(db);
+    this.resolver = options.resolver ?? systemResolver;
+    this.worker = new WebhookWorker({
+      store: options.store,
+      endpoints: this.endpoints,
+      deliveries: this.deliveries,
+      secretBox: options.secretBox,
+      clock: options.clock,
+      logger: options.logger,
+      schedule: typeof options.schedule === 'string' ? RETRY_SCHEDULES[options.schedule] : options.schedule,
+      ...(options.concurrency === undefined ? {} : { concurrency: options.concurrency }),
+    });
+    options.outbox.onEnqueued(() => this.worker.nudge());
+  }
+
+  async create(caller: ApiCaller, params: CreateWebhookEndpointParams): Promise<WebhookEndpointWithSecret> {
+    await this.checkUrl(params.url, caller);
+    const secret = newSecret();
+    const sealed = this.options.secretBox.seal(secret);
+    const endpoint = await this.options.store.writes.run(() => {
+      if (this.endpoints.count(caller.business.id, caller.environment) >= MAX_ENDPOINTS_PER_ENVIRONMENT) {
+        throw new HttpError(
+          400,
+          'validation_failed',
+          `A business can register at most ${MAX_ENDPOINTS_PER_ENVIRONMENT} endpoints per environment.`,
+          [{ path: 'url', message: 'too many endpoints' }],
+        );
+      }
+      return this.endpoints.insert({
+        id: newId('we'),
+        businessId: caller.business.id,
+        environment: caller.environment,
+        url: params.url,
+        events: uniqueTypes(params.events ?? ALL_TYPES),
+        description: params.description ?? null,
+        secretCiphertext: sealed,
+        createdAt: this.options.clock.now(),
+      });
+    });
+    return { ...toEndpointView(endpoint), secret };
+  }
+
+  list(caller: ApiCaller, query: { limit: number; startingAfter?: string | undefined }) {
+    let beforeSeq = Number.MAX_SAFE_INTEGER;
+    if (query.startingAfter !== undefined) {
+      const cursor = this.endpoints.find(query.startingAfter);
+      if (!cursor || cursor.businessId !== caller.business.id || cursor.environment !== caller.environment) {
+        throw badCursor('an endpoint of this list');
+      }
+      beforeSeq = cursor.seq;
+    }
+    const rows = this.endpoints.list(caller.business.id, caller.environment, beforeSeq, query.limit + 1);
+    const hasMore = rows.length > query.limit;
+    const page = rows.slice(0, query.limit);
+    return {
+      data: page.map(toEndpointView),
+      pagination: { hasMore, nextCursor: hasMore ? (page.at(-1)?.id ?? null) : null },
+    };
+  }
+
+  retrieve(caller: ApiCaller, id: string): WebhookEndpoint {
+    return toEndpointView(this.owned(caller, id));
+  }
+
+  async update(caller: ApiCaller, id: string, params: UpdateWebhookEndpointParams): Promise<WebhookEndpoint> {
+    this.owned(caller, id);
+    if (params.url !== undefined) await this.checkUrl(params.url, caller);
+    const updated = await this.options.store.writes.run(() => {
+      const current = this.owned(caller, id);
+      const now = this.options.clock.now();
+      const next = this.endpoints.update(
+        current,
+        {
+          ...(params.url === undefined ? {} : { url: params.url }),
+          ...(params.events === undefined ? {} : { events: uniqueTypes(params.events) }),
+          ...(params.description === undefined ? {} : { description: params.description }),
+          ...(params.enabled === undefined ? {} : { enabled: params.enabled }),
+        },
+        now,
+      );
+      if (current.enabled && !next.enabled) this.deliveries.parkForEndpoint(id, now);
+      if (!current.enabled && next.enabled) this.deliveries.unparkForEndpoint(id, now);
+      return next;
+    });
+    if (updated.enabled) this.worker.nudge();
+    return toEndpointView(updated);
+  }
+
+  /** Deletes the endpoint; its pending deliveries are marked failed (nothing more is sent to it). */
+  async remove(caller: ApiCaller, id: string): Promise<{ id: string; deleted: true }> {
+    this.owned(caller, id);
+    await this.options.store.writes.run(() => {
+      this.owned(caller, id);
+      const now = this.options.clock.now();
+      this.endpoints.softDelete(id, now);
+      this.deliveries.failPendingForEndpoint(id, now);
+    });
+    return { id, deleted: true };
+  }
+
+  /** A new secret, returned once; the previous one keeps signing beside it for 24 hours. */
+  async rollSecret(caller: ApiCaller, id: string): Promise<WebhookEndpointWithSecret> {
+    this.owned(caller, id);
+    const secret = newSecret();
+    const sealed = this.options.secretBox.seal(secret);
+    const endpoint = await this.options.store.writes.run(() => {
+      this.owned(caller, id);
+      const now = this.options.clock.now();
+      this.endpoints.rollSecret(id, sealed, now + PREVIOUS_SECRET_GRACE_MS, now);
+      const stored = this.endpoints.find(id);
+      if (!stored) throw notFound('webhook endpoint');
+      return stored;
+    });
+    return { ...toEndpointView(endpoint), secret };
+  }
+
+  listDeliveries(
+    caller: ApiCaller,
+    endpointId: string,
+    query: {
+      limit: number;
+      startingAfter?: string | undefined;
+      eventId?: string | undefined;
+      status?: WebhookDeliveryStatus | undefined;
+    },
+  ) {
+    this.owned(caller, endpointId);
+    let beforeSeq: number | undefined;
+    if (query.startingAfter !== undefined) {
+      const cursor = this.deliveries.find(query.startingAfter);
+      if (!cursor || cursor.endpointId !== endpointId) throw badCursor('a delivery of this list');
+      beforeSeq = cursor.seq;
+    }
+    const rows = this.deliveries.list({
+      endpointId,
+      eventId: query.eventId,
+      status: query.status,
+      beforeSeq,
+      limit: query.limit + 1,
+    });
+    const hasMore = rows.length > query.limit;
+    const page = rows.slice(0, query.limit);
+    const attempts = this.deliveries.attemptsOf(page.map((delivery) => delivery.id));
+    return {
+      data: page.map((delivery) => toDeliveryView(delivery, attempts.get(delivery.id) ?? [])),
+      pagination: { hasMore, nextCursor: hasMore ? (page.at(-1)?.id ?? null) : null },
+    };
+  }
+
+  /**
+   * Queues the event again: to one endpoint (which must be enabled), or to every enabled endpoint that
+   * subscribes to its type. Each resend is a new delivery with its own attempts; the event id is the same.
+   */
+  async resend(
+    caller: ApiCaller,
+    eventId: string,
+    endpointId: string | undefined,
+  ): Promise<{ eventId: string; deliveries: string[] }> {
+    const ids = await this.options.store.writes.run(() => {
+      const event = this.options.store.events.find(eventId);
+      if (!event) throw notFound('event');
+      if (event.businessId !== caller.business.id) {
+        throw new HttpError(403, 'forbidden', 'This event belongs to another business.');
+      }
+      if (event.environment !== caller.environment) {
+        throw new HttpError(
+          403,
+          'environment_mismatch',
+          `This event lives in ${event.environment}; use a ${event.environment} key.`,
+        );
+      }
+      if (!WEBHOOK_EVENT_TYPES.has(event.type)) {
+        throw new HttpError(400, 'validation_failed', `${event.type} events are not sent by webhook.`, [
+          { path: 'id', message: 'not a webhook event' },
+        ]);
+      }
+      let targets: WebhookEndpointRecord[];
+      if (endpointId !== undefined) {
+        const endpoint = this.owned(caller, endpointId);
+        if (!endpoint.enabled) {
+          throw new HttpError(400, 'validation_failed', 'The endpoint is disabled; enable it first.', [
+            { path: 'endpointId', message: 'endpoint is disabled' },
+          ]);
+        }
+        targets = [endpoint];
+      } else {
+        targets = this.allEndpoints(caller).filter(
+          (endpoint) => endpoint.enabled && endpoint.events.includes(event.type as WebhookEventType),
+        );
+      }
+      const now = this.options.clock.now();
+      return targets.map((endpoint) => {
+        const id = newId('wd');
+        this.deliveries.insert(id, endpoint.id, event.id, now);
+        return id;
+      });
+    });
+    if (ids.length > 0) this.worker.nudge();
+    return { eventId, deliveries: ids };
+  }
+
+  private allEndpoints(caller: ApiCaller): WebhookEndpointRecord[] {
+    return this.endpoints.list(
+      caller.business.id,
+      caller.environment,
+      Number.MAX_SAFE_INTEGER,
+      MAX_ENDPOINTS_PER_ENVIRONMENT * 4,
+    );
+  }
+
+  /** The endpoint if it is the caller's: 404 if none, 403 if another business's or another environment's. */
+  private owned(caller: ApiCaller, id: string): WebhookEndpointRecord {
+    const endpoint = this.endpoints.find(id);
+    if (!endpoint) throw notFound('webhook endpoint');
+    if (endpoint.businessId !== caller.business.id) {
+      throw new HttpError(403, 'forbidden', 'This webhook endpoint belongs to another business.');
+    }
+    if (endpoint.environment !== caller.environment) {
+      throw new HttpError(
+        403,
+        'environment_mismatch',
+        `This endpoint lives in ${endpoint.environment}; use a ${endpoint.environment} key.`,
+      );
+    }
+    return endpoint;
+  }
+
+  private async checkUrl(url: string, caller: ApiCaller): Promise<void> {
+    const checked = await checkWebhookUrl(url, caller.environment, this.resolver);
+    if (!checked.ok) {
+      const fieldErrors: FieldError[] = [{ path: 'url', message: checked.message }];
+      throw new HttpError(
+        400,
+        'validation_failed',
+        `The webhook URL is not allowed: ${checked.message}.`,
+        fieldErrors,
+      );
+    }
+  }
+}
+
+function toDeliveryView(
+  delivery: WebhookDeliveryRecord,
+  attempts: ReadonlyArray<{
+    attemptedAt: number;
+    statusCode: number | null;
+    latencyMs: number;
+    error: string | null;
+    responseExcerpt: string | null;
+  }>,
+): WebhookDelivery {
+  return {
+    id: delivery.id,
+    endpointId: delivery.endpointId,
+    eventId: delivery.eventId,
+    eventType: delivery.eventType as WebhookEventType,
+    status: delivery.status,
+    attemptCount: delivery.attemptCount,
+    nextAttemptAt: toIsoOrNull(delivery.nextAttemptAt),
+    attempts: attempts.map((attempt) => ({
+      at: toIso(attempt.attemptedAt),
+      statusCode: attempt.statusCode,
+      latencyMs: attempt.latencyMs,
+      error: attempt.error,
+      responseExcerpt: attempt.responseExcerpt,
+    })),
+    createdAt: toIso(delivery.createdAt),
+  };
+}
+
+const uniqueTypes = (types: readonly WebhookEventType[]): WebhookEventType[] => [...new Set(types)];
+
+const badCursor = (what: string) =>
+  new HttpError(400, 'validation_failed', `startingAfter is not ${what}.`, [
+    { path: 'startingAfter', message: 'unknown cursor' },
+  ]);

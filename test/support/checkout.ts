@@ -1,0 +1,176 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** JSON over HTTP with a bearer key; returns status and parsed body. */
+export async function api(
+  baseUrl: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
+  const response = await fetch(new URL(path, baseUrl), {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+/** Creates a session and bootstraps it: the widget token and the account to pay. */
+export async function openCheckout(baseUrl: string, secretKey: string, amount = 50_000) {
+  const created = await api(baseUrl, secretKey, 'POST', '/api/widget/sessions', {
+    amount,
+    currency: 'NGN',
+    payer: { name: 'Ada Payer', email: 'ada@example.com' },
+  });
+  if (created.status !== 201)
+    throw new Error(`session create: ${created.status} ${JSON.stringify(created.body)}`);
+  const response = await fetch(new URL('/api/widget/bootstrap', baseUrl), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ clientSecret: created.body.data.clientSecret }),
+  });
+  const boot = (await response.json()) as any;
+  if (response.status !== 200) throw new Error(`bootstrap: ${response.status} ${JSON.stringify(boot)}`);
+  return {
+    sessionId: created.body.data.id as string,
+    token: boot.data.token as string,
+    accountNumber: boot.data.virtualAccount.accountNumber as string,
+    amount,
+  };
+}
+
+/**
+ * A verifier written independently of the service's signer: parses `t=…,v1=…[,v1=…]`, recomputes
+ * HMAC-SHA256(secret, "<t>.<raw body>") and compares in constant time.
+ */
+export function independentlyVerify(rawBody: Buffer, header: string, secret: string): boolean {
+  const fields = header.split(',').map((part) => part.split('='));
+  const t = fields.find(([k]) => k === 't')?.[1];
+  const candidates = fields.filter(([k]) => k === 'v1').map(([, v]) => v ?? '');
+  if (!t || candidates.length === 0) return false;
+  const expected = createHmac('sha256', secret).update(`${t}.`).update(rawBody).digest();
+  return candidates.some((hex) => {
+    const given = Buffer.from(hex, 'hex');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+}
+
+export interface Received {
+  headers: IncomingMessage['headers'];
+  raw: Buffer;
+  body: any;
+  at: number;
+}
+
+/** A webhook receiver on loopback whose answer the test decides per request. */
+export async function startReceiver(
+  answer: (received: Received, res: ServerResponse) => void = (_r, res) => res.end('ok'),
+): Promise<{ url: string; received: Received[]; server: Server; close(): Promise<void> }> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      const entry = { headers: req.headers, raw, body: JSON.parse(raw.toString('utf8')), at: Date.now() };
+      received.push(entry);
+      answer(entry, res);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    server,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Reads an SSE response until `until` says stop; returns the parsed frames (comments as `comment`). */
+export interface SseFrame {
+  id?: string;
+  event?: string;
+  data?: any;
+  comment?: string;
+}
+
+export async function openStream(
+  baseUrl: string,
+  sessionId: string,
+  token: string,
+  headers: Record<string, string> = {},
+) {
+  const controller = new AbortController();
+  const response = await fetch(new URL(`/api/widget/sessions/${sessionId}/events`, baseUrl), {
+    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers },
+    signal: controller.signal,
+  });
+  const frames: SseFrame[] = [];
+  let ended = false;
+  const waiters: Array<() => void> = [];
+  const notify = () => {
+    for (const waiter of waiters.splice(0)) waiter();
+  };
+  const pump = (async () => {
+    if (!response.body) return;
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of response.body) {
+        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+        let index = buffer.indexOf('\n\n');
+        while (index !== -1) {
+          const block = buffer.slice(0, index);
+          buffer = buffer.slice(index + 2);
+          const frame: SseFrame = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) frame.comment = line.slice(1).trim();
+            else if (line.startsWith('id: ')) frame.id = line.slice(4);
+            else if (line.startsWith('event: ')) frame.event = line.slice(7);
+            else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
+          }
+          frames.push(frame);
+          index = buffer.indexOf('\n\n');
+        }
+        notify();
+      }
+    } catch {
+      // aborted by the test
+    }
+    ended = true;
+    notify();
+  })();
+  return {
+    response,
+    frames,
+    get ended() {
+      return ended;
+    },
+    /** Resolves once `predicate` holds on the frames (or the stream ended: then it rejects). */
+    async waitFor(predicate: (frames: SseFrame[]) => boolean): Promise<void> {
+      while (!predicate(frames)) {
+        if (ended) throw new Error(`stream ended first; frames: ${JSON.stringify(frames)}`);
+        await new Promise<void>((resolve) => waiters.push(resolve));
+      }
+    },
+    async closed(): Promise<void> {
+      await pump;
+    },
+    abort() {
+      controller.abort();
+    },
+  };
+}
