@@ -145,7 +145,11 @@ export class WebhookDeliveryRepository {
          WHERE id = ? AND status = 'pending'`,
       ),
       retryAt: db.prepare<[number, number, string]>(
-        `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, next_attempt_at = ?, updated_at = ?
+        // An endpoint disabled while this attempt was in flight keeps the delivery parked (NULL).
+        `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1,
+           next_attempt_at = CASE WHEN (SELECT enabled FROM webhook_endpoints WHERE id = endpoint_id) = 1
+             THEN ? ELSE NULL END,
+           updated_at = ?
          WHERE id = ? AND status = 'pending'`,
       ),
       failed: db.prepare<[number, string]>(
