@@ -1,0 +1,115 @@
+import { WebhookEventSchema } from '@servicepay/node/protocol';
+import { expect, test, vi } from 'vitest';
+import { api, startReceiver } from '../../../test/support/checkout.ts';
+import { startServer } from '../../../test/support/server.ts';
+import { ManualClock } from '../internal/clock.ts';
+import type { Logger } from '../internal/logger.ts';
+import { jittered, RETRY_SCHEDULES, WebhookWorker, webhookBody } from './webhook-worker.ts';
+
+test('jitter stays within ±20 % of the delay', () => {
+  expect(jittered(1000, 0.2, () => 0)).toBe(800);
+  expect(jittered(1000, 0.2, () => 0.5)).toBe(1000);
+  expect(jittered(1000, 0.2, () => 0.999_999)).toBe(1200);
+});
+
+test('the standard schedule spans about three days in 12 attempts; fast spans about a minute', () => {
+  const total = (delays: readonly number[]) => delays.reduce((sum, delay) => sum + delay, 0);
+  expect(RETRY_SCHEDULES.standard.delaysMs).toHaveLength(11);
+  expect(total(RETRY_SCHEDULES.standard.delaysMs) / 3_600_000).toBeCloseTo(71.6, 0);
+  expect(total(RETRY_SCHEDULES.fast.delaysMs)).toBeLessThan(70_000);
+  for (const schedule of Object.values(RETRY_SCHEDULES)) {
+    const delays = schedule.delaysMs;
+    for (let i = 1; i < delays.length; i += 1) expect(delays[i]).toBeGreaterThanOrEqual(delays[i - 1] ?? 0);
+  }
+});
+
+test('the body is a WebhookEvent with the stored session spliced in', () => {
+  const session = {
+    id: 'ses_1',
+    reference: 'order-1',
+    status: 'successful',
+    environment: 'test',
+    amount: 5000,
+    currency: 'NGN',
+    payer: { name: 'Ada', email: 'ada@example.com' },
+    metadata: {},
+    virtualAccount: null,
+    lastMismatch: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+    expiresAt: '2026-01-01T02:00:00.000Z',
+    paidAt: '2026-01-01T00:01:00.000Z',
+  };
+  const body = webhookBody({
+    eventId: 'evt_abc',
+    eventType: 'session.successful',
+    environment: 'test',
+    eventCreatedAt: Date.parse('2026-01-01T00:01:00.000Z'),
+    payload: JSON.stringify(session),
+  });
+  const event = WebhookEventSchema.parse(JSON.parse(body));
+  expect(event).toMatchObject({ id: 'evt_abc', type: 'session.successful', createdAt: '2026-01-01T00:01:00.000Z' });
+  expect(event.data.session.amount).toBe(5000);
+});
+
+test('a failing endpoint is retried on schedule, the delivery fails at the end, and the endpoint is disabled', async () => {
+  const clock = new ManualClock(Date.parse('2026-03-01T10:00:00.000Z'));
+  const warnings: Array<[string, Record<string, unknown> | undefined]> = [];
+  const logger: Logger = { info() {}, error() {}, warn: (message, fields) => warnings.push([message, fields]) };
+  const server = await startServer({}, { clock, logger });
+  const receiver = await startReceiver((_received, res) => {
+    res.statusCode = 500;
+    res.end('x'.repeat(5000));
+  });
+  try {
+    const worker = server.service.tasks.find((task): task is WebhookWorker => task instanceof WebhookWorker);
+    if (!worker) throw new Error('the webhook worker is not a task of the service');
+    const { business, keys } = server.createBusiness();
+    const sk = keys.test.secretKey;
+    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body.data;
+    const created = await api(server.baseUrl, sk, 'POST', '/api/widget/sessions', {
+      amount: 10_000,
+      currency: 'NGN',
+      payer: { name: 'Ada', email: 'ada@example.com' },
+    });
+    await api(server.baseUrl, sk, 'POST', `/api/widget/sessions/${created.body.data.id}/cancel`);
+    const delivery = async () =>
+      (await api(server.baseUrl, sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries`)).body.data[0];
+
+    const { delaysMs } = RETRY_SCHEDULES.fast;
+    for (let attempt = 1; attempt <= delaysMs.length + 1; attempt += 1) {
+      await vi.waitFor(async () => expect((await delivery()).attemptCount).toBe(attempt));
+      const current = await delivery();
+      const last = current.attempts.at(-1);
+      expect(last).toMatchObject({ statusCode: 500, error: null });
+      expect(Buffer.byteLength(last.responseExcerpt)).toBe(1024);
+      const delay = delaysMs[attempt - 1];
+      if (delay === undefined) {
+        expect(current.status).toBe('failed');
+        expect(current.nextAttemptAt).toBeNull();
+        break;
+      }
+      expect(current.status).toBe('pending');
+      const wait = Date.parse(current.nextAttemptAt) - Date.parse(last.at);
+      expect(wait).toBeGreaterThanOrEqual(Math.floor(delay * 0.8));
+      expect(wait).toBeLessThanOrEqual(Math.ceil(delay * 1.2));
+      clock.advance(wait);
+      await worker.runDue();
+    }
+    expect(receiver.received).toHaveLength(delaysMs.length + 1);
+    expect(new Set(receiver.received.map((r) => r.headers['x-service-event-id'])).size).toBe(1);
+    expect(receiver.received.map((r) => r.headers['x-service-attempt'])).toEqual(
+      Array.from({ length: delaysMs.length + 1 }, (_, i) => String(i + 1)),
+    );
+
+    const after = (await api(server.baseUrl, sk, 'GET', `/api/webhooks/${endpoint.id}`)).body.data;
+    expect(after).toMatchObject({ enabled: false, disabledReason: 'failing' });
+    expect(warnings).toContainEqual([
+      'webhook endpoint disabled: it kept failing',
+      expect.objectContaining({ endpointId: endpoint.id, businessId: business.id, disabledReason: 'failing' }),
+    ]);
+  } finally {
+    await receiver.close();
+    await server.close();
+  }
+});
