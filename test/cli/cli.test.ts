@@ -1,0 +1,233 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  API_KEY_PATTERN,
+  type CreatedBusiness,
+  CreatedBusinessSchema,
+  RolledKeySchema,
+} from '@servicepay/node/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootstrap, call, createSession, expectError, retrieveSession } from '../support/api.ts';
+
+// The `servicepay-server` binary as a user runs it: real processes on one SQLite file.
+
+const BIN = fileURLToPath(new URL('../../reference-server/bin/servicepay-server.js', import.meta.url));
+const folder = mkdtempSync(join(tmpdir(), 'servicepay-cli-'));
+const dbPath = join(folder, 'servicepay.db');
+
+type Run = { code: number | null; stdout: string; stderr: string };
+
+function cli(args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+let server: ChildProcess;
+let baseUrl: string;
+
+beforeAll(async () => {
+  server = spawn(
+    process.execPath,
+    [BIN, 'start', '--db', dbPath, '--port', '0', '--test-widget-port', '0', '--live-widget-port', '0'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  baseUrl = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    server.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (match?.[1]) resolve(match[1]);
+    });
+    server.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+});
+
+afterAll(async () => {
+  if (server.exitCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(folder, { recursive: true, force: true });
+});
+
+async function createBusiness(...extra: string[]): Promise<CreatedBusiness> {
+  const run = await cli(['business', 'create', '--name', 'CLI Shop', '--db', dbPath, '--json', ...extra]);
+  expect(run.code, run.stderr).toBe(0);
+  return CreatedBusinessSchema.parse(JSON.parse(run.stdout));
+}
+
+describe('servicepay-server', () => {
+  it('start answers its health check', async () => {
+    const response = await call(baseUrl, 'GET', '/health');
+    expect(response.status).toBe(200);
+  });
+
+  it('business create --json prints the documented shape with both key pairs', async () => {
+    const created = await createBusiness();
+    expect(created.business.name).toBe('CLI Shop');
+    expect(created.business.id).toMatch(/^biz_[0-9A-Za-z]+$/);
+    const keys = [
+      created.keys.test.secretKey,
+      created.keys.test.publishableKey,
+      created.keys.live.secretKey,
+      created.keys.live.publishableKey,
+    ];
+    for (const key of keys) expect(key).toMatch(/^(sk|pk)_(test|live)_[0-9A-Za-z]{32}$/);
+    expect(keys.map((key) => key.slice(0, 8))).toEqual(['sk_test_', 'pk_test_', 'sk_live_', 'pk_live_']);
+    expect(keys.every((key) => API_KEY_PATTERN.test(key))).toBe(true);
+    // The running server (another process) sees the new business at once.
+    expect(
+      (await call(baseUrl, 'GET', '/api/widget/sessions', { token: created.keys.test.secretKey })).status,
+    ).toBe(200);
+  });
+
+  it('keys roll revokes the old key at once on the running server', async () => {
+    const created = await createBusiness();
+    const old = created.keys.test.secretKey;
+    expect((await call(baseUrl, 'GET', '/api/widget/sessions', { token: old })).status).toBe(200);
+    const run = await cli([
+      'keys',
+      'roll',
+      '--business',
+      created.business.id,
+      '--environment',
+      'test',
+      '--kind',
+      'secret',
+      '--db',
+      dbPath,
+      '--json',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const rolled = RolledKeySchema.parse(JSON.parse(run.stdout));
+    expect(rolled).toMatchObject({ environment: 'test', kind: 'secret' });
+    expect(rolled.key).toMatch(/^sk_test_[0-9A-Za-z]{32}$/);
+    expect(rolled.revokedKeyHint).toContain(old.slice(-4));
+    expect(rolled.revokedKeyHint).not.toContain(old);
+    expectError(await call(baseUrl, 'GET', '/api/widget/sessions', { token: old }), 401, 'api_key_revoked');
+    expect((await call(baseUrl, 'GET', '/api/widget/sessions', { token: rolled.key })).status).toBe(200);
+    // The other keys of the business are untouched.
+    expect(
+      (await call(baseUrl, 'GET', '/api/widget/profile', { token: created.keys.test.publishableKey })).status,
+    ).toBe(200);
+  });
+
+  it('kyc approve turns the live key 403 into 2xx', async () => {
+    const created = await createBusiness();
+    const live = created.keys.live.secretKey;
+    expectError(await call(baseUrl, 'GET', '/api/widget/sessions', { token: live }), 403, 'kyc_required');
+    const run = await cli(['kyc', 'approve', '--business', created.business.id, '--db', dbPath]);
+    expect(run.code, run.stderr).toBe(0);
+    expect((await call(baseUrl, 'GET', '/api/widget/sessions', { token: live })).status).toBe(200);
+  });
+
+  it('business create --kyc-approved makes live keys work at once', async () => {
+    const created = await createBusiness('--kyc-approved');
+    expect(
+      (await call(baseUrl, 'GET', '/api/widget/sessions', { token: created.keys.live.secretKey })).status,
+    ).toBe(200);
+  });
+
+  it('transfer pays a session through the simulated bank', async () => {
+    const created = await createBusiness();
+    const key = created.keys.test.secretKey;
+    const session = await createSession(baseUrl, key);
+    const opened = await bootstrap(baseUrl, session.clientSecret);
+    const run = await cli([
+      'transfer',
+      '--account',
+      opened.virtualAccount.accountNumber,
+      '--amount',
+      String(session.amount),
+      '--api',
+      baseUrl,
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'credited', notification: 'delivered' });
+    expect((await retrieveSession(baseUrl, key, session.id)).status).toBe('successful');
+  });
+
+  it('transfer to an unknown account exits 1 with the refusal', async () => {
+    const run = await cli(['transfer', '--account', '1000000000', '--amount', '100', '--api', baseUrl]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('404');
+  });
+
+  it.each([
+    ['no --name', ['business', 'create', '--db', '__DB__']],
+    ['an unknown option', ['business', 'create', '--name', 'X', '--bogus', '--db', '__DB__']],
+    ['an unknown command', ['frobnicate']],
+    [
+      'a bad environment',
+      ['keys', 'roll', '--business', 'biz_x', '--environment', 'prod', '--kind', 'secret', '--db', '__DB__'],
+    ],
+    [
+      'a bad kind',
+      ['keys', 'roll', '--business', 'biz_x', '--environment', 'test', '--kind', 'root', '--db', '__DB__'],
+    ],
+    ['an unknown business', ['kyc', 'approve', '--business', 'biz_nope', '--db', '__DB__']],
+    [
+      'a bad amount',
+      ['transfer', '--account', '1000000000', '--amount', '12.5', '--api', 'http://127.0.0.1:1'],
+    ],
+    ['a bad port', ['start', '--port', 'eighty', '--db', '__DB__']],
+  ])('bad usage (%s) exits 2 with the usage text', async (_what, args) => {
+    const run = await cli(args.map((arg) => (arg === '__DB__' ? dbPath : arg)));
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('servicepay-server business create --name NAME');
+    expect(run.stdout).toBe('');
+  });
+
+  it('stores no key in the clear: the database files do not contain a secret key', async () => {
+    const created = await createBusiness();
+    const rolled = RolledKeySchema.parse(
+      JSON.parse(
+        (
+          await cli([
+            'keys',
+            'roll',
+            '--business',
+            created.business.id,
+            '--environment',
+            'live',
+            '--kind',
+            'secret',
+            '--db',
+            dbPath,
+            '--json',
+          ])
+        ).stdout,
+      ),
+    );
+    const session = await createSession(
+      baseUrl,
+      created.keys.test.secretKey,
+      {},
+      { 'idempotency-key': 'cli-clear' },
+    );
+    const files = readdirSync(folder).map((name) => readFileSync(join(folder, name)));
+    expect(files.length).toBeGreaterThan(0);
+    const secrets = [
+      created.keys.test.secretKey,
+      created.keys.test.publishableKey,
+      created.keys.live.secretKey,
+      rolled.key,
+      session.clientSecret,
+    ];
+    for (const file of files) {
+      for (const secret of secrets) {
+        expect(file.includes(secret)).toBe(false);
+        // Nor the 32 random characters on their own.
+        expect(file.includes(secret.slice(-32))).toBe(false);
+      }
+    }
+  });
+});
