@@ -3,6 +3,9 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+// biome-ignore lint/suspicious/noExplicitAny: test bodies are asserted field by field, not typed up front.
+type Json = any;
+
 /** JSON over HTTP with a bearer key; returns status and parsed body. */
 export async function api(
   baseUrl: string,
@@ -10,7 +13,7 @@ export async function api(
   method: string,
   path: string,
   body?: unknown,
-): Promise<{ status: number; body: any }> {
+): Promise<{ status: number; body: Json }> {
   const response = await fetch(new URL(path, baseUrl), {
     method,
     headers: {
@@ -37,7 +40,7 @@ export async function openCheckout(baseUrl: string, secretKey: string, amount = 
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ clientSecret: created.body.data.clientSecret }),
   });
-  const boot = (await response.json()) as any;
+  const boot = (await response.json()) as Json;
   if (response.status !== 200) throw new Error(`bootstrap: ${response.status} ${JSON.stringify(boot)}`);
   return {
     sessionId: created.body.data.id as string,
@@ -66,7 +69,7 @@ export function independentlyVerify(rawBody: Buffer, header: string, secret: str
 export interface Received {
   headers: IncomingMessage['headers'];
   raw: Buffer;
-  body: any;
+  body: Json;
   at: number;
 }
 
@@ -103,7 +106,7 @@ export async function startReceiver(
 export interface SseFrame {
   id?: string;
   event?: string;
-  data?: any;
+  data?: Json;
   comment?: string;
 }
 

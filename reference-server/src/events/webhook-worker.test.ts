@@ -48,14 +48,22 @@ test('the body is a WebhookEvent with the stored session spliced in', () => {
     payload: JSON.stringify(session),
   });
   const event = WebhookEventSchema.parse(JSON.parse(body));
-  expect(event).toMatchObject({ id: 'evt_abc', type: 'session.successful', createdAt: '2026-01-01T00:01:00.000Z' });
+  expect(event).toMatchObject({
+    id: 'evt_abc',
+    type: 'session.successful',
+    createdAt: '2026-01-01T00:01:00.000Z',
+  });
   expect(event.data.session.amount).toBe(5000);
 });
 
 test('a failing endpoint is retried on schedule, the delivery fails at the end, and the endpoint is disabled', async () => {
   const clock = new ManualClock(Date.parse('2026-03-01T10:00:00.000Z'));
   const warnings: Array<[string, Record<string, unknown> | undefined]> = [];
-  const logger: Logger = { info() {}, error() {}, warn: (message, fields) => warnings.push([message, fields]) };
+  const logger: Logger = {
+    info() {},
+    error() {},
+    warn: (message, fields) => warnings.push([message, fields]),
+  };
   const server = await startServer({}, { clock, logger });
   const receiver = await startReceiver((_received, res) => {
     res.statusCode = 500;
@@ -66,7 +74,8 @@ test('a failing endpoint is retried on schedule, the delivery fails at the end, 
     if (!worker) throw new Error('the webhook worker is not a task of the service');
     const { business, keys } = server.createBusiness();
     const sk = keys.test.secretKey;
-    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body.data;
+    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body
+      .data;
     const created = await api(server.baseUrl, sk, 'POST', '/api/widget/sessions', {
       amount: 10_000,
       currency: 'NGN',
@@ -106,7 +115,11 @@ test('a failing endpoint is retried on schedule, the delivery fails at the end, 
     expect(after).toMatchObject({ enabled: false, disabledReason: 'failing' });
     expect(warnings).toContainEqual([
       'webhook endpoint disabled: it kept failing',
-      expect.objectContaining({ endpointId: endpoint.id, businessId: business.id, disabledReason: 'failing' }),
+      expect.objectContaining({
+        endpointId: endpoint.id,
+        businessId: business.id,
+        disabledReason: 'failing',
+      }),
     ]);
   } finally {
     await receiver.close();

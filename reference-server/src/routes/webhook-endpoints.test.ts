@@ -54,7 +54,10 @@ describe('endpoints resource', () => {
     expect(fetched.body.data.secret).toBeUndefined();
     expect(fetched.body.data.url).toBe(receiver.url);
 
-    const second = await call(sk, 'POST', '/api/webhooks', { url: receiver.url, events: ['session.successful'] });
+    const second = await call(sk, 'POST', '/api/webhooks', {
+      url: receiver.url,
+      events: ['session.successful'],
+    });
     const page1 = await call(sk, 'GET', '/api/webhooks?environment=test&limit=1');
     expect(page1.body.data.map((e: { id: string }) => e.id)).toEqual([second.body.data.id]);
     expect(page1.body.pagination).toEqual({ hasMore: true, nextCursor: second.body.data.id });
@@ -69,7 +72,11 @@ describe('endpoints resource', () => {
       events: ['session.cancelled'],
       enabled: false,
     });
-    expect(patched.body.data).toMatchObject({ events: ['session.cancelled'], enabled: false, disabledReason: null });
+    expect(patched.body.data).toMatchObject({
+      events: ['session.cancelled'],
+      enabled: false,
+      disabledReason: null,
+    });
 
     const deleted = await call(sk, 'DELETE', `/api/webhooks/${endpoint.id}`);
     expect(deleted.status).toBe(200);
@@ -88,7 +95,12 @@ describe('endpoints resource', () => {
       ['GET', `/api/webhooks/${id}/deliveries`],
     ] as const) {
       const response = await call(otherSk, method, path, payload);
-      expect([method, path, response.status, response.body.meta.code]).toEqual([method, path, 403, 'forbidden']);
+      expect([method, path, response.status, response.body.meta.code]).toEqual([
+        method,
+        path,
+        403,
+        'forbidden',
+      ]);
     }
     const unknown = await call(sk, 'GET', '/api/webhooks/we_000000000000000000000000');
     expect(unknown.status).toBe(404);
@@ -134,7 +146,9 @@ describe('endpoints resource', () => {
     const ok = await call(live, 'POST', '/api/webhooks', { url: 'https://93.184.215.14/hooks' });
     expect(ok.status).toBe(201);
     expect(ok.body.data.environment).toBe('live');
-    const patched = await call(live, 'PATCH', `/api/webhooks/${ok.body.data.id}`, { url: 'https://10.0.0.1/' });
+    const patched = await call(live, 'PATCH', `/api/webhooks/${ok.body.data.id}`, {
+      url: 'https://10.0.0.1/',
+    });
     expect(patched.status).toBe(400);
   });
 });
@@ -156,9 +170,9 @@ describe('deliveries', () => {
     expect(signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(independentlyVerify(delivery.raw, signature, endpoint.secret)).toBe(true);
     expect(independentlyVerify(delivery.raw, signature, 'whsec_wrong')).toBe(false);
-    expect(independentlyVerify(Buffer.concat([delivery.raw, Buffer.from(' ')]), signature, endpoint.secret)).toBe(
-      false,
-    );
+    expect(
+      independentlyVerify(Buffer.concat([delivery.raw, Buffer.from(' ')]), signature, endpoint.secret),
+    ).toBe(false);
 
     await vi.waitFor(async () => {
       const listed = await call(sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries?status=succeeded`);
@@ -205,8 +219,14 @@ describe('deliveries', () => {
   });
 
   test('an endpoint gets only the types it subscribes to, and nothing while disabled', async () => {
-    const { body } = await call(sk, 'POST', '/api/webhooks', { url: receiver.url, events: ['session.successful'] });
-    const other = await call(sk, 'POST', '/api/webhooks', { url: receiver.url, events: ['session.cancelled'] });
+    const { body } = await call(sk, 'POST', '/api/webhooks', {
+      url: receiver.url,
+      events: ['session.successful'],
+    });
+    const other = await call(sk, 'POST', '/api/webhooks', {
+      url: receiver.url,
+      events: ['session.cancelled'],
+    });
     await call(sk, 'PATCH', `/api/webhooks/${other.body.data.id}`, { enabled: false });
     await cancelledSession();
     expect((await call(sk, 'GET', `/api/webhooks/${body.data.id}/deliveries`)).body.data).toEqual([]);

@@ -1,0 +1,154 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CreateSessionParamsSchema } from '@servicepay/node/protocol';
+import Database from 'better-sqlite3';
+import { afterEach, expect, test } from 'vitest';
+import { createApp, createBusiness, createService, silentLogger } from '../../reference-server/src/index.ts';
+import type { ApiCaller } from '../../reference-server/src/middleware/authenticate.ts';
+import { api, independentlyVerify, startReceiver } from '../support/checkout.ts';
+
+const BIN = fileURLToPath(new URL('../../reference-server/bin/servicepay-server.js', import.meta.url));
+const EVENTS = 1000;
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** The real CLI in its own process, resolved once it printed its ready line. */
+async function spawnServer(dbPath: string): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'start',
+      '--db',
+      dbPath,
+      '--port',
+      '0',
+      '--test-widget-port',
+      '0',
+      '--live-widget-port',
+      '0',
+      '--webhook-schedule',
+      'fast',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  cleanups.push(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('listening on')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server exited (${code}) before ready: ${stderr}`)));
+  });
+  return child;
+}
+
+test('kill -9 in the middle of a 1,000-event backlog: after a restart every event is delivered, none lost', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'servicepay-crash-'));
+  cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
+  const dbPath = join(folder, 'servicepay.db');
+
+  // The receiver counts distinct event ids and checks every signature; during the first run it kills the
+  // server (SIGKILL, no chance to clean up) when 100 distinct events have arrived, answering none of them.
+  const distinct = new Set<string>();
+  let secret = '';
+  let badSignatures = 0;
+  let server: ChildProcess | undefined;
+  let killed = false;
+  let allArrived: () => void = () => undefined;
+  const arrived = new Promise<void>((resolve) => {
+    allArrived = resolve;
+  });
+  const receiver = await startReceiver((received, res) => {
+    if (!independentlyVerify(received.raw, String(received.headers['x-service-signature']), secret))
+      badSignatures += 1;
+    if (!killed) {
+      if (distinct.size >= 100) {
+        killed = true;
+        server?.kill('SIGKILL');
+        return; // never answered: the process that asked is gone
+      }
+      distinct.add(received.body.id);
+      setTimeout(() => res.end('ok'), 5);
+      return;
+    }
+    distinct.add(received.body.id);
+    res.end('ok');
+    if (distinct.size === EVENTS) allArrived();
+  });
+  cleanups.push(() => receiver.close());
+
+  // Before the first start: a business, an endpoint and 1,000 cancelled sessions, written through the
+  // service's own code (no worker running), so the database holds 1,000 undelivered events.
+  const setup = createService({ dbPath, port: 0 }, { logger: silentLogger });
+  const { business: created, keys } = createBusiness(setup.deps.store, 'Crash Shop', false, Date.now());
+  const app = createApp(setup.deps).listen(0, '127.0.0.1') as Server;
+  await once(app, 'listening');
+  const setupUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
+  const endpoint = await api(setupUrl, keys.test.secretKey, 'POST', '/api/webhooks', { url: receiver.url });
+  expect(endpoint.status).toBe(201);
+  secret = endpoint.body.data.secret;
+  await new Promise((resolve) => app.close(resolve));
+  const business = setup.deps.store.businesses.find(created.id);
+  if (!business) throw new Error('no business');
+  const caller: ApiCaller = { kind: 'secret', business, environment: 'test' };
+  const params = CreateSessionParamsSchema.parse({
+    amount: 10_000,
+    currency: 'NGN',
+    payer: { name: 'Ada', email: 'ada@example.com' },
+  });
+  const sessions = await Promise.all(
+    Array.from({ length: EVENTS }, () => setup.deps.sessions.create(caller, params, undefined)),
+  );
+  await Promise.all(
+    sessions.map((result) =>
+      setup.deps.sessions.cancel(result.body.data.id, 'cancelled_by_merchant', caller),
+    ),
+  );
+  await setup.close();
+
+  server = await spawnServer(dbPath);
+  const [, signal] = await once(server, 'exit');
+  expect(signal).toBe('SIGKILL');
+  expect(killed).toBe(true);
+  const atKill = distinct.size;
+  expect(atKill).toBeLessThan(EVENTS);
+
+  server = await spawnServer(dbPath);
+  await arrived;
+  server.kill('SIGTERM');
+  await once(server, 'exit');
+
+  expect(distinct.size).toBe(EVENTS);
+  expect(badSignatures).toBe(0);
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    const eventIds = db
+      .prepare<[], { id: string }>("SELECT id FROM events WHERE type = 'session.cancelled'")
+      .all()
+      .map((row) => row.id);
+    expect(new Set(eventIds)).toEqual(distinct);
+    const pending = db
+      .prepare<[], { n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status <> 'succeeded'")
+      .get();
+    expect(pending?.n).toBe(0);
+  } finally {
+    db.close();
+  }
+}, 60_000);
