@@ -1,0 +1,132 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WriteQueue } from './write-queue.ts';
+
+let folder: string;
+let db: Database.Database;
+let reader: Database.Database;
+let effectErrors: unknown[];
+let queue: WriteQueue;
+
+beforeEach(() => {
+  folder = mkdtempSync(join(tmpdir(), 'servicepay-write-queue-'));
+  const path = join(folder, 'queue.db');
+  db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE items (name TEXT PRIMARY KEY)');
+  // A second connection sees only what was committed.
+  reader = new Database(path, { readonly: true });
+  effectErrors = [];
+  queue = new WriteQueue(db, (error) => effectErrors.push(error));
+});
+
+afterEach(() => {
+  reader.close();
+  db.close();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+const insert = (name: string) => db.prepare('INSERT INTO items (name) VALUES (?)').run(name);
+const committed = () =>
+  (reader.prepare('SELECT name FROM items ORDER BY name').all() as Array<{ name: string }>).map(
+    (row) => row.name,
+  );
+
+describe('WriteQueue', () => {
+  it('rolls back a failing job alone; the others of the batch commit', async () => {
+    const results = await Promise.allSettled([
+      queue.run(() => insert('a')),
+      queue.run(() => {
+        insert('b');
+        throw new Error('job b fails after writing');
+      }),
+      queue.run(() => insert('c')),
+      // A constraint violation is a failure of this job only.
+      queue.run(() => insert('a')),
+    ]);
+    expect(results.map((result) => result.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'rejected',
+    ]);
+    expect(committed()).toEqual(['a', 'c']);
+  });
+
+  it('resolves a job only after its batch is committed, with the value the job returned', async () => {
+    const seenInside: string[][] = [];
+    const pending = queue.run(() => {
+      insert('x');
+      seenInside.push(committed());
+      return 42;
+    });
+    const other = queue.run(() => {
+      insert('y');
+      seenInside.push(committed());
+    });
+    const value = await pending;
+    // Inside the jobs nothing was committed yet; when the first promise settles, the whole batch is.
+    expect(seenInside).toEqual([[], []]);
+    expect(value).toBe(42);
+    expect(committed()).toEqual(['x', 'y']);
+    await other;
+  });
+
+  it('runs jobs one after another: each sees the writes of the jobs before it', async () => {
+    const counts = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        queue.run(() => {
+          insert(`n${i}`);
+          return (db.prepare('SELECT count(*) AS n FROM items').get() as { n: number }).n;
+        }),
+      ),
+    );
+    expect(counts).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('runs afterCommit effects after the commit, not for a job that failed', async () => {
+    const effects: Array<{ name: string; committed: string[]; inTransaction: boolean }> = [];
+    await Promise.allSettled([
+      queue.run((context) => {
+        insert('p');
+        context.afterCommit(() =>
+          effects.push({ name: 'p', committed: committed(), inTransaction: db.inTransaction }),
+        );
+      }),
+      queue.run((context) => {
+        insert('q');
+        context.afterCommit(() => effects.push({ name: 'q', committed: [], inTransaction: false }));
+        throw new Error('q fails');
+      }),
+    ]);
+    expect(effects).toEqual([{ name: 'p', committed: ['p'], inTransaction: false }]);
+  });
+
+  it('an effect that throws does not reject its job; it is reported and the next effects still run', async () => {
+    const ran: string[] = [];
+    const value = await queue.run((context) => {
+      insert('e');
+      context.afterCommit(() => {
+        throw new Error('push failed');
+      });
+      context.afterCommit(() => ran.push('second effect'));
+      return 'done';
+    });
+    expect(value).toBe('done');
+    expect(ran).toEqual(['second effect']);
+    expect(effectErrors).toHaveLength(1);
+    expect((effectErrors[0] as Error).message).toBe('push failed');
+    expect(committed()).toEqual(['e']);
+  });
+
+  it('splits more jobs than the batch size over several commits, all of them landing', async () => {
+    const small = new WriteQueue(db, (error) => effectErrors.push(error), 3);
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => small.run(() => insert(`b${String(i).padStart(2, '0')}`))),
+    );
+    expect(committed()).toHaveLength(10);
+  });
+});

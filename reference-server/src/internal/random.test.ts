@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { newId, randomAccountNumber, randomBase62, safeEqual, sha256 } from './random.ts';
+
+describe('random', () => {
+  it('randomBase62 gives exactly the length asked, in base62', () => {
+    for (const length of [0, 1, 16, 32, 100])
+      expect(randomBase62(length)).toMatch(new RegExp(`^[0-9A-Za-z]{${length}}$`));
+  });
+
+  it('randomBase62 is not biased towards the first characters (smoke)', () => {
+    const counts = new Map<string, number>();
+    const sample = randomBase62(62 * 2_000);
+    for (const char of sample) counts.set(char, (counts.get(char) ?? 0) + 1);
+    expect(counts.size).toBe(62);
+    // Expected 2,000 each; a modulo bias on 256 would give the first 8 characters about 3% more.
+    // The bounds are ~7 standard deviations wide, so this never fails by chance.
+    for (const count of counts.values()) {
+      expect(count).toBeGreaterThan(1_700);
+      expect(count).toBeLessThan(2_300);
+    }
+    const first8 = '01234567'.split('').reduce((sum, char) => sum + (counts.get(char) ?? 0), 0) / 8;
+    const last8 = 'stuvwxyz'.split('').reduce((sum, char) => sum + (counts.get(char) ?? 0), 0) / 8;
+    expect(Math.abs(first8 - last8)).toBeLessThan(200);
+  });
+
+  it('newId is prefix_ + 24 base62 characters, never twice the same', () => {
+    const ids = new Set(Array.from({ length: 1_000 }, () => newId('ses')));
+    expect(ids.size).toBe(1_000);
+    for (const id of ids) expect(id).toMatch(/^ses_[0-9A-Za-z]{24}$/);
+  });
+
+  it('randomAccountNumber has 10 digits and no leading zero', () => {
+    for (let i = 0; i < 1_000; i++) expect(randomAccountNumber()).toMatch(/^[1-9]\d{9}$/);
+  });
+
+  it('sha256 and safeEqual', () => {
+    expect(sha256('abc').toString('hex')).toBe(
+      'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+    );
+    expect(safeEqual('sk_test_a', 'sk_test_a')).toBe(true);
+    expect(safeEqual('sk_test_a', 'sk_test_b')).toBe(false);
+    expect(safeEqual('short', 'longer value')).toBe(false);
+  });
+});
