@@ -10,7 +10,8 @@ test('50 concurrent copies of a bank notification (and re-sent copies under new 
   const receiver = await startReceiver();
   try {
     const sk = server.createBusiness().keys.test.secretKey;
-    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body.data;
+    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body
+      .data;
     const checkout = await openCheckout(server.baseUrl, sk, 75_000);
     const transfer = {
       id: newId('trf'),
@@ -32,7 +33,11 @@ test('50 concurrent copies of a bank notification (and re-sent copies under new 
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'x-bank-signature': signPayload(raw, [server.service.config.bank.secret], Math.floor(Date.now() / 1000)),
+          'x-bank-signature': signPayload(
+            raw,
+            [server.service.config.bank.secret],
+            Math.floor(Date.now() / 1000),
+          ),
         },
         body: raw,
       });
@@ -44,7 +49,9 @@ test('50 concurrent copies of a bank notification (and re-sent copies under new 
       ...Array.from({ length: 10 }, () => post(notification(newId('ntf')))),
     ]);
     expect(answers.map((answer) => answer.status)).toEqual(Array(60).fill(200));
-    expect(answers.filter((answer) => answer.body.data.result === 'credited').length).toBeGreaterThanOrEqual(1);
+    expect(answers.filter((answer) => answer.body.data.result === 'credited').length).toBeGreaterThanOrEqual(
+      1,
+    );
 
     await vi.waitFor(async () => {
       const listed = await api(server.baseUrl, sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries`);
@@ -56,7 +63,11 @@ test('50 concurrent copies of a bank notification (and re-sent copies under new 
     expect(successful).toHaveLength(1);
     expect(successful[0]?.body.data.session).toMatchObject({ id: checkout.sessionId, amount: 75_000 });
     expect(
-      independentlyVerify(successful[0]?.raw ?? Buffer.alloc(0), String(successful[0]?.headers['x-service-signature']), endpoint.secret),
+      independentlyVerify(
+        successful[0]?.raw ?? Buffer.alloc(0),
+        String(successful[0]?.headers['x-service-signature']),
+        endpoint.secret,
+      ),
     ).toBe(true);
     const events = server.service.deps.store.events
       .forSessionAfter(checkout.sessionId, 0)

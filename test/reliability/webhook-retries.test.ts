@@ -20,7 +20,8 @@ test('a receiver that answers 500, then times out, then 200 is retried on schedu
   });
   try {
     const sk = server.createBusiness().keys.test.secretKey;
-    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body.data;
+    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body
+      .data;
     const created = await api(server.baseUrl, sk, 'POST', '/api/widget/sessions', {
       amount: 20_000,
       currency: 'NGN',
