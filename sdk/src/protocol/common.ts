@@ -88,6 +88,7 @@ export const TimestampSchema = z.iso.datetime();
 
 /** Query of every list: page size and the cursor from the previous page's `nextCursor`. */
 export const PageParamsSchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
+  // `<number>` types the input as a number for callers; query strings still coerce on the server.
+  limit: z.coerce.number<number>().int().min(1).max(100).default(20),
   startingAfter: z.string().min(1).max(64).optional(),
 });
