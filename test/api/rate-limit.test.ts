@@ -91,9 +91,10 @@ describe('per business and environment', () => {
 describe('per address', () => {
   it('limits POST /api/widget/bootstrap per client address', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
-    server = await startServer({ rateLimit: { widgetPerMinutePerAddress: 5 } }, { clock });
-    const key = server.createBusiness().keys.test.secretKey;
-    const sessions = await Promise.all(Array.from({ length: 6 }, () => createSession(server!.baseUrl, key)));
+    const running = await startServer({ rateLimit: { widgetPerMinutePerAddress: 5 } }, { clock });
+    server = running;
+    const key = running.createBusiness().keys.test.secretKey;
+    const sessions = await Promise.all(Array.from({ length: 6 }, () => createSession(running.baseUrl, key)));
     for (const session of sessions.slice(0, 5)) {
       const response = await call(server.baseUrl, 'POST', '/api/widget/bootstrap', {
         json: { clientSecret: session.clientSecret },
