@@ -8,6 +8,7 @@ import type { Clock } from './internal/clock.ts';
 import type { Logger } from './internal/logger.ts';
 import type { SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
 import type { AuthDeps } from './middleware/authenticate.ts';
+import { widgetCors } from './middleware/cors.ts';
 import { errorHandler, routeNotFound } from './middleware/error-handler.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { rateLimitByAddress } from './middleware/rate-limit.ts';
@@ -51,6 +52,7 @@ export function createApp(deps: AppDeps): Express {
   const perAddressLimit = rateLimitByAddress(deps.limiters.widget, deps.clock);
 
   app.use(requestId);
+  app.use(widgetCors);
   app.use((_req, res, next) => {
     // Responses carry keys, client secrets and payer details: never cached anywhere.
     res.setHeader('Cache-Control', 'no-store');

@@ -12,6 +12,7 @@ import { InProcessBroadcaster } from './events/broadcaster.ts';
 import { WebhookOutbox } from './events/outbox.ts';
 import { PushStreams } from './events/push-streams.ts'; // issue 3
 import { Webhooks } from './events/webhooks.ts'; // issue 3
+import { answerUnparsableRequest } from './internal/client-error.ts';
 import { type Clock, systemClock } from './internal/clock.ts';
 import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
@@ -132,6 +133,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     async start() {
       const app = createApp(deps);
       server = app.listen(config.port, config.host);
+      server.on('clientError', answerUnparsableRequest);
       await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
       listeningUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
