@@ -5,7 +5,9 @@ import type { Socket } from 'node:net';
  * with a bare 400 and no body. This writes the same answer in the envelope every other response uses.
  */
 export function answerUnparsableRequest(error: Error & { code?: string }, socket: Socket): void {
-  if (!socket.writable || error.code === 'ECONNRESET') {
+  // As Node itself does: once a response on this socket has started, a second one would corrupt the stream.
+  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || error.code === 'ECONNRESET' || current?.headersSent) {
     socket.destroy();
     return;
   }
