@@ -287,7 +287,9 @@ const codeFor = (status: number): string =>
     504: 'internal_error',
   })[status] ?? 'internal_error';
 
-const inAMinute = new Date(Date.now() + 30_000).toUTCString();
+// The retry table runs with `Date` frozen at this instant, so a date-valued Retry-After means a fixed wait.
+const FROZEN_NOW = Date.parse('2026-11-21T12:00:00.000Z');
+const inHalfAMinute = new Date(FROZEN_NOW + 30_000).toUTCString();
 
 const retryCases: RetryCase[] = [
   {
@@ -316,7 +318,7 @@ const retryCases: RetryCase[] = [
   },
   {
     name: '429 with Retry-After as an HTTP date waits until then',
-    replies: [{ status: 429, headers: { 'retry-after': inAMinute } }, { status: 200 }],
+    replies: [{ status: 429, headers: { 'retry-after': inHalfAMinute } }, { status: 200 }],
     outcome: 'ok',
     waits: [30_000],
   },
@@ -396,9 +398,11 @@ describe('retries (mocked transport)', () => {
     sleeps.length = 0;
     agent = new MockAgent();
     agent.disableNetConnect();
+    vi.useFakeTimers({ toFake: ['Date'], now: FROZEN_NOW });
   });
 
   afterEach(async () => {
+    vi.useRealTimers();
     await agent.close();
   });
 
