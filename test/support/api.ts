@@ -76,6 +76,12 @@ export function rawCall(
     const req = httpRequest(
       { host: url.hostname, port: url.port, method, path, headers, agent: false },
       (res) => {
+        // A push stream stays open by design: report its status and headers, then hang up.
+        if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: '' });
+          res.destroy();
+          return;
+        }
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () =>
