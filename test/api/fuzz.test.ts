@@ -245,7 +245,7 @@ function randomBody(r: Random): Buffer | undefined {
       const depth = 100 + r.int(20_000);
       const open = r.chance(0.5) ? '[' : '{"a":';
       const close = open === '[' ? ']' : '}';
-      return Buffer.from(open.repeat(depth) + '1' + close.repeat(r.chance(0.8) ? depth : r.int(depth)));
+      return Buffer.from(`${open.repeat(depth)}1${close.repeat(r.chance(0.8) ? depth : r.int(depth))}`);
     }
     case 6:
       return Buffer.from(
