@@ -17,6 +17,7 @@ import {
   PermissionError,
   RateLimitError,
   type RequestOptions,
+  type ResendEventResult,
   ServicePay,
   ServicePayError,
   type ServicePayErrorCode,
@@ -65,7 +66,7 @@ describe('the public API (types)', () => {
     ).returns.resolves.toEqualTypeOf<WebhookEndpointWithSecret>();
     expectTypeOf(client.webhookEndpoints.list).returns.toEqualTypeOf<PagePromise<WebhookEndpoint>>();
     expectTypeOf(client.webhookEndpoints.deliveries).returns.toEqualTypeOf<PagePromise<WebhookDelivery>>();
-    expectTypeOf(client.events.resend).returns.resolves.toEqualTypeOf<void>();
+    expectTypeOf(client.events.resend).returns.resolves.toEqualTypeOf<ResendEventResult>();
     expectTypeOf(client.testHelpers.simulateTransfer).returns.resolves.toEqualTypeOf<SimulatedTransfer>();
   });
 

@@ -27,6 +27,7 @@ export type {
   FieldError,
   Payer,
   ResendEventParams,
+  ResendEventResult,
   Session,
   SessionStatus,
   SimulatedTransfer,

@@ -294,7 +294,9 @@ describe('SDK contract: webhooks', () => {
     const rolled = await client.webhookEndpoints.rollSecret(endpoint.id);
     expect(rolled.secret).not.toBe(endpoint.secret);
     const before = received.length;
-    await client.events.resend(event.id, { endpointId: endpoint.id });
+    const resent = await client.events.resend(event.id, { endpointId: endpoint.id });
+    expect(resent.eventId).toBe(event.id);
+    expect(resent.deliveries).toHaveLength(1);
     const copy = await waitFor(async () =>
       received.length > before ? received[received.length - 1] : undefined,
     );

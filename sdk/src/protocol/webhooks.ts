@@ -102,3 +102,11 @@ export type ListWebhookDeliveriesParams = z.input<typeof ListWebhookDeliveriesPa
 /** Body of `POST /api/events/{id}/resend`: one endpoint, or every endpoint that subscribes to the event. */
 export const ResendEventParamsSchema = z.strictObject({ endpointId: z.string().optional() });
 export type ResendEventParams = z.infer<typeof ResendEventParamsSchema>;
+
+/** `data` of `DELETE /api/webhooks/{id}`. */
+export const DeletedWebhookEndpointSchema = z.object({ id: z.string(), deleted: z.literal(true) });
+export type DeletedWebhookEndpoint = z.infer<typeof DeletedWebhookEndpointSchema>;
+
+/** `data` of the 202 to `POST /api/events/{id}/resend`: the deliveries queued, one per endpoint. */
+export const ResendEventResultSchema = z.object({ eventId: z.string(), deliveries: z.array(z.string()) });
+export type ResendEventResult = z.infer<typeof ResendEventResultSchema>;

@@ -124,9 +124,18 @@ describe('webhook endpoints, events and test helpers (mocked transport)', () => 
       .intercept({ path: '/api/events/evt_1/resend', method: 'POST' })
       .reply((options) => {
         sent = bodyOf(options);
-        return { statusCode: 202, data: { meta: { statusCode: 202, message: 'Accepted' }, data: {} } };
+        return {
+          statusCode: 202,
+          data: {
+            meta: { statusCode: 202, message: 'Accepted' },
+            data: { eventId: 'evt_1', deliveries: ['wd_1'] },
+          },
+        };
       });
-    await expect(client.events.resend('evt_1', { endpointId: 'we_1' })).resolves.toBeUndefined();
+    await expect(client.events.resend('evt_1', { endpointId: 'we_1' })).resolves.toEqual({
+      eventId: 'evt_1',
+      deliveries: ['wd_1'],
+    });
     expect(sent).toEqual({ endpointId: 'we_1' });
   });
 
