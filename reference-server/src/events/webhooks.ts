@@ -17,7 +17,7 @@ import { type Clock, toIso, toIsoOrNull } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import { newId, randomBase62 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
-import type { ApiCaller } from '../middleware/authenticate.ts';
+import { type ApiCaller, assertOwnedBy } from '../middleware/authenticate.ts';
 import type { WebhookOutbox } from './outbox.ts';
 import { WEBHOOK_EVENT_TYPES } from './outbox.ts';
 import { checkWebhookUrl, type Resolver, systemResolver } from './webhook-url-policy.ts';
@@ -238,16 +238,7 @@ export class Webhooks {
     const ids = await this.options.store.writes.run(() => {
       const event = this.options.store.events.find(eventId);
       if (!event) throw notFound('event');
-      if (event.businessId !== caller.business.id) {
-        throw new HttpError(403, 'forbidden', 'This event belongs to another business.');
-      }
-      if (event.environment !== caller.environment) {
-        throw new HttpError(
-          403,
-          'environment_mismatch',
-          `This event lives in ${event.environment}; use a ${event.environment} key.`,
-        );
-      }
+      assertOwnedBy(caller, event, 'event');
       if (!WEBHOOK_EVENT_TYPES.has(event.type)) {
         throw new HttpError(400, 'validation_failed', `${event.type} events are not sent by webhook.`, [
           { path: 'id', message: 'not a webhook event' },
@@ -291,16 +282,7 @@ export class Webhooks {
   private owned(caller: ApiCaller, id: string): WebhookEndpointRecord {
     const endpoint = this.endpoints.find(id);
     if (!endpoint) throw notFound('webhook endpoint');
-    if (endpoint.businessId !== caller.business.id) {
-      throw new HttpError(403, 'forbidden', 'This webhook endpoint belongs to another business.');
-    }
-    if (endpoint.environment !== caller.environment) {
-      throw new HttpError(
-        403,
-        'environment_mismatch',
-        `This endpoint lives in ${endpoint.environment}; use a ${endpoint.environment} key.`,
-      );
-    }
+    assertOwnedBy(caller, endpoint, 'webhook endpoint');
     return endpoint;
   }
 

@@ -35,6 +35,27 @@ export interface AuthDeps {
 const WIDGET_TOKEN_PATTERN = /^wt_[0-9A-Za-z]{32}$/;
 
 export const apiCaller = (res: Response): ApiCaller => res.locals.caller as ApiCaller;
+
+/**
+ * Spec §5.8: a resource of another business answers 403 `forbidden`; one of the caller's own business in the
+ * other environment answers 403 `environment_mismatch` (a test key never reaches live money, nor the reverse).
+ */
+export function assertOwnedBy(
+  caller: ApiCaller,
+  resource: { businessId: string; environment: Environment },
+  noun: string,
+): void {
+  if (resource.businessId !== caller.business.id) {
+    throw new HttpError(403, 'forbidden', `This ${noun} belongs to another business.`);
+  }
+  if (resource.environment !== caller.environment) {
+    throw new HttpError(
+      403,
+      'environment_mismatch',
+      `This ${noun} lives in ${resource.environment}; use a ${resource.environment} key.`,
+    );
+  }
+}
 export const widgetCaller = (res: Response): WidgetCaller => res.locals.caller as WidgetCaller;
 
 /** The bearer token, or a 401 that says what is wrong with the header. */

@@ -16,7 +16,7 @@ import { HttpError, notFound } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { newId, randomBase62, sha256 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
-import type { ApiCaller } from '../middleware/authenticate.ts';
+import { type ApiCaller, assertOwnedBy } from '../middleware/authenticate.ts';
 import type { SessionLifecycle } from './session-lifecycle.ts';
 import { isTerminal } from './session-lifecycle.ts';
 import { toPublicSession, toSessionView, toVirtualAccountView } from './session-views.ts';
@@ -278,16 +278,7 @@ export class SessionService {
   ownedSession(caller: ApiCaller, id: string): SessionRecord {
     const session = this.store.sessions.find(id);
     if (!session) throw notFound('session');
-    if (session.businessId !== caller.business.id) {
-      throw new HttpError(403, 'forbidden', 'This session belongs to another business.');
-    }
-    if (session.environment !== caller.environment) {
-      throw new HttpError(
-        403,
-        'environment_mismatch',
-        `This session lives in ${session.environment}; use a ${session.environment} key.`,
-      );
-    }
+    assertOwnedBy(caller, session, 'session');
     return session;
   }
 
