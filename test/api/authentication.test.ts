@@ -318,6 +318,20 @@ describe('403 rows of spec §7', () => {
     expect(session.status).toBe('awaiting_payment');
   });
 
+  it("a test key cannot pay its own business's live session with simulated money", async () => {
+    const approved = server.createBusiness({ name: 'Both Worlds', kycApproved: true });
+    const live = await createSession(server.baseUrl, approved.keys.live.secretKey);
+    const opened = await bootstrap(server.baseUrl, live.clientSecret);
+    const response = await call(server.baseUrl, 'POST', '/api/test/transfers', {
+      token: approved.keys.test.secretKey,
+      json: { accountNumber: opened.virtualAccount.accountNumber, amount: live.amount },
+    });
+    expectError(response, 403, 'environment_mismatch');
+    const after = await retrieveSession(server.baseUrl, approved.keys.live.secretKey, live.id);
+    expect(after.status).toBe('awaiting_payment');
+    expect(after.paidAt).toBeNull();
+  });
+
   it('an unknown session answers 404, not 403', async () => {
     const response = await call(server.baseUrl, 'GET', '/api/widget/sessions/ses_doesnotexist', {
       token: owner.keys.test.secretKey,

@@ -4,7 +4,7 @@ import type { SimulatedBank } from '../bank/simulated-bank.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError, notFound } from '../errors.ts';
 import type { AuthDeps } from '../middleware/authenticate.ts';
-import { apiCaller, requireApiKey } from '../middleware/authenticate.ts';
+import { apiCaller, assertOwnedBy, requireApiKey } from '../middleware/authenticate.ts';
 import { validationError } from '../middleware/error-handler.ts';
 import { transferAtBank } from './bank.ts';
 
@@ -26,9 +26,8 @@ export function testHelperRoutes(auth: AuthDeps, store: Store, bank: SimulatedBa
     const account = store.virtualAccounts.find(parsed.data.accountNumber);
     const session = account && store.sessions.find(account.sessionId);
     if (!session) throw notFound('account');
-    if (session.businessId !== caller.business.id) {
-      throw new HttpError(403, 'forbidden', 'This account belongs to another business.');
-    }
+    // The environment matters as much as the business: a test key must never pay a live session.
+    assertOwnedBy(caller, session, 'account');
     const transfer = await transferAtBank(bank, parsed.data.accountNumber, parsed.data.amount);
     res.json({ meta: { statusCode: 200, message: 'OK' }, data: transfer });
   });
