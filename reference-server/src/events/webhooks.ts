@@ -15,6 +15,7 @@ import { type WebhookEndpointRecord, WebhookEndpointRepository } from '../db/web
 import { HttpError, notFound } from '../errors.ts';
 import { type Clock, toIso, toIsoOrNull } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
+import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newId, randomBase62 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import { type ApiCaller, assertOwnedBy } from '../middleware/authenticate.ts';
@@ -124,17 +125,12 @@ export class Webhooks {
     if (query.startingAfter !== undefined) {
       const cursor = this.endpoints.find(query.startingAfter);
       if (!cursor || cursor.businessId !== caller.business.id || cursor.environment !== caller.environment) {
-        throw badCursor('an endpoint of this list');
+        throw unknownCursor('an endpoint of this list');
       }
       beforeSeq = cursor.seq;
     }
     const rows = this.endpoints.list(caller.business.id, caller.environment, beforeSeq, query.limit + 1);
-    const hasMore = rows.length > query.limit;
-    const page = rows.slice(0, query.limit);
-    return {
-      data: page.map(toEndpointView),
-      pagination: { hasMore, nextCursor: hasMore ? (page.at(-1)?.id ?? null) : null },
-    };
+    return toPage(rows, query.limit, toEndpointView);
   }
 
   retrieve(caller: ApiCaller, id: string): WebhookEndpoint {
@@ -207,7 +203,7 @@ export class Webhooks {
     let beforeSeq: number | undefined;
     if (query.startingAfter !== undefined) {
       const cursor = this.deliveries.find(query.startingAfter);
-      if (!cursor || cursor.endpointId !== endpointId) throw badCursor('a delivery of this list');
+      if (!cursor || cursor.endpointId !== endpointId) throw unknownCursor('a delivery of this list');
       beforeSeq = cursor.seq;
     }
     const rows = this.deliveries.list({
@@ -217,13 +213,8 @@ export class Webhooks {
       beforeSeq,
       limit: query.limit + 1,
     });
-    const hasMore = rows.length > query.limit;
-    const page = rows.slice(0, query.limit);
-    const attempts = this.deliveries.attemptsOf(page.map((delivery) => delivery.id));
-    return {
-      data: page.map((delivery) => toDeliveryView(delivery, attempts.get(delivery.id) ?? [])),
-      pagination: { hasMore, nextCursor: hasMore ? (page.at(-1)?.id ?? null) : null },
-    };
+    const attempts = this.deliveries.attemptsOf(rows.slice(0, query.limit).map((delivery) => delivery.id));
+    return toPage(rows, query.limit, (delivery) => toDeliveryView(delivery, attempts.get(delivery.id) ?? []));
   }
 
   /**
@@ -330,8 +321,3 @@ function toDeliveryView(
 }
 
 const uniqueTypes = (types: readonly WebhookEventType[]): WebhookEventType[] => [...new Set(types)];
-
-const badCursor = (what: string) =>
-  new HttpError(400, 'validation_failed', `startingAfter is not ${what}.`, [
-    { path: 'startingAfter', message: 'unknown cursor' },
-  ]);

@@ -14,6 +14,7 @@ import type { Store } from '../db/store.ts';
 import type { WriteContext } from '../db/write-queue.ts';
 import { HttpError, notFound } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
+import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newId, randomBase62, sha256 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import { type ApiCaller, assertOwnedBy } from '../middleware/authenticate.ts';
@@ -134,9 +135,7 @@ export class SessionService {
     if (query.startingAfter !== undefined) {
       const cursor = this.store.sessions.find(query.startingAfter);
       if (!cursor || cursor.businessId !== caller.business.id || cursor.environment !== caller.environment) {
-        throw new HttpError(400, 'validation_failed', 'startingAfter is not a session of this list.', [
-          { path: 'startingAfter', message: 'unknown cursor' },
-        ]);
+        throw unknownCursor('a session of this list');
       }
       beforeSeq = cursor.seq;
     }
@@ -148,12 +147,7 @@ export class SessionService {
       beforeSeq,
       limit: query.limit + 1,
     });
-    const hasMore = rows.length > query.limit;
-    const page = rows.slice(0, query.limit);
-    return {
-      data: page.map((session) => this.view(session)),
-      pagination: { hasMore, nextCursor: hasMore ? (page.at(-1)?.id ?? null) : null },
-    };
+    return toPage(rows, query.limit, (session) => this.view(session));
   }
 
   /** Cancels an open session (merchant or payer). Cancelling a cancelled session answers it again. */
