@@ -1,9 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import type { Session, StatusMessage } from '@servicepay/node/protocol';
-import type { EventRecord } from '../db/events.ts';
+import type { Session, StatusMessage, StatusReason } from '@servicepay/node/protocol';
 import type { Store } from '../db/store.ts';
 import { isTerminal } from '../sessions/session-lifecycle.ts';
-import { toStatusMessage } from '../sessions/session-views.ts';
+import { toSessionView, toStatusMessage } from '../sessions/session-views.ts';
 import type { Broadcaster, SessionUpdate } from './broadcaster.ts';
 
 /** The per-stream state, kept on the response itself so an open stream costs no extra objects or closures. */
@@ -25,28 +24,6 @@ export const statusFrame = (seq: number, message: StatusMessage): string =>
   `id: ${seq}\nevent: status\ndata: ${JSON.stringify(message)}\n\n`;
 
 export const HEARTBEAT_FRAME = ': heartbeat\n\n';
-
-/** Rebuilds the push message of a past transition from its event row (the session as it was then). */
-export function statusMessageFromEvent(event: EventRecord, merchantName: string): StatusMessage {
-  const view = JSON.parse(event.payload) as Session;
-  const accountIsLive = view.status === 'awaiting_payment' || view.status === 'mismatch';
-  return {
-    status: view.status,
-    reason: (event.reason ?? null) as StatusMessage['reason'],
-    session: {
-      id: view.id,
-      reference: view.reference,
-      status: view.status,
-      environment: view.environment,
-      amount: view.amount,
-      currency: view.currency,
-      merchantName,
-      expiresAt: view.expiresAt,
-    },
-    virtualAccount: accountIsLive ? view.virtualAccount : null,
-    mismatch: view.status === 'mismatch' ? view.lastMismatch : null,
-  };
-}
 
 function onStreamClose(this: Stream): void {
   this[HUB].detach(this);
@@ -127,13 +104,17 @@ export class PushStreams {
     if (lastEventId !== undefined && lastEventId < currentSeq) {
       for (const event of this.store.events.forSessionAfter(sessionId, lastEventId)) {
         if (event.seq >= currentSeq) break;
-        out += statusFrame(event.seq, statusMessageFromEvent(event, merchantName));
+        const then = JSON.parse(event.payload) as Session;
+        out += statusFrame(
+          event.seq,
+          toStatusMessage(then, merchantName, event.reason as StatusReason | null),
+        );
       }
     }
     const account =
       session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
-    const reason = (last?.reason ?? null) as StatusMessage['reason'];
-    out += statusFrame(currentSeq, toStatusMessage(session, merchantName, account, reason));
+    const reason = (last?.reason ?? null) as StatusReason | null;
+    out += statusFrame(currentSeq, toStatusMessage(toSessionView(session, account), merchantName, reason));
     if (isTerminal(session.status)) {
       res.end(out);
       return;

@@ -69,6 +69,7 @@ export class SessionLifecycle {
     const updated = this.store.sessions.find(session.id);
     if (!updated) throw new Error(`session ${session.id} vanished inside its transition`);
     const account = accountNumber === null ? undefined : this.store.virtualAccounts.find(accountNumber);
+    const view = toSessionView(updated, account);
     const event = this.store.events.insert({
       id: newId('evt'),
       businessId: updated.businessId,
@@ -76,13 +77,13 @@ export class SessionLifecycle {
       sessionId: updated.id,
       type: `session.${to}`,
       reason,
-      payload: JSON.stringify(toSessionView(updated, account)),
+      payload: JSON.stringify(view),
       createdAt: now,
     });
     this.outbox.enqueue(event);
 
     const merchantName = this.store.businesses.find(updated.businessId)?.name ?? '';
-    const message = toStatusMessage(updated, merchantName, account, reason);
+    const message = toStatusMessage(view, merchantName, reason);
     context.afterCommit(() => this.broadcaster.publish({ sessionId: updated.id, seq: event.seq, message }));
     return updated;
   }

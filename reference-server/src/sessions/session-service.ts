@@ -20,7 +20,7 @@ import type { SecretBox } from '../internal/secret-box.ts';
 import { type ApiCaller, assertOwnedBy } from '../middleware/authenticate.ts';
 import type { SessionLifecycle } from './session-lifecycle.ts';
 import { isTerminal } from './session-lifecycle.ts';
-import { toPublicSession, toSessionView, toVirtualAccountView } from './session-views.ts';
+import { toPublicSession, toSessionView } from './session-views.ts';
 
 export interface CreateResult {
   statusCode: number;
@@ -213,7 +213,7 @@ export class SessionService {
         expiresAt: session.expiresAt,
       });
       const opened = this.offerNewAccount(context, session, now);
-      return this.checkoutView(opened, token);
+      return { token, ...this.checkout(opened) };
     });
   }
 
@@ -233,9 +233,7 @@ export class SessionService {
       const current =
         session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
       const live = current && current.closedAt === null && current.expiresAt > now;
-      const opened = live ? session : this.offerNewAccount(context, session, now);
-      const { token: _token, ...result } = this.checkoutView(opened, undefined);
-      return result;
+      return this.checkout(live ? session : this.offerNewAccount(context, session, now));
     });
   }
 
@@ -256,16 +254,12 @@ export class SessionService {
     });
   }
 
-  private checkoutView(session: SessionRecord, token: string | undefined): BootstrapResult {
-    const business = this.store.businesses.find(session.businessId);
-    const account =
-      session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
-    if (!account) throw new Error(`session ${session.id} has no account to show`);
-    return {
-      token: token ?? '',
-      session: toPublicSession(session, business?.name ?? ''),
-      virtualAccount: toVirtualAccountView(account),
-    };
+  /** What the checkout shows: the public session and the account it offers now. */
+  private checkout(session: SessionRecord): NewAccountResult {
+    const view = this.view(session);
+    if (!view.virtualAccount) throw new Error(`session ${session.id} has no account to show`);
+    const merchantName = this.store.businesses.find(session.businessId)?.name ?? '';
+    return { session: toPublicSession(view, merchantName), virtualAccount: view.virtualAccount };
   }
 
   /** The session if it belongs to the caller's business and environment; 404 if none, 403 if another's. */

@@ -1,4 +1,10 @@
-import type { PublicSession, Session, StatusMessage, VirtualAccount } from '@servicepay/node/protocol';
+import type {
+  PublicSession,
+  Session,
+  StatusMessage,
+  StatusReason,
+  VirtualAccount,
+} from '@servicepay/node/protocol';
 import type { SessionRecord } from '../db/sessions.ts';
 import type { VirtualAccountRecord } from '../db/virtual-accounts.ts';
 import { toIso, toIsoOrNull } from '../internal/clock.ts';
@@ -40,36 +46,35 @@ export function toSessionView(session: SessionRecord, account: VirtualAccountRec
   };
 }
 
-/** What the payer's browser may see: no payer details, no metadata. */
-export function toPublicSession(session: SessionRecord, merchantName: string): PublicSession {
+/** What the payer's browser may see of a session: no payer details, no metadata. */
+export function toPublicSession(view: Session, merchantName: string): PublicSession {
   return {
-    id: session.id,
-    reference: session.reference,
-    status: session.status,
-    environment: session.environment,
-    amount: session.amount,
-    currency: session.currency,
+    id: view.id,
+    reference: view.reference,
+    status: view.status,
+    environment: view.environment,
+    amount: view.amount,
+    currency: view.currency,
     merchantName,
-    expiresAt: toIso(session.expiresAt),
+    expiresAt: view.expiresAt,
   };
 }
 
-/** The push message for a session's current state. */
+/**
+ * The push message for a session as the merchant view shows it: the live transition's view, the view stored
+ * with a past event (replay), or the current one. The account is offered only while the session takes money.
+ */
 export function toStatusMessage(
-  session: SessionRecord,
+  view: Session,
   merchantName: string,
-  account: VirtualAccountRecord | undefined,
-  reason: StatusMessage['reason'],
+  reason: StatusReason | null,
 ): StatusMessage {
-  const accountIsLive = account !== undefined && account.closedAt === null;
+  const takesMoney = view.status === 'awaiting_payment' || view.status === 'mismatch';
   return {
-    status: session.status,
+    status: view.status,
     reason,
-    session: toPublicSession(session, merchantName),
-    virtualAccount: accountIsLive ? toVirtualAccountView(account) : null,
-    mismatch:
-      session.status === 'mismatch' && session.mismatchReceived !== null
-        ? { expectedAmount: session.amount, receivedAmount: session.mismatchReceived }
-        : null,
+    session: toPublicSession(view, merchantName),
+    virtualAccount: takesMoney ? view.virtualAccount : null,
+    mismatch: view.status === 'mismatch' ? view.lastMismatch : null,
   };
 }
