@@ -7,6 +7,7 @@ import {
   fail,
   JSON_HEADERS,
   LIVE_KEY,
+  mockedApi,
   ORIGIN,
   ok,
   session,
@@ -85,24 +86,15 @@ describe('new ServicePay(key) refuses what is not a secret key', () => {
 });
 
 describe('ServicePay transport (mocked transport)', () => {
-  let agent: MockAgent;
-  let client: ServicePay;
+  const api = mockedApi();
 
   beforeEach(() => {
     sleeps.length = 0;
-    agent = new MockAgent();
-    agent.disableNetConnect();
-    client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, dispatcher: agent });
   });
 
-  afterEach(async () => {
-    agent.assertNoPendingInterceptors();
-    await agent.close();
-  });
-
-  it('sends the key, a user agent, JSON and an Idempotency-Key on POST', async () => {
+  it('sends the key, a user api.agent, JSON and an Idempotency-Key on POST', async () => {
     let seen: unknown;
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions', method: 'POST' })
       .reply((options) => {
@@ -113,7 +105,7 @@ describe('ServicePay transport (mocked transport)', () => {
           responseOptions: { headers: JSON_HEADERS },
         };
       });
-    const created = await client.sessions.create(PARAMS);
+    const created = await api.client.sessions.create(PARAMS);
     expect(created.clientSecret).toBe('cs_test_abc123');
     const { headers, body } = seen as { headers: unknown; body: string };
     expect(headerOf(headers, 'authorization')).toBe(`Bearer ${TEST_KEY}`);
@@ -125,14 +117,14 @@ describe('ServicePay transport (mocked transport)', () => {
 
   it('sends no Idempotency-Key and no body on GET', async () => {
     let seen: unknown;
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
       .reply((options) => {
         seen = options;
         return { statusCode: 200, data: ok(session()), responseOptions: { headers: JSON_HEADERS } };
       });
-    await client.sessions.retrieve('ses_1');
+    await api.client.sessions.retrieve('ses_1');
     const { headers } = seen as { headers: unknown };
     expect(headerOf(headers, 'idempotency-key')).toBeNull();
     expect(headerOf(headers, 'content-type')).toBeNull();
@@ -140,20 +132,20 @@ describe('ServicePay transport (mocked transport)', () => {
 
   it('uses the Idempotency-Key given by the caller', async () => {
     let key: string | null = null;
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions', method: 'POST' })
       .reply((options) => {
         key = headerOf(options.headers, 'idempotency-key');
         return { statusCode: 201, data: ok(createdSession(), 201) };
       });
-    await client.sessions.create(PARAMS, { idempotencyKey: 'order-1042' });
+    await api.client.sessions.create(PARAMS, { idempotencyKey: 'order-1042' });
     expect(key).toBe('order-1042');
   });
 
   it('keeps one Idempotency-Key across the retries of a POST', async () => {
     const keys: (string | null)[] = [];
-    const pool = agent.get(ORIGIN);
+    const pool = api.agent.get(ORIGIN);
     for (const status of [503, 500]) {
       pool.intercept({ path: '/api/widget/sessions', method: 'POST' }).reply((options) => {
         keys.push(headerOf(options.headers, 'idempotency-key'));
@@ -164,7 +156,7 @@ describe('ServicePay transport (mocked transport)', () => {
       keys.push(headerOf(options.headers, 'idempotency-key'));
       return { statusCode: 201, data: ok(createdSession(), 201) };
     });
-    await client.sessions.create(PARAMS);
+    await api.client.sessions.create(PARAMS);
     expect(keys).toHaveLength(3);
     expect(new Set(keys).size).toBe(1);
     expect(keys[0]).not.toBeNull();
@@ -172,7 +164,7 @@ describe('ServicePay transport (mocked transport)', () => {
 
   it('gives every POST call its own Idempotency-Key', async () => {
     const keys: (string | null)[] = [];
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions', method: 'POST' })
       .reply((options) => {
@@ -180,71 +172,74 @@ describe('ServicePay transport (mocked transport)', () => {
         return { statusCode: 201, data: ok(createdSession(), 201) };
       })
       .times(2);
-    await client.sessions.create(PARAMS);
-    await client.sessions.create(PARAMS);
+    await api.client.sessions.create(PARAMS);
+    await api.client.sessions.create(PARAMS);
     expect(keys[0]).not.toBe(keys[1]);
   });
 
   it('tolerates fields the service adds later and drops them', async () => {
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
       .reply(200, { ...ok({ ...session(), addedLater: 'x' }), alsoNew: true });
-    const retrieved = await client.sessions.retrieve('ses_1');
+    const retrieved = await api.client.sessions.retrieve('ses_1');
     expect(retrieved).toEqual(session());
   });
 
   it('refuses a success body that is not the documented shape', async () => {
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
       .reply(200, ok({ id: 42 }));
-    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    const error = await rejectionOf(api.client.sessions.retrieve('ses_1'));
     expect(error).toBeInstanceOf(APIError);
     expect(error.code).toBe('invalid_response');
   });
 
   it('refuses a success body that is not JSON', async () => {
-    agent.get(ORIGIN).intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' }).reply(200, '<html>');
-    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    api.agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
+      .reply(200, '<html>');
+    const error = await rejectionOf(api.client.sessions.retrieve('ses_1'));
     expect(error).toBeInstanceOf(APIError);
     expect(error).toMatchObject({ code: 'invalid_response', statusCode: 200 });
   });
 
   it('carries status, code, request id and field errors of a 400', async () => {
     const errors = [{ path: 'payer.email', message: 'Invalid email' }];
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions', method: 'POST' })
       .reply(400, fail(400, 'validation_failed', { errors }));
-    const error = await rejectionOf(client.sessions.create(PARAMS));
+    const error = await rejectionOf(api.client.sessions.create(PARAMS));
     expect(error).toBeInstanceOf(InvalidRequestError);
     expect(error).toMatchObject({ statusCode: 400, code: 'validation_failed', requestId: 'req_400' });
     expect((error as InvalidRequestError).errors).toEqual(errors);
   });
 
   it('passes a code this SDK does not know through unchanged', async () => {
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
       .reply(403, fail(403, 'brand_new_reason'));
-    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    const error = await rejectionOf(api.client.sessions.retrieve('ses_1'));
     expect(error).toBeInstanceOf(PermissionError);
     expect(error.code).toBe('brand_new_reason');
   });
 
   it('reads the request id from X-Request-Id when the body has none', async () => {
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
       .reply(404, 'Not Found', { headers: { 'x-request-id': 'req_header' } });
-    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    const error = await rejectionOf(api.client.sessions.retrieve('ses_1'));
     expect(error).toBeInstanceOf(NotFoundError);
     expect(error).toMatchObject({ statusCode: 404, code: 'unknown_error', requestId: 'req_header' });
   });
 
   it('rejects with the caller’s abort reason and does not retry', async () => {
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
       .reply(200, ok(session()))
@@ -252,7 +247,7 @@ describe('ServicePay transport (mocked transport)', () => {
     const controller = new AbortController();
     const reason = new Error('stop');
     setTimeout(() => controller.abort(reason), 20);
-    await expect(client.sessions.retrieve('ses_1', { signal: controller.signal })).rejects.toBe(reason);
+    await expect(api.client.sessions.retrieve('ses_1', { signal: controller.signal })).rejects.toBe(reason);
     expect(sleeps).toEqual([]);
   });
 });

@@ -1,3 +1,6 @@
+import { MockAgent } from 'undici';
+import { afterEach, beforeEach } from 'vitest';
+import { ServicePay } from '../src/client.ts';
 import type { CreatedSession, Session, WebhookEndpoint, WebhookEvent } from '../src/protocol/index.ts';
 
 /** Test keys in the documented format (prefix + 32 base62 characters); they authorise nothing anywhere. */
@@ -63,3 +66,22 @@ export const fail = (statusCode: number, code: string, extra: Record<string, unk
 });
 
 export const JSON_HEADERS = { 'content-type': 'application/json' };
+
+/**
+ * A client on a fresh undici MockAgent for each test of the calling `describe` (no real connection can be
+ * made), closed after it; a test that left an interceptor unused fails. Read `api.agent` and `api.client`
+ * inside the tests, after the hooks ran.
+ */
+export function mockedApi(): { agent: MockAgent; client: ServicePay } {
+  const api = {} as { agent: MockAgent; client: ServicePay };
+  beforeEach(() => {
+    api.agent = new MockAgent();
+    api.agent.disableNetConnect();
+    api.client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, dispatcher: api.agent });
+  });
+  afterEach(async () => {
+    api.agent.assertNoPendingInterceptors();
+    await api.agent.close();
+  });
+  return api;
+}

@@ -1,7 +1,5 @@
-import { MockAgent } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ORIGIN, ok, session, TEST_KEY } from '../../test-support/fixtures.ts';
-import { ServicePay } from '../client.ts';
+import { describe, expect, it } from 'vitest';
+import { mockedApi, ORIGIN, ok, session } from '../../test-support/fixtures.ts';
 import { ConflictError } from '../errors.ts';
 import { Page } from '../pagination.ts';
 
@@ -11,22 +9,10 @@ const list = (ids: string[], nextCursor: string | null) => ({
 });
 
 describe('sessions (mocked transport)', () => {
-  let agent: MockAgent;
-  let client: ServicePay;
-
-  beforeEach(() => {
-    agent = new MockAgent();
-    agent.disableNetConnect();
-    client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, dispatcher: agent });
-  });
-
-  afterEach(async () => {
-    agent.assertNoPendingInterceptors();
-    await agent.close();
-  });
+  const api = mockedApi();
 
   it('lists one page with its filters in the query', async () => {
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({
         path: '/api/widget/sessions',
@@ -34,7 +20,7 @@ describe('sessions (mocked transport)', () => {
         query: { environment: 'test', status: 'successful', limit: '2' },
       })
       .reply(200, list(['ses_3', 'ses_2'], 'ses_2'));
-    const page = await client.sessions.list({ environment: 'test', status: 'successful', limit: 2 });
+    const page = await api.client.sessions.list({ environment: 'test', status: 'successful', limit: 2 });
     expect(page).toBeInstanceOf(Page);
     expect(page.data.map((s) => s.id)).toEqual(['ses_3', 'ses_2']);
     expect(page.hasMore).toBe(true);
@@ -43,7 +29,7 @@ describe('sessions (mocked transport)', () => {
   });
 
   it('walks every page with for await, passing nextCursor as startingAfter', async () => {
-    const pool = agent.get(ORIGIN);
+    const pool = api.agent.get(ORIGIN);
     pool
       .intercept({ path: '/api/widget/sessions', method: 'GET', query: { limit: '2' } })
       .reply(200, list(['ses_5', 'ses_4'], 'ses_4'));
@@ -62,17 +48,17 @@ describe('sessions (mocked transport)', () => {
       })
       .reply(200, list(['ses_1'], null));
     const ids: string[] = [];
-    for await (const item of client.sessions.list({ limit: 2 })) ids.push(item.id);
+    for await (const item of api.client.sessions.list({ limit: 2 })) ids.push(item.id);
     expect(ids).toEqual(['ses_5', 'ses_4', 'ses_3', 'ses_2', 'ses_1']);
   });
 
   it('gives nextPage() and null after the last page', async () => {
-    const pool = agent.get(ORIGIN);
+    const pool = api.agent.get(ORIGIN);
     pool.intercept({ path: '/api/widget/sessions', method: 'GET' }).reply(200, list(['ses_2'], 'ses_2'));
     pool
       .intercept({ path: '/api/widget/sessions', method: 'GET', query: { startingAfter: 'ses_2' } })
       .reply(200, list(['ses_1'], null));
-    const first = await client.sessions.list();
+    const first = await api.client.sessions.list();
     const second = await first.nextPage();
     expect(second?.data.map((s) => s.id)).toEqual(['ses_1']);
     expect(second?.hasNextPage()).toBe(false);
@@ -80,11 +66,11 @@ describe('sessions (mocked transport)', () => {
   });
 
   it('stops a for await early without fetching more', async () => {
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions', method: 'GET' })
       .reply(200, list(['ses_2', 'ses_1'], 'ses_1'));
-    const page = await client.sessions.list();
+    const page = await api.client.sessions.list();
     for await (const item of page) {
       expect(item.id).toBe('ses_2');
       break;
@@ -92,32 +78,32 @@ describe('sessions (mocked transport)', () => {
   });
 
   it('retrieves by id, escaping it into one path segment', async () => {
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions/..%2Fwebhooks', method: 'GET' })
       .reply(200, ok(session()));
-    await expect(client.sessions.retrieve('../webhooks')).resolves.toMatchObject({ id: 'ses_1' });
+    await expect(api.client.sessions.retrieve('../webhooks')).resolves.toMatchObject({ id: 'ses_1' });
   });
 
   it('cancels with a JSON POST', async () => {
     let contentType: string | null = null;
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions/ses_1/cancel', method: 'POST' })
       .reply((options) => {
         contentType = new Headers(options.headers as Record<string, string>).get('content-type');
         return { statusCode: 200, data: ok(session({ status: 'cancelled' })) };
       });
-    await expect(client.sessions.cancel('ses_1')).resolves.toMatchObject({ status: 'cancelled' });
+    await expect(api.client.sessions.cancel('ses_1')).resolves.toMatchObject({ status: 'cancelled' });
     expect(contentType).toBe('application/json');
   });
 
   it('maps a 409 on cancel to ConflictError', async () => {
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions/ses_1/cancel', method: 'POST' })
       .reply(409, { meta: { statusCode: 409, message: 'Conflict', code: 'session_not_active' } });
-    const error = await client.sessions.cancel('ses_1').catch((e: unknown) => e);
+    const error = await api.client.sessions.cancel('ses_1').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConflictError);
     expect(error).toMatchObject({ statusCode: 409, code: 'session_not_active' });
   });

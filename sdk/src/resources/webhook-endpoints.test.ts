@@ -1,6 +1,5 @@
-import { MockAgent } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { endpoint, LIVE_KEY, ORIGIN, ok, TEST_KEY } from '../../test-support/fixtures.ts';
+import { describe, expect, it } from 'vitest';
+import { endpoint, LIVE_KEY, mockedApi, ORIGIN, ok } from '../../test-support/fixtures.ts';
 import { ServicePay } from '../client.ts';
 import { PermissionError } from '../errors.ts';
 import type { WebhookDelivery } from '../protocol/index.ts';
@@ -22,30 +21,18 @@ const delivery = (id: string): WebhookDelivery => ({
 const bodyOf = (options: { body?: unknown }) => JSON.parse(String(options.body)) as unknown;
 
 describe('webhook endpoints, events and test helpers (mocked transport)', () => {
-  let agent: MockAgent;
-  let client: ServicePay;
-
-  beforeEach(() => {
-    agent = new MockAgent();
-    agent.disableNetConnect();
-    client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, dispatcher: agent });
-  });
-
-  afterEach(async () => {
-    agent.assertNoPendingInterceptors();
-    await agent.close();
-  });
+  const api = mockedApi();
 
   it('creates an endpoint and returns its secret', async () => {
     let sent: unknown;
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/webhooks', method: 'POST' })
       .reply((options) => {
         sent = bodyOf(options);
         return { statusCode: 201, data: ok({ ...endpoint(), secret: 'whsec_abc' }, 201) };
       });
-    const created = await client.webhookEndpoints.create({
+    const created = await api.client.webhookEndpoints.create({
       url: 'https://shop.example.com/hooks',
       events: ['session.successful'],
     });
@@ -54,16 +41,16 @@ describe('webhook endpoints, events and test helpers (mocked transport)', () => 
   });
 
   it('lists by environment', async () => {
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/webhooks', method: 'GET', query: { environment: 'test' } })
       .reply(200, { ...ok([endpoint()]), pagination: { hasMore: false, nextCursor: null } });
-    const page = await client.webhookEndpoints.list({ environment: 'test' });
+    const page = await api.client.webhookEndpoints.list({ environment: 'test' });
     expect(page.data.map((e) => e.id)).toEqual(['we_1']);
   });
 
   it('retrieves, updates and deletes', async () => {
-    const pool = agent.get(ORIGIN);
+    const pool = api.agent.get(ORIGIN);
     pool.intercept({ path: '/api/webhooks/we_1', method: 'GET' }).reply(200, ok(endpoint()));
     let patch: unknown;
     pool.intercept({ path: '/api/webhooks/we_1', method: 'PATCH' }).reply((options) => {
@@ -74,25 +61,27 @@ describe('webhook endpoints, events and test helpers (mocked transport)', () => 
     pool
       .intercept({ path: '/api/webhooks/we_2', method: 'DELETE' })
       .reply(200, ok({ id: 'we_2', deleted: true }));
-    await expect(client.webhookEndpoints.retrieve('we_1')).resolves.toMatchObject({ enabled: true });
-    await expect(client.webhookEndpoints.update('we_1', { enabled: false })).resolves.toMatchObject({
+    await expect(api.client.webhookEndpoints.retrieve('we_1')).resolves.toMatchObject({ enabled: true });
+    await expect(api.client.webhookEndpoints.update('we_1', { enabled: false })).resolves.toMatchObject({
       enabled: false,
     });
     expect(patch).toEqual({ enabled: false });
-    await expect(client.webhookEndpoints.delete('we_1')).resolves.toEqual({ id: 'we_1', deleted: true });
-    await expect(client.webhookEndpoints.delete('we_2')).resolves.toEqual({ id: 'we_2', deleted: true });
+    await expect(api.client.webhookEndpoints.delete('we_1')).resolves.toEqual({ id: 'we_1', deleted: true });
+    await expect(api.client.webhookEndpoints.delete('we_2')).resolves.toEqual({ id: 'we_2', deleted: true });
   });
 
   it('rolls the secret', async () => {
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/webhooks/we_1/roll-secret', method: 'POST' })
       .reply(200, ok({ ...endpoint(), secret: 'whsec_new' }));
-    await expect(client.webhookEndpoints.rollSecret('we_1')).resolves.toMatchObject({ secret: 'whsec_new' });
+    await expect(api.client.webhookEndpoints.rollSecret('we_1')).resolves.toMatchObject({
+      secret: 'whsec_new',
+    });
   });
 
   it('lists deliveries across pages with their filters', async () => {
-    const pool = agent.get(ORIGIN);
+    const pool = api.agent.get(ORIGIN);
     pool
       .intercept({
         path: '/api/webhooks/we_1/deliveries',
@@ -108,7 +97,7 @@ describe('webhook endpoints, events and test helpers (mocked transport)', () => 
       })
       .reply(200, { ...ok([delivery('wd_1')]), pagination: { hasMore: false, nextCursor: null } });
     const ids: string[] = [];
-    for await (const item of client.webhookEndpoints.deliveries('we_1', {
+    for await (const item of api.client.webhookEndpoints.deliveries('we_1', {
       status: 'failed',
       eventId: 'evt_1',
     })) {
@@ -119,7 +108,7 @@ describe('webhook endpoints, events and test helpers (mocked transport)', () => 
 
   it('resends an event to one endpoint', async () => {
     let sent: unknown;
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/events/evt_1/resend', method: 'POST' })
       .reply((options) => {
@@ -132,7 +121,7 @@ describe('webhook endpoints, events and test helpers (mocked transport)', () => 
           },
         };
       });
-    await expect(client.events.resend('evt_1', { endpointId: 'we_1' })).resolves.toEqual({
+    await expect(api.client.events.resend('evt_1', { endpointId: 'we_1' })).resolves.toEqual({
       eventId: 'evt_1',
       deliveries: ['wd_1'],
     });
@@ -141,7 +130,7 @@ describe('webhook endpoints, events and test helpers (mocked transport)', () => 
 
   it('simulates a transfer with a test key', async () => {
     let sent: unknown;
-    agent
+    api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/test/transfers', method: 'POST' })
       .reply((options) => {
@@ -160,7 +149,7 @@ describe('webhook endpoints, events and test helpers (mocked transport)', () => 
           }),
         };
       });
-    const transfer = await client.testHelpers.simulateTransfer({
+    const transfer = await api.client.testHelpers.simulateTransfer({
       accountNumber: '0123456789',
       amount: 500_000,
     });
@@ -169,7 +158,7 @@ describe('webhook endpoints, events and test helpers (mocked transport)', () => 
   });
 
   it('refuses to simulate a transfer with a live key, sending nothing', async () => {
-    const live = new ServicePay(LIVE_KEY, { baseUrl: ORIGIN, dispatcher: agent });
+    const live = new ServicePay(LIVE_KEY, { baseUrl: ORIGIN, dispatcher: api.agent });
     const error = await live.testHelpers
       .simulateTransfer({ accountNumber: '0123456789', amount: 500_000 })
       .catch((e: unknown) => e);
