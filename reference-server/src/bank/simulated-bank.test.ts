@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bootstrap, createSession, eventTypes, retrieveSession } from '../../../test/support/api.ts';
+import { type RunningServer, startServer } from '../../../test/support/server.ts';
+import { ManualClock } from '../internal/clock.ts';
+import { silentLogger } from '../internal/logger.ts';
+import { SimulatedBank } from './simulated-bank.ts';
+
+let server: RunningServer;
+let secretKey: string;
+
+beforeAll(async () => {
+  server = await startServer();
+  secretKey = server.createBusiness().keys.test.secretKey;
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+describe('simulated bank: a notification the service did not take is retried until it lands', () => {
+  it('keeps the transfer queued while the service is unreachable, then pays the session once', async () => {
+    // The service's own bank retries the same outbox on a real-time timer; stop it so only this test's bank,
+    // on its manual clock, decides when the retry happens.
+    server.service.deps.bank.stop();
+    const created = await createSession(server.baseUrl, secretKey);
+    const opened = await bootstrap(server.baseUrl, created.clientSecret);
+    // A second view of the same bank (same books, same signing secret) whose notification address the test
+    // controls: first nothing listens there (port 1 on loopback refuses at once), then the real service.
+    const clock = new ManualClock();
+    let notificationUrl = 'http://127.0.0.1:1/bank/notifications';
+    const bank = new SimulatedBank({
+      db: server.service.deps.store.db,
+      clock,
+      logger: silentLogger,
+      secret: server.service.config.bank.secret,
+      bankName: server.service.config.bank.name,
+      notificationUrl: () => notificationUrl,
+    });
+
+    const transfer = await bank.transfer(opened.virtualAccount.accountNumber, created.amount);
+    expect(transfer).toMatchObject({ outcome: 'credited', amount: created.amount, notification: 'queued' });
+    expect((await retrieveSession(server.baseUrl, secretKey, created.id)).status).toBe('awaiting_payment');
+
+    notificationUrl = `${server.baseUrl}/bank/notifications`;
+    await bank.retryDue(); // not due yet: the first retry waits a second
+    expect((await retrieveSession(server.baseUrl, secretKey, created.id)).status).toBe('awaiting_payment');
+
+    clock.advance(1000);
+    await bank.retryDue();
+    const paid = await retrieveSession(server.baseUrl, secretKey, created.id);
+    expect(paid.status).toBe('successful');
+    expect(paid.amount).toBe(created.amount);
+
+    // Delivered: further passes send nothing, and the session was paid exactly once.
+    clock.advance(60_000);
+    await bank.retryDue();
+    expect(eventTypes(server, created.id).filter((type) => type === 'session.successful')).toHaveLength(1);
+    const outbox = server.service.deps.store.db
+      .prepare('SELECT attempts, delivered_at FROM bank_outbox WHERE transfer_id = ?')
+      .get(transfer.id) as { attempts: number; delivered_at: number | null };
+    expect(outbox.attempts).toBe(1);
+    expect(outbox.delivered_at).not.toBeNull();
+  });
+});
