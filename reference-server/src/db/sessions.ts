@@ -152,11 +152,20 @@ export class SessionRepository {
     );
   }
 
+  /** Inserts a new session and returns it as stored (built from its fields: no read-back on the create path). */
   insert(session: NewSession): SessionRecord {
-    this.insertStatement.run({ ...session, metadata: JSON.stringify(session.metadata) });
-    const stored = this.find(session.id);
-    if (!stored) throw new Error('session vanished after insert');
-    return stored;
+    const { lastInsertRowid } = this.insertStatement.run({
+      ...session,
+      metadata: JSON.stringify(session.metadata),
+    });
+    return {
+      ...session,
+      seq: Number(lastInsertRowid),
+      clientSecretUsedAt: null,
+      accountNumber: null,
+      mismatchReceived: null,
+      paidAt: null,
+    };
   }
 
   find(id: string): SessionRecord | undefined {
