@@ -49,8 +49,7 @@ function fromClientFault(status: number, type: unknown): HttpError {
   if (status === 415) return new HttpError(415, 'unsupported_media_type', 'The body must be UTF-8 JSON.');
   if (type === 'entity.parse.failed')
     return new HttpError(400, 'malformed_json', 'The request body is not valid JSON.');
-  const code: ErrorCode = status === 400 ? 'bad_request' : 'bad_request';
-  return new HttpError(status, code, STATUS_TEXT[status] ?? 'Bad Request');
+  return new HttpError(status, 'bad_request', STATUS_TEXT[status] ?? 'Bad Request');
 }
 
 /**
