@@ -206,6 +206,15 @@ describe('ServicePay transport (mocked transport)', () => {
     expect(error).toMatchObject({ code: 'invalid_response', statusCode: 200 });
   });
 
+  it("takes the request id from the service's Request-Id header when the body is no envelope", async () => {
+    api.agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
+      .reply(502, '<html>Bad Gateway</html>', { headers: { 'request-id': 'req_fromheader' } });
+    const error = await rejectionOf(api.client.sessions.retrieve('ses_1', { maxRetries: 0 }));
+    expect(error).toMatchObject({ statusCode: 502, requestId: 'req_fromheader' });
+  });
+
   it('carries status, code, request id and field errors of a 400', async () => {
     const errors = [{ path: 'payer.email', message: 'Invalid email' }];
     api.agent
@@ -228,7 +237,7 @@ describe('ServicePay transport (mocked transport)', () => {
     expect(error.code).toBe('brand_new_reason');
   });
 
-  it('reads the request id from X-Request-Id when the body has none', async () => {
+  it('falls back to X-Request-Id (set by proxies) when the body has none', async () => {
     api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })

@@ -168,7 +168,7 @@ const errorFromResponse = (
     headers,
     code: envelope.code ?? 'unknown_error',
     message: envelope.message ?? `The service answered ${statusCode}.`,
-    requestId: envelope.requestId ?? headers['x-request-id'] ?? null,
+    requestId: envelope.requestId ?? headers['request-id'] ?? headers['x-request-id'] ?? null,
   };
   if (envelope.errors !== undefined) init.errors = envelope.errors;
   switch (statusCode) {
@@ -313,7 +313,7 @@ class HttpTransport implements Transport {
               code: 'invalid_response',
               statusCode: response.statusCode,
               headers: responseHeaders,
-              requestId: responseHeaders['x-request-id'] ?? null,
+              requestId: responseHeaders['request-id'] ?? responseHeaders['x-request-id'] ?? null,
               message: 'The service answered with a body that is not JSON.',
               cause,
             }),
