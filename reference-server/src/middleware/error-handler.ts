@@ -1,4 +1,4 @@
-import type { ErrorBody, ErrorCode } from '@servicepay/node/protocol';
+import type { ErrorBody } from '@servicepay/node/protocol';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ZodError } from 'zod';
 import { HttpError } from '../errors.ts';
