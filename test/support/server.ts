@@ -37,10 +37,10 @@ export async function startServer(
 ): Promise<RunningServer> {
   const folder = options.dbPath ? undefined : mkdtempSync(join(tmpdir(), 'servicepay-test-'));
   const dbPath = options.dbPath ?? join(folder as string, 'servicepay.db');
-  const service = createService({ port: 0, webhooks: { schedule: 'fast' }, ...config, dbPath }, {
-    clock: options.clock,
-    logger: options.logger ?? silentLogger,
-  } as { clock?: Clock; logger?: Logger });
+  const service = createService(
+    { port: 0, webhooks: { schedule: 'fast' }, ...config, dbPath },
+    { logger: options.logger ?? silentLogger, ...(options.clock ? { clock: options.clock } : {}) },
+  );
   const { url } = await service.start();
   const clock = options.clock;
   return {
