@@ -51,7 +51,8 @@ export async function call(
   const response = await fetch(new URL(path, baseUrl), {
     method,
     headers,
-    ...(body === undefined ? {} : { body }),
+    // A Buffer is sent as its bytes; the view keeps fetch's BodyInit typing the same under DOM and Node types.
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : new Uint8Array(body) }),
   });
   const text = await response.text();
   let parsed: unknown;

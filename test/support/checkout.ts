@@ -132,7 +132,10 @@ export async function openStream(
     const decoder = new TextDecoder();
     let buffer = '';
     try {
-      for await (const chunk of response.body) {
+      // Read through a reader: DOM's ReadableStream typing has no async iterator, Node's does.
+      const reader = response.body.getReader();
+      for (let read = await reader.read(); !read.done; read = await reader.read()) {
+        const chunk = read.value;
         buffer += decoder.decode(chunk as Uint8Array, { stream: true });
         let index = buffer.indexOf('\n\n');
         while (index !== -1) {
