@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { type AppDeps, createApp } from './app.ts';
 import { BankNotificationProcessor } from './bank/notification-processor.ts';
 import { SimulatedBank } from './bank/simulated-bank.ts';
+import { UnappliedCredits } from './bank/unapplied-credits.ts';
 import { resolveConfig, type ServerConfig, type ServerConfigOverrides } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { createStore } from './db/store.ts';
@@ -72,9 +73,10 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   });
   const broadcaster = new InProcessBroadcaster();
   const outbox = new WebhookOutbox(db);
-  const lifecycle = new SessionLifecycle(store, outbox, broadcaster, bank);
+  const credits = new UnappliedCredits(store, outbox, bank, logger);
+  const lifecycle = new SessionLifecycle(store, outbox, broadcaster, bank, credits);
   const sessions = new SessionService(store, lifecycle, bank, clock, config, secretBox);
-  const processor = new BankNotificationProcessor(store, lifecycle, clock, logger);
+  const processor = new BankNotificationProcessor(store, lifecycle, credits, clock);
   const sweeper = new ExpirySweeper(
     store,
     lifecycle,

@@ -197,16 +197,21 @@ describe('money after the end', () => {
     ).toBe(200);
     const transfer = await testTransfer(server.baseUrl, key, accountNumber, created.amount);
     expect(transfer).toMatchObject({ outcome: 'returned', returnReason: 'account_closed' });
-    // Even a bank that wrongly credits the closed account does not pay the session.
+    // Even a bank that wrongly credits the closed account does not pay the session: the credit is recorded
+    // as unapplied (not only logged) and the merchant told.
     const forged = bankNotification(accountNumber, created.amount);
     const response = await sign(forged);
     expect(response.status).toBe(200);
-    expect(response.body.data.result).toBe('not_credited');
-    expect(notificationRows(forged.id)).toEqual([{ result: 'not_credited' }]);
+    expect(response.body.data.result).toBe('unapplied');
+    expect(notificationRows(forged.id)).toEqual([{ result: 'unapplied' }]);
     const session = await retrieveSession(server.baseUrl, key, created.id);
     expect(session.status).toBe('cancelled');
     expect(session.paidAt).toBeNull();
-    expect(eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.cancelled']);
+    expect(eventTypes(server, created.id)).toEqual([
+      'session.awaiting_payment',
+      'session.cancelled',
+      'session.credit_unapplied',
+    ]);
   });
 
   it('a transfer after the session expired is recorded, not credited; the session stays expired', async () => {
@@ -217,7 +222,7 @@ describe('money after the end', () => {
     const transfer = await testTransfer(server.baseUrl, key, accountNumber, created.amount);
     expect(transfer.outcome).toBe('returned');
     const forged = await sign(bankNotification(accountNumber, created.amount));
-    expect(forged.body.data.result).toBe('not_credited');
+    expect(forged.body.data.result).toBe('unapplied');
     const session = await retrieveSession(server.baseUrl, key, created.id);
     expect(session.status).toBe('expired');
     expect(session.paidAt).toBeNull();
@@ -257,7 +262,7 @@ describe('account expiry (the countdown) and a new account', () => {
     const toOld = await testTransfer(server.baseUrl, key, oldAccount, created.amount);
     expect(toOld).toMatchObject({ outcome: 'returned', returnReason: 'account_closed' });
     const forged = await sign(bankNotification(oldAccount, created.amount));
-    expect(forged.body.data.result).toBe('not_credited');
+    expect(forged.body.data.result).toBe('unapplied');
     expect((await retrieveSession(server.baseUrl, key, created.id)).status).toBe('awaiting_payment');
 
     await testTransfer(server.baseUrl, key, renewed.virtualAccount.accountNumber, created.amount);

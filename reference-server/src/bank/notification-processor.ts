@@ -1,28 +1,40 @@
 import type { BankNotification } from '@servicepay/node/protocol';
 import type { NotificationResult } from '../db/bank-notifications.ts';
+import type { SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
+import type { UnappliedReason } from '../db/unapplied-credits.ts';
+import type { VirtualAccountRecord } from '../db/virtual-accounts.ts';
+import type { WriteContext } from '../db/write-queue.ts';
 import type { Clock } from '../internal/clock.ts';
-import type { Logger } from '../internal/logger.ts';
 import type { SessionLifecycle } from '../sessions/session-lifecycle.ts';
 import { isTerminal } from '../sessions/session-lifecycle.ts';
+import type { UnappliedCredits } from './unapplied-credits.ts';
 
 export interface ProcessedNotification {
   result: NotificationResult;
-  /** True when this notification id was processed before: nothing changed this time. */
+  /**
+   * True when this notification id, or another notification of the same transfer (or the closing of its
+   * account), was processed before: nothing changed this time.
+   */
   duplicate: boolean;
 }
 
 /**
  * Turns a verified bank notification into at most one session transition. The whole decision runs in one
- * write job, after a check of the notification id, so any number of concurrent copies of a notification make
- * exactly one transition and one event.
+ * write job, after a check of the notification id and of the transfer id, so any number of copies of a
+ * notification, under one id or several, make exactly one transition and one event. A credit the session
+ * cannot take (it ended, the account closed, another currency or amount) is recorded and refunded through the
+ * bank (`UnappliedCredits`), never only logged.
+ *
+ * @example
+ * const { result, duplicate } = await processor.process(notification); // result: 'credited' | …
  */
 export class BankNotificationProcessor {
   constructor(
     private readonly store: Store,
     private readonly lifecycle: SessionLifecycle,
+    private readonly credits: UnappliedCredits,
     private readonly clock: Clock,
-    private readonly logger: Logger,
   ) {}
 
   process(notification: BankNotification): Promise<ProcessedNotification> {
@@ -34,42 +46,20 @@ export class BankNotificationProcessor {
       const { transfer } = notification;
       const account = this.store.virtualAccounts.find(transfer.accountNumber);
       const session = account && this.store.sessions.find(account.sessionId);
-      let result: NotificationResult;
-      if (!account || !session) {
-        result = 'unknown_account';
-      } else if (
-        isTerminal(session.status) ||
-        account.closedAt !== null ||
-        session.accountNumber !== account.accountNumber ||
-        transfer.returnReason === 'account_closed'
-      ) {
-        // The session no longer takes money on this account: recorded, never credited to the session.
-        result = 'not_credited';
-        if (transfer.outcome === 'credited') {
-          this.logger.error(
-            'bank credited a transfer to an account the session no longer uses: refund needed',
-            {
-              sessionId: session.id,
-              transferId: transfer.id,
-              amount: transfer.amount,
-            },
-          );
-        }
-      } else if (transfer.outcome === 'credited' && transfer.amount === session.amount) {
-        this.lifecycle.transition(context, session, 'successful', { now });
-        result = 'credited';
-      } else {
-        if (transfer.outcome === 'credited') {
-          // The bank credits exact amounts only; a credit of another amount is the bank's error to reconcile.
-          this.logger.error('bank credited an amount other than the session amount', {
-            sessionId: session.id,
-            transferId: transfer.id,
-            amount: transfer.amount,
-            expected: session.amount,
-          });
-        }
-        this.lifecycle.transition(context, session, 'mismatch', { now, mismatchReceived: transfer.amount });
-        result = 'mismatch';
+      const settled = this.store.settledTransfers.findResult(transfer.id);
+      const result = settled ?? this.decide(context, notification, account, session, now);
+      if (settled === undefined) {
+        this.store.settledTransfers.insert({
+          transferId: transfer.id,
+          accountNumber: transfer.accountNumber,
+          sessionId: session?.id ?? null,
+          amount: transfer.amount,
+          currency: transfer.currency,
+          bankOutcome: transfer.outcome,
+          result,
+          source: 'notification',
+          settledAt: now,
+        });
       }
       this.store.bankNotifications.insert({
         id: notification.id,
@@ -82,7 +72,60 @@ export class BankNotificationProcessor {
         result,
         receivedAt: now,
       });
-      return { result, duplicate: false };
+      return { result, duplicate: settled !== undefined };
     });
+  }
+
+  private decide(
+    context: WriteContext,
+    notification: BankNotification,
+    account: VirtualAccountRecord | undefined,
+    session: SessionRecord | undefined,
+    now: number,
+  ): NotificationResult {
+    const { transfer } = notification;
+    const credited = transfer.outcome === 'credited';
+    const unapplied = (reason: UnappliedReason) =>
+      this.credits.record({
+        transfer: {
+          id: transfer.id,
+          accountNumber: transfer.accountNumber,
+          amount: transfer.amount,
+          currency: transfer.currency,
+        },
+        session,
+        reason,
+        now,
+      });
+
+    if (!account || !session) {
+      if (credited) unapplied('unknown_account');
+      return 'unknown_account';
+    }
+    const ended = isTerminal(session.status);
+    const notOffered =
+      account.closedAt !== null ||
+      session.accountNumber !== account.accountNumber ||
+      transfer.returnReason === 'account_closed';
+    if (ended || notOffered) {
+      // The session no longer takes money on this account: never credited to it.
+      if (!credited) return 'not_credited';
+      unapplied(ended ? 'session_ended' : 'account_closed');
+      return 'unapplied';
+    }
+    if (transfer.currency !== session.currency) {
+      // Another currency never pays a session, whatever the amount.
+      if (!credited) return 'not_credited';
+      unapplied('currency_mismatch');
+      return 'unapplied';
+    }
+    if (credited && transfer.amount === session.amount) {
+      this.lifecycle.transition(context, session, 'successful', { now });
+      return 'credited';
+    }
+    // The bank credits exact amounts only; a credit of another amount is its error, refunded like any other.
+    if (credited) unapplied('amount_mismatch');
+    this.lifecycle.transition(context, session, 'mismatch', { now, mismatchReceived: transfer.amount });
+    return 'mismatch';
   }
 }

@@ -11,7 +11,14 @@ import { toIso } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import { newId, randomAccountNumber } from '../internal/random.ts';
 import { signPayload } from '../internal/signature.ts';
-import type { AccountRequest, BankGateway, ProvisionedAccount } from './bank-gateway.ts';
+import type {
+  AccountRequest,
+  BankGateway,
+  CloseAccountResult,
+  CreditedTransfer,
+  ProvisionedAccount,
+  RefundResult,
+} from './bank-gateway.ts';
 
 export interface SimulatedBankOptions {
   db: SqliteDatabase;
@@ -73,6 +80,18 @@ export class SimulatedBank implements BankGateway {
         `INSERT INTO bank_transfers (id, account_number, amount, currency, outcome, return_reason, created_at)
          VALUES (@id, @accountNumber, @amount, @currency, @outcome, @returnReason, @createdAt)`,
       ),
+      creditedTo: db.prepare<[string], CreditedTransfer>(
+        `SELECT id, account_number AS accountNumber, amount, currency FROM bank_transfers
+         WHERE account_number = ? AND outcome = 'credited' ORDER BY created_at LIMIT 1`,
+      ),
+      findTransfer: db.prepare<[string], { amount: number; currency: string; outcome: TransferOutcome }>(
+        'SELECT amount, currency, outcome FROM bank_transfers WHERE id = ?',
+      ),
+      findRefund: db.prepare<[string], { id: string }>('SELECT id FROM bank_refunds WHERE transfer_id = ?'),
+      insertRefund: db.prepare(
+        `INSERT INTO bank_refunds (id, transfer_id, amount, currency, reason, created_at)
+         VALUES (@id, @transferId, @amount, @currency, @reason, @createdAt)`,
+      ),
       insertOutbox: db.prepare<[string, string, string, number]>(
         'INSERT INTO bank_outbox (id, transfer_id, payload, next_attempt_at) VALUES (?, ?, ?, ?)',
       ),
@@ -100,8 +119,30 @@ export class SimulatedBank implements BankGateway {
     };
   }
 
-  closeAccount(accountNumber: string): void {
+  closeAccount(accountNumber: string): CloseAccountResult {
+    // Single use: a credit closed the account, so "closed" alone would hide the payer's money.
+    const credited = this.statements.creditedTo.get(accountNumber);
+    if (credited) return { alreadyCredited: credited };
     this.statements.closeAccount.run(this.options.clock.now(), accountNumber);
+    return { closed: true };
+  }
+
+  refund(transferId: string, reason: string): RefundResult {
+    const transfer = this.statements.findTransfer.get(transferId);
+    if (!transfer) return { refused: 'unknown_transfer' };
+    if (transfer.outcome !== 'credited') return { refused: 'not_credited' };
+    const earlier = this.statements.findRefund.get(transferId);
+    if (earlier) return { refunded: earlier };
+    const id = newId('rfd');
+    this.statements.insertRefund.run({
+      id,
+      transferId,
+      amount: transfer.amount,
+      currency: transfer.currency,
+      reason,
+      createdAt: this.options.clock.now(),
+    });
+    return { refunded: { id } };
   }
 
   /** The environment of an account this bank issued, or undefined. */

@@ -1,7 +1,7 @@
 import type { SqliteDatabase } from './database.ts';
 
 /** What the service made of a bank notification. */
-export type NotificationResult = 'credited' | 'mismatch' | 'not_credited' | 'unknown_account';
+export type NotificationResult = 'credited' | 'mismatch' | 'not_credited' | 'unapplied' | 'unknown_account';
 
 export interface BankNotificationRecord {
   id: string;

@@ -13,6 +13,8 @@ export interface EventRecord {
   reason: string | null;
   /** JSON of the session after the transition, as the merchant API shows it. */
   payload: string;
+  /** For `session.credit_unapplied`: the credit (JSON), sent beside the session in the webhook. */
+  credit?: string | null;
   createdAt: number;
 }
 
@@ -25,6 +27,7 @@ type EventRow = {
   type: string;
   reason: string | null;
   payload: string;
+  credit: string | null;
   created_at: number;
 };
 
@@ -37,6 +40,7 @@ const toEvent = (row: EventRow): EventRecord => ({
   type: row.type,
   reason: row.reason,
   payload: row.payload,
+  credit: row.credit,
   createdAt: row.created_at,
 });
 
@@ -48,8 +52,8 @@ export class EventRepository {
 
   constructor(db: SqliteDatabase) {
     this.insertStatement = db.prepare(
-      `INSERT INTO events (id, business_id, environment, session_id, type, reason, payload, created_at)
-       VALUES (@id, @businessId, @environment, @sessionId, @type, @reason, @payload, @createdAt)`,
+      `INSERT INTO events (id, business_id, environment, session_id, type, reason, payload, credit, created_at)
+       VALUES (@id, @businessId, @environment, @sessionId, @type, @reason, @payload, @credit, @createdAt)`,
     );
     this.findStatement = db.prepare<[string], EventRow>('SELECT * FROM events WHERE id = ?');
     this.afterStatement = db.prepare<[string, number], EventRow>(
@@ -61,7 +65,7 @@ export class EventRepository {
   }
 
   insert(event: Omit<EventRecord, 'seq'>): EventRecord {
-    const { lastInsertRowid } = this.insertStatement.run(event);
+    const { lastInsertRowid } = this.insertStatement.run({ credit: null, ...event });
     return { ...event, seq: Number(lastInsertRowid) };
   }
 

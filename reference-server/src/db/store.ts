@@ -1,10 +1,14 @@
 import { ApiKeyRepository } from './api-keys.ts';
+import { AuditLogRepository } from './audit-log.ts';
 import { BankNotificationRepository } from './bank-notifications.ts';
 import { BusinessRepository } from './businesses.ts';
 import type { SqliteDatabase } from './database.ts';
 import { EventRepository } from './events.ts';
 import { IdempotencyKeyRepository } from './idempotency-keys.ts';
+import { PortalSessionRepository } from './portal-sessions.ts';
 import { SessionRepository } from './sessions.ts';
+import { SettledTransferRepository } from './settled-transfers.ts';
+import { UnappliedCreditRepository } from './unapplied-credits.ts';
 import { VirtualAccountRepository } from './virtual-accounts.ts';
 import { WidgetTokenRepository } from './widget-tokens.ts';
 import { WriteQueue } from './write-queue.ts';
@@ -21,6 +25,10 @@ export interface Store {
   idempotencyKeys: IdempotencyKeyRepository;
   bankNotifications: BankNotificationRepository;
   events: EventRepository;
+  portalSessions: PortalSessionRepository;
+  settledTransfers: SettledTransferRepository;
+  unappliedCredits: UnappliedCreditRepository;
+  auditLog: AuditLogRepository;
 }
 
 export function createStore(db: SqliteDatabase, onEffectError: (error: unknown) => void): Store {
@@ -35,5 +43,9 @@ export function createStore(db: SqliteDatabase, onEffectError: (error: unknown) 
     idempotencyKeys: new IdempotencyKeyRepository(db),
     bankNotifications: new BankNotificationRepository(db),
     events: new EventRepository(db),
+    portalSessions: new PortalSessionRepository(db),
+    settledTransfers: new SettledTransferRepository(db),
+    unappliedCredits: new UnappliedCreditRepository(db),
+    auditLog: new AuditLogRepository(db),
   };
 }

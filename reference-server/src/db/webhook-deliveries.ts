@@ -39,6 +39,8 @@ export interface DueDelivery {
   eventCreatedAt: number;
   /** The session view JSON of the event. */
   payload: string;
+  /** The unapplied credit JSON of a `session.credit_unapplied` event; null otherwise. */
+  credit: string | null;
 }
 
 type DeliveryRow = {
@@ -102,7 +104,7 @@ export class WebhookDeliveryRepository {
            e.url, e.environment, e.secret_ciphertext AS secretCiphertext,
            e.previous_secret_ciphertext AS previousSecretCiphertext,
            e.previous_secret_expires_at AS previousSecretExpiresAt,
-           ev.type AS eventType, ev.created_at AS eventCreatedAt, ev.payload
+           ev.type AS eventType, ev.created_at AS eventCreatedAt, ev.payload, ev.credit
          FROM webhook_deliveries d
          JOIN webhook_endpoints e ON e.id = d.endpoint_id
          JOIN events ev ON ev.id = d.event_id

@@ -8,6 +8,7 @@ export const WEBHOOK_EVENT_TYPES = new Set([
   'session.mismatch',
   'session.expired',
   'session.cancelled',
+  'session.credit_unapplied',
 ]);
 
 /**

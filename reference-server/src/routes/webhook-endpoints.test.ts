@@ -46,6 +46,7 @@ describe('endpoints resource', () => {
       'session.mismatch',
       'session.expired',
       'session.cancelled',
+      'session.credit_unapplied',
     ]);
     expect(endpoint).toMatchObject({ enabled: true, disabledReason: null, environment: 'test' });
 

@@ -10,6 +10,8 @@ const BATCH = 200;
  * Ends what ran out of time: sessions past their lifetime become `expired`; an account whose countdown ended
  * with no transfer sends its session back to `pending` (`account_expired`) so the payer can ask for a new one.
  * Runs at start, so sessions that fell due while the service was down are settled first, then on an interval.
+ * Each ending settles with the bank first (see `SessionLifecycle`): a session whose account the bank already
+ * credited (say, while the service was down and before the bank's retry arrives) ends `successful`.
  */
 export class ExpirySweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -51,7 +53,7 @@ export class ExpirySweeper {
           session?.accountNumber === account.accountNumber &&
           (session.status === 'awaiting_payment' || session.status === 'mismatch');
         if (!session || !stillOffered) {
-          this.store.virtualAccounts.close(account.accountNumber, now);
+          this.lifecycle.closeStrayAccount(account.accountNumber, session, now);
           return 0;
         }
         this.lifecycle.transition(context, session, 'pending', {

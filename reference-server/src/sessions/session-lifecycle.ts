@@ -1,6 +1,7 @@
 import type { SessionStatus, StatusReason } from '@servicepay/node/protocol';
 import { TERMINAL_SESSION_STATUSES } from '@servicepay/node/protocol';
-import type { BankGateway } from '../bank/bank-gateway.ts';
+import type { BankGateway, CreditedTransfer } from '../bank/bank-gateway.ts';
+import type { UnappliedCredits } from '../bank/unapplied-credits.ts';
 import type { SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
 import type { WriteContext } from '../db/write-queue.ts';
@@ -25,9 +26,17 @@ export const isTerminal = (status: SessionStatus): boolean => TERMINAL_SESSION_S
 
 /**
  * The only way a session's status changes. Inside the caller's write job it updates the session (guarded by
- * its current status), records the event, queues its webhook deliveries and, for a terminal status, closes
- * the session's account: all in one transaction. The push to open checkouts and the bank's account closing
- * happen after the commit.
+ * its current status), records the event, queues its webhook deliveries and closes the account the session
+ * stops offering: all in one transaction. The push to open checkouts happens after the commit.
+ *
+ * The bank's books are the truth about money: a transition that closes an account (cancel, expiry, the
+ * countdown running out, a new account) closes it at the bank first, in the same job, and when the bank
+ * answers that the account was already credited, the session is paid instead: the transition returns the
+ * `successful` session, and the caller must look at the status it got back.
+ *
+ * @example
+ * const after = lifecycle.transition(context, session, 'cancelled', { now, reason: 'cancelled_by_payer' });
+ * if (after.status === 'successful') { ... } // the payer's transfer came first
  */
 export class SessionLifecycle {
   constructor(
@@ -35,7 +44,77 @@ export class SessionLifecycle {
     private readonly outbox: WebhookOutbox,
     private readonly broadcaster: Broadcaster,
     private readonly bank: BankGateway,
+    private readonly credits: UnappliedCredits,
   ) {}
+
+  /**
+   * Closes the session's current account at the bank and settles what the bank says: a credit not settled
+   * yet pays the session (returned, `successful`) if it fits it, or is recorded and refunded if not.
+   * Undefined when the session was not paid by it.
+   */
+  settle(context: WriteContext, session: SessionRecord, now: number): SessionRecord | undefined {
+    if (session.accountNumber === null) return undefined;
+    const answer = this.bank.closeAccount(session.accountNumber);
+    if (!('alreadyCredited' in answer)) return undefined;
+    const transfer = answer.alreadyCredited;
+    if (this.store.settledTransfers.findResult(transfer.id) !== undefined) return undefined;
+    const fits =
+      !isTerminal(session.status) &&
+      transfer.accountNumber === session.accountNumber &&
+      transfer.amount === session.amount &&
+      transfer.currency === session.currency;
+    this.recordSettled(transfer, session, fits ? 'credited' : 'unapplied', now);
+    if (fits) return this.transition(context, session, 'successful', { now });
+    this.credits.record({
+      transfer,
+      session,
+      reason: isTerminal(session.status)
+        ? 'session_ended'
+        : transfer.currency !== session.currency
+          ? 'currency_mismatch'
+          : 'amount_mismatch',
+      now,
+    });
+    return undefined;
+  }
+
+  /**
+   * An open account the session no longer offers, found by the sweeper: closed at the bank, and a credit on
+   * it that nobody settled is recorded and refunded (it cannot pay a session that moved on).
+   */
+  closeStrayAccount(accountNumber: string, session: SessionRecord | undefined, now: number): void {
+    this.store.virtualAccounts.close(accountNumber, now);
+    const answer = this.bank.closeAccount(accountNumber);
+    if (!('alreadyCredited' in answer)) return;
+    const transfer = answer.alreadyCredited;
+    if (this.store.settledTransfers.findResult(transfer.id) !== undefined) return;
+    this.recordSettled(transfer, session, 'unapplied', now);
+    this.credits.record({
+      transfer,
+      session,
+      reason: session && isTerminal(session.status) ? 'session_ended' : 'account_closed',
+      now,
+    });
+  }
+
+  private recordSettled(
+    transfer: CreditedTransfer,
+    session: SessionRecord | undefined,
+    result: 'credited' | 'unapplied',
+    now: number,
+  ): void {
+    this.store.settledTransfers.insert({
+      transferId: transfer.id,
+      accountNumber: transfer.accountNumber,
+      sessionId: session?.id ?? null,
+      amount: transfer.amount,
+      currency: transfer.currency,
+      bankOutcome: 'credited',
+      result,
+      source: 'account_close',
+      settledAt: now,
+    });
+  }
 
   transition(
     context: WriteContext,
@@ -49,6 +128,14 @@ export class SessionLifecycle {
     // The session keeps the number of the last account it offered (merchants see it); whether that account
     // still takes money is the account's own `closed_at`.
     const accountNumber = options.newAccountNumber ?? previousAccount;
+    const closing =
+      previousAccount !== null &&
+      (previousAccount !== accountNumber || options.closeAccount || isTerminal(to));
+    if (closing && to !== 'successful') {
+      // Settle with the bank before the session stops taking money: a credit that came first wins.
+      const paid = this.settle(context, session, now);
+      if (paid) return paid;
+    }
     const changed = this.store.sessions.change(session.id, session.status, {
       status: to,
       updatedAt: now,
@@ -58,12 +145,11 @@ export class SessionLifecycle {
     });
     if (!changed) throw new HttpError(409, 'session_not_active', 'The session changed meanwhile; try again.');
 
-    const closing =
-      previousAccount !== null &&
-      (previousAccount !== accountNumber || options.closeAccount || isTerminal(to));
     if (closing) {
       this.store.virtualAccounts.close(previousAccount, now);
-      context.afterCommit(() => this.bank.closeAccount(previousAccount));
+      // Paid: the bank closed the account with its credit; otherwise (a credit the bank never made) this
+      // closes it, so nothing more is taken for a session that is paid.
+      if (to === 'successful') this.bank.closeAccount(previousAccount);
     }
 
     const updated = this.store.sessions.find(session.id);

@@ -150,26 +150,42 @@ export class SessionService {
     return toPage(rows, query.limit, (session) => this.view(session));
   }
 
-  /** Cancels an open session (merchant or payer). Cancelling a cancelled session answers it again. */
-  cancel(sessionId: string, reason: StatusReason, owner: ApiCaller | undefined): Promise<Session> {
+  /**
+   * Cancels an open session (merchant or payer). Cancelling a cancelled session answers it again. The account
+   * is closed at the bank first: if the payer's transfer was already credited, the session is paid instead
+   * and the cancel answers 409 `session_not_active`.
+   */
+  async cancel(sessionId: string, reason: StatusReason, owner: ApiCaller | undefined): Promise<Session> {
     if (owner) this.ownedSession(owner, sessionId);
-    return this.store.writes.run((context) => {
+    const after = await this.store.writes.run((context) => {
       const session = this.store.sessions.find(sessionId);
       if (!session) throw notFound('session');
-      if (session.status === 'cancelled') return this.view(session);
-      if (isTerminal(session.status)) {
-        throw new HttpError(
-          409,
-          'session_not_active',
-          `The session is ${session.status}; it can no longer be cancelled.`,
-        );
+      if (session.status === 'cancelled') return session;
+      if (isTerminal(session.status)) return session;
+      const now = this.clock.now();
+      const ended = this.lifecycle.transition(context, session, 'cancelled', { now, reason });
+      if (ended.status === 'cancelled') {
+        this.store.auditLog.record({
+          at: now,
+          actor: owner ? `secret_key:${owner.environment}` : 'widget_token',
+          action: 'session.cancelled',
+          businessId: session.businessId,
+          environment: session.environment,
+          target: session.id,
+          details: { reason, previousStatus: session.status },
+        });
       }
-      const cancelled = this.lifecycle.transition(context, session, 'cancelled', {
-        now: this.clock.now(),
-        reason,
-      });
-      return this.view(cancelled);
+      return ended;
     });
+    if (after.status !== 'cancelled') {
+      // Thrown after the commit: a payment the bank made while the cancel ran is kept, not rolled back.
+      throw new HttpError(
+        409,
+        'session_not_active',
+        `The session is ${after.status}; it can no longer be cancelled.`,
+      );
+    }
+    return this.view(after);
   }
 
   /**
@@ -218,23 +234,29 @@ export class SessionService {
   }
 
   /** A fresh account for a session whose last one ran out (EXPIRED → retry). The current one if it still lives. */
-  newAccount(sessionId: string): Promise<NewAccountResult> {
-    return this.store.writes.run((context) => {
+  async newAccount(sessionId: string): Promise<NewAccountResult> {
+    const result = await this.store.writes.run((context) => {
       const now = this.clock.now();
       const session = this.store.sessions.find(sessionId);
       if (!session) throw notFound('session');
-      if (isTerminal(session.status) || session.expiresAt <= now) {
-        throw new HttpError(
-          409,
-          'session_not_active',
-          `The session is ${session.status}; it takes no more transfers.`,
-        );
-      }
+      if (isTerminal(session.status) || session.expiresAt <= now) return { ended: session };
       const current =
         session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
       const live = current && current.closedAt === null && current.expiresAt > now;
-      return this.checkout(live ? session : this.offerNewAccount(context, session, now));
+      if (live) return { checkout: this.checkout(session) };
+      // The old account may have been credited before it ran out: settle it before offering another.
+      const paid = this.lifecycle.settle(context, session, now);
+      if (paid) return { ended: paid };
+      return { checkout: this.checkout(this.offerNewAccount(context, session, now)) };
     });
+    if ('ended' in result) {
+      throw new HttpError(
+        409,
+        'session_not_active',
+        `The session is ${result.ended.status}; it takes no more transfers.`,
+      );
+    }
+    return result.checkout;
   }
 
   private offerNewAccount(context: WriteContext, session: SessionRecord, now: number): SessionRecord {

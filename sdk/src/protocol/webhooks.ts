@@ -2,22 +2,57 @@ import { z } from 'zod';
 import { EnvironmentSchema, PageParamsSchema, TimestampSchema } from './common.ts';
 import { SessionSchema } from './sessions.ts';
 
-/** The events a merchant can subscribe to: every terminal outcome of a session, and mismatches. */
+/**
+ * The events a merchant can subscribe to: every terminal outcome of a session, mismatches, and a payer's
+ * credit the session could not take (`session.credit_unapplied`: recorded and refunded through the bank).
+ */
 export const WebhookEventTypeSchema = z.enum([
   'session.successful',
   'session.mismatch',
   'session.expired',
   'session.cancelled',
+  'session.credit_unapplied',
 ]);
 export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
 
-/** Body of every webhook POST, signed with `X-Service-Signature: t=<unix>,v1=<hex hmac>`. */
+/** Why a credit the bank made could not be applied to its session. */
+export const UnappliedReasonSchema = z.enum([
+  'session_ended',
+  'account_closed',
+  'currency_mismatch',
+  'amount_mismatch',
+  'unknown_account',
+]);
+export type UnappliedReason = z.infer<typeof UnappliedReasonSchema>;
+
+/**
+ * A payer's money the bank credited that no session could take (it arrived after the session ended, to a
+ * closed account, in another currency…). `refundStatus` `refunded`: the bank sent it back to the payer
+ * (`refundId` is the bank's); `refund_refused`: the bank holds no such credit, so nothing was sent.
+ */
+export const UnappliedCreditSchema = z.object({
+  id: z.string().regex(/^crd_[0-9A-Za-z]+$/),
+  transferId: z.string(),
+  accountNumber: z.string(),
+  amount: z.number().int(),
+  currency: z.string(),
+  reason: UnappliedReasonSchema,
+  refundStatus: z.enum(['refunded', 'refund_refused']),
+  refundId: z.string().nullable(),
+  createdAt: TimestampSchema,
+});
+export type UnappliedCredit = z.infer<typeof UnappliedCreditSchema>;
+
+/**
+ * Body of every webhook POST, signed with `X-Service-Signature: t=<unix>,v1=<hex hmac>`. `data.credit` is
+ * present on `session.credit_unapplied` only.
+ */
 export const WebhookEventSchema = z.object({
   id: z.string().regex(/^evt_[0-9A-Za-z]+$/),
   type: WebhookEventTypeSchema,
   environment: EnvironmentSchema,
   createdAt: TimestampSchema,
-  data: z.object({ session: SessionSchema }),
+  data: z.object({ session: SessionSchema, credit: UnappliedCreditSchema.optional() }),
 });
 export type WebhookEvent = z.infer<typeof WebhookEventSchema>;
 
