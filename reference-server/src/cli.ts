@@ -1,6 +1,8 @@
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { EnvironmentSchema, KeyKindSchema } from '@servicepay/node/protocol';
-import { createBusiness, rollKey } from './businesses/onboarding.ts';
+import { toUnappliedCreditView } from './bank/unapplied-credits.ts';
+import { approveKyc, createBusiness, rollKey } from './businesses/onboarding.ts';
 import { defaultConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
 import { createStore } from './db/store.ts';
@@ -13,6 +15,8 @@ const USAGE = `servicepay-server: the ServicePay reference service
   servicepay-server keys roll --business ID --environment test|live --kind secret|publishable [--db PATH] [--json]
   servicepay-server kyc approve --business ID [--db PATH]
   servicepay-server transfer --account NUMBER --amount MINOR_UNITS [--api URL]
+  servicepay-server credits list [--business ID] [--limit N] [--db PATH] [--json]
+  servicepay-server audit list [--business ID] [--limit N] [--db PATH] [--json]
 
 Environment: SERVICEPAY_DB, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT.`;
 
@@ -33,6 +37,7 @@ const OPTIONS = {
   account: { type: 'string' },
   amount: { type: 'string' },
   api: { type: 'string' },
+  limit: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -52,6 +57,23 @@ function port(value: string | undefined, fallback: number, name: string): number
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535)
     throw new UsageError(`${name} must be a port number`);
+  return parsed;
+}
+
+/** Who runs this command, for the audit log: the operating-system user. */
+function cliActor(): string {
+  try {
+    return `cli:${userInfo().username}`;
+  } catch {
+    return `cli:${process.env.USER ?? 'unknown'}`;
+  }
+}
+
+function limit(values: Values): number {
+  if (values.limit === undefined) return 1000;
+  const parsed = Number(values.limit);
+  if (!Number.isInteger(parsed) || parsed < 1 || parsed > 100_000)
+    throw new UsageError('--limit is a whole number from 1 to 100000');
   return parsed;
 }
 
@@ -155,7 +177,14 @@ export async function main(argv: string[]): Promise<void> {
       if (!environment.success) throw new UsageError('--environment is test or live');
       if (!kind.success) throw new UsageError('--kind is secret or publishable');
       const store = openStore(values);
-      const rolled = rollKey(store, required(values, 'business'), environment.data, kind.data, Date.now());
+      const rolled = rollKey(
+        store,
+        required(values, 'business'),
+        environment.data,
+        kind.data,
+        Date.now(),
+        cliActor(),
+      );
       store.db.close();
       if (!rolled) throw new UsageError(`no business ${values.business}`);
       console.log(
@@ -167,7 +196,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     case 'kyc approve': {
       const store = openStore(values);
-      const approved = store.businesses.approveKyc(required(values, 'business'));
+      const approved = approveKyc(store, required(values, 'business'), Date.now(), cliActor());
       store.db.close();
       if (!approved) throw new UsageError(`no business ${values.business}`);
       console.log(`KYC approved for ${values.business}: its live keys now work.`);
@@ -175,6 +204,46 @@ export async function main(argv: string[]): Promise<void> {
     }
     case 'transfer':
       return transfer(values);
+    case 'credits list': {
+      const store = openStore(values);
+      const credits = store.unappliedCredits.list({ businessId: values.business, limit: limit(values) });
+      store.db.close();
+      const rows = credits.map((credit) => ({
+        ...toUnappliedCreditView(credit),
+        businessId: credit.businessId,
+        environment: credit.environment,
+        sessionId: credit.sessionId,
+      }));
+      if (values.json) console.log(JSON.stringify(rows));
+      else if (rows.length === 0) console.log('No unapplied credits.');
+      else {
+        for (const row of rows) {
+          console.log(
+            `${row.createdAt}  ${row.id}  ${row.amount} ${row.currency}  ${row.reason}  ${row.refundStatus}${row.refundId ? ` ${row.refundId}` : ''}  transfer ${row.transferId}  session ${row.sessionId ?? '-'}  business ${row.businessId ?? '-'}`,
+          );
+        }
+      }
+      return;
+    }
+    case 'audit list': {
+      const store = openStore(values);
+      const entries = store.auditLog.list({ businessId: values.business, limit: limit(values) });
+      store.db.close();
+      const rows = entries.map(({ seq: _seq, at, ...entry }) => ({
+        ...entry,
+        at: new Date(at).toISOString(),
+      }));
+      if (values.json) console.log(JSON.stringify(rows));
+      else if (rows.length === 0) console.log('No audit entries.');
+      else {
+        for (const row of rows) {
+          console.log(
+            `${row.at}  ${row.actor}  ${row.action}  ${row.target ?? '-'}  business ${row.businessId ?? '-'}${row.environment ? ` (${row.environment})` : ''}  ${JSON.stringify(row.details)}`,
+          );
+        }
+      }
+      return;
+    }
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

@@ -47,13 +47,20 @@ export function createBusiness(
   })();
 }
 
-/** Issues a new key and revokes the old one at once (spec §5.6). Undefined when the business does not exist. */
+/**
+ * Issues a new key and revokes the old one at once (spec §5.6), and records who did it in the audit log (key
+ * hints only, never a key). Undefined when the business does not exist.
+ *
+ * @example
+ * const rolled = rollKey(store, 'biz_…', 'test', 'secret', Date.now(), 'cli:ops');
+ */
 export function rollKey(
   store: Store,
   businessId: string,
   environment: Environment,
   kind: KeyKind,
   now: number,
+  actor = 'service',
 ): RolledKey | undefined {
   return store.db.transaction(() => {
     if (!store.businesses.find(businessId)) return undefined;
@@ -61,6 +68,38 @@ export function rollKey(
     for (const key of old) store.apiKeys.revoke(key.id, now);
     const key = issueKey(store, businessId, environment, kind, now);
     const hint = old.map((revoked) => `${revoked.prefix}…${revoked.last4}`).join(', ');
+    store.auditLog.record({
+      at: now,
+      actor,
+      action: 'api_key.rolled',
+      businessId,
+      environment,
+      target: `${key.slice(0, key.lastIndexOf('_') + 1)}…${key.slice(-4)}`,
+      details: { kind, revoked: hint },
+    });
     return { environment, kind, key, revokedKeyHint: hint };
+  })();
+}
+
+/**
+ * Approves a business's KYC (its live keys work from now on) and records who did it. False when the business
+ * does not exist.
+ *
+ * @example
+ * approveKyc(store, 'biz_…', Date.now(), 'cli:ops'); // true
+ */
+export function approveKyc(store: Store, businessId: string, now: number, actor = 'service'): boolean {
+  return store.db.transaction(() => {
+    if (!store.businesses.approveKyc(businessId)) return false;
+    store.auditLog.record({
+      at: now,
+      actor,
+      action: 'kyc.approved',
+      businessId,
+      environment: 'live',
+      target: businessId,
+      details: {},
+    });
+    return true;
   })();
 }

@@ -9,6 +9,7 @@ import type {
   WebhookEventType,
 } from '@servicepay/node/protocol';
 import { WebhookEventTypeSchema } from '@servicepay/node/protocol';
+import type { AuditAction } from '../db/audit-log.ts';
 import type { Store } from '../db/store.ts';
 import { type WebhookDeliveryRecord, WebhookDeliveryRepository } from '../db/webhook-deliveries.ts';
 import { type WebhookEndpointRecord, WebhookEndpointRepository } from '../db/webhook-endpoints.ts';
@@ -106,7 +107,7 @@ export class Webhooks {
           [{ path: 'url', message: 'too many endpoints' }],
         );
       }
-      return this.endpoints.insert({
+      const created = this.endpoints.insert({
         id: newId('we'),
         businessId: caller.business.id,
         environment: caller.environment,
@@ -116,6 +117,8 @@ export class Webhooks {
         secretCiphertext: sealed,
         createdAt: this.options.clock.now(),
       });
+      this.audit(caller, 'webhook_endpoint.created', created.id, { url: created.url });
+      return created;
     });
     return { ...toEndpointView(endpoint), secret };
   }
@@ -155,6 +158,12 @@ export class Webhooks {
       );
       if (current.enabled && !next.enabled) this.deliveries.parkForEndpoint(id, now);
       if (!current.enabled && next.enabled) this.deliveries.unparkForEndpoint(id, now);
+      this.audit(caller, 'webhook_endpoint.updated', id, {
+        changed: Object.keys(params),
+        ...(params.url === undefined || params.url === current.url
+          ? {}
+          : { from: current.url, to: next.url }),
+      });
       return next;
     });
     if (updated.enabled) this.worker.nudge();
@@ -169,6 +178,7 @@ export class Webhooks {
       const now = this.options.clock.now();
       this.endpoints.softDelete(id, now);
       this.deliveries.failPendingForEndpoint(id, now);
+      this.audit(caller, 'webhook_endpoint.deleted', id, {});
     });
     return { id, deleted: true };
   }
@@ -182,6 +192,7 @@ export class Webhooks {
       this.owned(caller, id);
       const now = this.options.clock.now();
       this.endpoints.rollSecret(id, sealed, now + PREVIOUS_SECRET_GRACE_MS, now);
+      this.audit(caller, 'webhook_endpoint.secret_rolled', id, {});
       const stored = this.endpoints.find(id);
       if (!stored) throw notFound('webhook endpoint');
       return stored;
@@ -258,6 +269,24 @@ export class Webhooks {
     });
     if (ids.length > 0) this.worker.nudge();
     return { eventId, deliveries: ids };
+  }
+
+  /** An audit entry for a change to an endpoint, in the change's own transaction. Never the secret. */
+  private audit(
+    caller: ApiCaller,
+    action: AuditAction,
+    endpointId: string,
+    details: Record<string, unknown>,
+  ): void {
+    this.options.store.auditLog.record({
+      at: this.options.clock.now(),
+      actor: `secret_key:${caller.environment}`,
+      action,
+      businessId: caller.business.id,
+      environment: caller.environment,
+      target: endpointId,
+      details,
+    });
   }
 
   private allEndpoints(caller: ApiCaller): WebhookEndpointRecord[] {
