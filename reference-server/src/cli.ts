@@ -11,6 +11,7 @@ import { createService } from './service.ts';
 const USAGE = `servicepay-server: the ServicePay reference service
 
   servicepay-server start [--db PATH] [--port N] [--test-widget-port N] [--live-widget-port N] [--webhook-schedule fast]
+                         [--production] [--secrets-key-file PATH]
   servicepay-server business create --name NAME [--kyc-approved] [--db PATH] [--json]
   servicepay-server keys roll --business ID --environment test|live --kind secret|publishable [--db PATH] [--json]
   servicepay-server kyc approve --business ID [--db PATH]
@@ -18,7 +19,9 @@ const USAGE = `servicepay-server: the ServicePay reference service
   servicepay-server credits list [--business ID] [--limit N] [--db PATH] [--json]
   servicepay-server audit list [--business ID] [--limit N] [--db PATH] [--json]
 
-Environment: SERVICEPAY_DB, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT.`;
+Environment: SERVICEPAY_DB, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT,
+SERVICEPAY_SECRETS_KEY, SERVICEPAY_SECRETS_KEY_FILE, NODE_ENV=production (as --production).
+In production the secrets key is SERVICEPAY_SECRETS_KEY or a key file outside the database folder.`;
 
 class UsageError extends Error {}
 
@@ -28,6 +31,8 @@ const OPTIONS = {
   'test-widget-port': { type: 'string' },
   'live-widget-port': { type: 'string' },
   'webhook-schedule': { type: 'string' },
+  production: { type: 'boolean' },
+  'secrets-key-file': { type: 'string' },
   name: { type: 'string' },
   'kyc-approved': { type: 'boolean' },
   json: { type: 'boolean' },
@@ -104,6 +109,8 @@ async function start(values: Values): Promise<void> {
       '--live-widget-port',
     ),
     webhooks: { schedule: schedule ?? 'standard' },
+    production: values.production === true || process.env.NODE_ENV === 'production',
+    secretsKeyFile: values['secrets-key-file'] ?? process.env.SERVICEPAY_SECRETS_KEY_FILE ?? null,
   });
   const { url } = await service.start();
   const stop = () => {

@@ -10,6 +10,13 @@ export interface CurrencyBounds {
 export interface ServerConfig {
   /** SQLite file; `:memory:` is refused by the CLI because nothing would survive. */
   dbPath: string;
+  /**
+   * Production mode (`--production` or `NODE_ENV=production`): the secrets key must come from
+   * `SERVICEPAY_SECRETS_KEY` or `secretsKeyFile` outside the database folder, never a file made beside it.
+   */
+  production: boolean;
+  /** The secrets key file; null: `servicepay.secrets-key` beside the database (development only). */
+  secretsKeyFile: string | null;
   port: number;
   host: string;
   testWidgetPort: number;
@@ -58,6 +65,8 @@ export type ServerConfigOverrides = Partial<Omit<ServerConfig, 'rateLimit' | 'ba
 export function defaultConfig(): ServerConfig {
   return {
     dbPath: 'data/servicepay.db',
+    production: false,
+    secretsKeyFile: null,
     port: 4242,
     host: '127.0.0.1',
     testWidgetPort: 4243,

@@ -1,7 +1,6 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
 import { type AppDeps, createApp } from './app.ts';
 import { BankNotificationProcessor } from './bank/notification-processor.ts';
 import { SimulatedBank } from './bank/simulated-bank.ts';
@@ -19,6 +18,7 @@ import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
 import { loadSecretsKey } from './internal/secrets-key.ts';
 import { SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
+import { portalRoutes } from './portal/portal-routes.ts';
 import { sessionEventRoutes } from './routes/session-events.ts'; // issue 3
 import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts'; // issue 3
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
@@ -55,13 +55,20 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   const config = resolveConfig(overrides);
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createJsonLogger();
+  // Before the database is touched: production refuses to start without a key kept apart from it.
+  const secretsKey = loadSecretsKey({
+    dbPath: config.dbPath,
+    keyFile: config.secretsKeyFile,
+    production: config.production,
+    fromEnvironment: process.env.SERVICEPAY_SECRETS_KEY,
+  });
   const db = openDatabase(config.dbPath);
   const store = createStore(db, (error) =>
     logger.error('after-commit effect failed', {
       error: error instanceof Error ? error.message : String(error),
     }),
   );
-  const secretBox = new SecretBox(loadSecretsKey(join(dirname(config.dbPath), 'servicepay.secrets-key')));
+  const secretBox = new SecretBox(secretsKey);
   let listeningUrl: string | undefined;
   const bank = new SimulatedBank({
     db,
@@ -124,6 +131,17 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   ];
   tasks.push(pushStreams, webhooks.worker);
   // --- end issue 3 ---
+  // Issue 10: the developer portal, served at /portal by createApp.
+  deps.portal = portalRoutes({
+    store,
+    clock,
+    logger,
+    sessions,
+    webhooks,
+    bank,
+    secretBox,
+    failedAuthLimiter: limiters.failedAuth,
+  });
 
   return {
     config,
