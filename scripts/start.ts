@@ -1,25 +1,148 @@
 /**
- * `npm start`: the whole product on its embedded defaults. Starts the reference service on
- * `data/servicepay.db` and prints its URL and the development business's test keys.
+ * `npm start`: the whole product on its embedded defaults, for a developer's first hour. Builds what is stale,
+ * then starts the reference service on `data/servicepay.db` (API, developer portal, both widget hosts) and the
+ * example shop (`examples/express-shop`), registers the shop's webhook endpoint, and prints one banner with
+ * every URL and the development business's test keys. Ctrl-C stops everything within 3 seconds.
+ *
+ * Settings: the flags and variables of `servicepay-server start` (`--db`/`SERVICEPAY_DB`, `--port`/
+ * `SERVICEPAY_PORT`, `--test-widget-port`/`SERVICEPAY_TEST_WIDGET_PORT`, `--live-widget-port`/
+ * `SERVICEPAY_LIVE_WIDGET_PORT`, `--webhook-schedule`), plus `--shop-port`/`SHOP_PORT`. Webhooks default to the
+ * `fast` schedule here (retries within a minute), because a developer watching a failing handler should not
+ * wait an hour for the next attempt; `--webhook-schedule standard` gives the production schedule.
  *
  * Keys are stored only as hashes, so to print them on every start the development keys are also kept in
  * `data/development-keys.json` (owner-only permissions, never committed): a local development convenience,
  * not how a deployed service keeps keys.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
-import { createBusiness, createService } from '../reference-server/src/index.ts';
+import { PortInUseError, type Shop, startShop } from '../examples/express-shop/src/index.ts';
+import { createBusiness, createService, silentLogger } from '../reference-server/src/index.ts';
 import { sha256 } from '../reference-server/src/internal/random.ts';
 
-const dbPath = process.env.SERVICEPAY_DB ?? 'data/servicepay.db';
-const port = Number(process.env.SERVICEPAY_PORT ?? 4242);
-const keysFile = join(dirname(dbPath), 'development-keys.json');
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const HOST = '127.0.0.1';
+/** Stop waits this long for a clean close, then exits anyway (the promise is 3 s). */
+const STOP_DEADLINE_MS = 2500;
 
-const service = createService({ dbPath, port });
-const { store } = service.deps;
+const USAGE = `npm start [-- --db PATH] [--port N] [--test-widget-port N] [--live-widget-port N] [--shop-port N]
+               [--webhook-schedule fast|standard] [--no-build]
 
-function developmentBusiness(): CreatedBusiness {
+Environment: SERVICEPAY_DB, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT, SHOP_PORT.`;
+
+class UsageError extends Error {}
+
+function portSetting(flag: string | undefined, variable: string, fallback: number): number {
+  const value = flag ?? process.env[variable];
+  if (value === undefined || value === '') return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535)
+    throw new UsageError(`${variable} must be a port number (0 picks a free one)`);
+  return parsed;
+}
+
+function readSettings() {
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      db: { type: 'string' },
+      port: { type: 'string' },
+      'test-widget-port': { type: 'string' },
+      'live-widget-port': { type: 'string' },
+      'shop-port': { type: 'string' },
+      'webhook-schedule': { type: 'string' },
+      'no-build': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const schedule = values['webhook-schedule'] ?? 'fast';
+  if (schedule !== 'fast' && schedule !== 'standard')
+    throw new UsageError('--webhook-schedule is fast or standard');
+  return {
+    dbPath: values.db ?? process.env.SERVICEPAY_DB ?? 'data/servicepay.db',
+    schedule,
+    build: !values['no-build'],
+    ports: {
+      SERVICEPAY_PORT: portSetting(values.port, 'SERVICEPAY_PORT', 4242),
+      SERVICEPAY_TEST_WIDGET_PORT: portSetting(
+        values['test-widget-port'],
+        'SERVICEPAY_TEST_WIDGET_PORT',
+        4243,
+      ),
+      SERVICEPAY_LIVE_WIDGET_PORT: portSetting(
+        values['live-widget-port'],
+        'SERVICEPAY_LIVE_WIDGET_PORT',
+        4244,
+      ),
+      SHOP_PORT: portSetting(values['shop-port'], 'SHOP_PORT', 3000),
+    },
+  } as const;
+}
+
+/** The newest modification time of any file under `path` (0 if it does not exist). */
+function newest(path: string): number {
+  if (!existsSync(path)) return 0;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let latest = 0;
+  for (const entry of readdirSync(path)) {
+    if (entry === 'node_modules') continue;
+    latest = Math.max(latest, newest(join(path, entry)));
+  }
+  return latest;
+}
+
+/** Builds each package whose `dist/` is missing or older than its sources; quiet unless a build fails. */
+function buildWhatIsStale(): void {
+  for (const workspace of ['sdk', 'widget']) {
+    const manifest = JSON.parse(readFileSync(join(ROOT, workspace, 'package.json'), 'utf8')) as {
+      name: string;
+      scripts?: Record<string, string>;
+    };
+    if (!manifest.scripts?.build) continue;
+    const sources = Math.max(newest(join(ROOT, workspace, 'src')), newest(join(ROOT, workspace, 'scripts')));
+    const output = existsSync(join(ROOT, workspace, 'dist')) ? newest(join(ROOT, workspace, 'dist')) : 0;
+    if (output !== 0 && output >= sources) continue;
+    console.log(`Building ${workspace}…`);
+    try {
+      execFileSync('npm', ['run', 'build', '--workspace', manifest.name], { cwd: ROOT, stdio: 'pipe' });
+    } catch (error) {
+      const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer };
+      console.error(`${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`);
+      throw new Error(`building ${workspace} failed (above); fix it and run npm start again`);
+    }
+  }
+}
+
+/** Refuses early, in one line, when a fixed port is taken, naming the variable that moves it. */
+async function checkPorts(ports: Record<string, number>): Promise<void> {
+  for (const port of Object.values(ports)) {
+    if (port === 0) continue;
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, HOST, () => probe.close(() => resolve(true)));
+    });
+    if (!free) throw new PortInUseError(port);
+  }
+}
+
+function variableOf(ports: Record<string, number>, port: number): string {
+  return Object.entries(ports).find(([, value]) => value === port)?.[0] ?? 'the port settings';
+}
+
+function developmentBusiness(service: ReturnType<typeof createService>, keysFile: string): CreatedBusiness {
+  const { store } = service.deps;
   if (existsSync(keysFile)) {
     const saved = JSON.parse(readFileSync(keysFile, 'utf8')) as CreatedBusiness;
     const key = store.apiKeys.findByHash(sha256(saved.keys.test.secretKey));
@@ -30,31 +153,112 @@ function developmentBusiness(): CreatedBusiness {
   return created;
 }
 
-const business = developmentBusiness();
-const { url } = await service.start();
+/** The widget hosts' URLs as the service reports them, or where they would be (older services). */
+function widgetUrlsOf(
+  started: object,
+  ports: { test: number; live: number },
+): { test: string; live: string } {
+  const reported = (started as { widgetUrls?: { test?: unknown; live?: unknown } }).widgetUrls;
+  if (typeof reported?.test === 'string' && typeof reported.live === 'string')
+    return { test: reported.test, live: reported.live };
+  return { test: `http://${HOST}:${ports.test}`, live: `http://${HOST}:${ports.live}` };
+}
 
-console.log(`
-ServicePay is running (database ${dbPath})
+/** The ports asked for, to name the variable when one is taken. */
+let askedPorts: Record<string, number> = {};
+
+async function main(): Promise<void> {
+  const settings = readSettings();
+  const { ports } = settings;
+  askedPorts = ports;
+  if (settings.build) buildWhatIsStale();
+  await checkPorts(ports);
+
+  const service = createService(
+    {
+      dbPath: settings.dbPath,
+      host: HOST,
+      port: ports.SERVICEPAY_PORT,
+      testWidgetPort: ports.SERVICEPAY_TEST_WIDGET_PORT,
+      liveWidgetPort: ports.SERVICEPAY_LIVE_WIDGET_PORT,
+      webhooks: { schedule: settings.schedule },
+    },
+    // The banner and the shop's lines are what a developer reads; the service's JSON request log is not.
+    { logger: silentLogger },
+  );
+  let shop: Shop | undefined;
+  let stopping = false;
+  const stop = (code: number) => {
+    if (stopping) process.exit(code); // a second Ctrl-C: now
+    stopping = true;
+    setTimeout(() => process.exit(code), STOP_DEADLINE_MS).unref();
+    (async () => {
+      await shop?.close();
+      await service.close();
+    })().then(
+      () => process.exit(code),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', () => stop(0));
+  process.on('SIGTERM', () => stop(0));
+
+  const business = developmentBusiness(service, join(dirname(settings.dbPath), 'development-keys.json'));
+  let started: Awaited<ReturnType<typeof service.start>>;
+  try {
+    started = await service.start();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const port = (error as { port?: number }).port;
+    if (code === 'EADDRINUSE' && port !== undefined) throw new PortInUseError(port);
+    throw error;
+  }
+  const { url } = started;
+  const widgetUrls = widgetUrlsOf(started, {
+    test: ports.SERVICEPAY_TEST_WIDGET_PORT,
+    live: ports.SERVICEPAY_LIVE_WIDGET_PORT,
+  });
+  shop = await startShop({
+    secretKey: business.keys.test.secretKey,
+    apiUrl: url,
+    widgetScriptUrl: `${widgetUrls.test}/latest/widget.js`,
+    dbPath: join(dirname(settings.dbPath), 'shop.db'),
+    port: ports.SHOP_PORT,
+    host: HOST,
+    log: (line) => console.log(`[shop] ${line}`),
+  });
+
+  console.log(`
+ServicePay is running (database ${settings.dbPath}, webhooks on the ${settings.schedule} schedule)
 
   API                ${url}
-  Health             ${url}/health
+  Developer portal   ${url}/portal
+  Test widget host   ${widgetUrls.test}/latest/widget.js
+  Live widget host   ${widgetUrls.live}/latest/widget.js
+  Example shop       ${shop.url}
 
 Development business ${business.business.name} (${business.business.id}), test keys:
   secret key         ${business.keys.test.secretKey}
   publishable key    ${business.keys.test.publishableKey}
 
-Try it:
-  curl -s -X POST ${url}/api/widget/sessions \\
-    -H "Authorization: Bearer ${business.keys.test.secretKey}" -H "Content-Type: application/json" \\
-    -d '{"amount":500000,"currency":"NGN","payer":{"name":"Ada","email":"ada@example.com"}}'
+Open the shop, press "Pay by bank transfer", then pay the account it shows from the portal's Bank panel
+(or: npx servicepay-server transfer --api ${url} --account <number> --amount <minor units>).
+Guides: docs/quick-start.md. Press Ctrl+C to stop.`);
+}
 
-Press Ctrl+C to stop.`);
-
-const stop = () => {
-  service.close().then(
-    () => process.exit(0),
-    () => process.exit(1),
-  );
-};
-process.once('SIGINT', stop);
-process.once('SIGTERM', stop);
+main().catch((error: unknown) => {
+  if (error instanceof PortInUseError) {
+    console.error(
+      `Port ${error.port} is in use (another npm start?): stop it, or set ${variableOf(askedPorts, error.port)} to another port.`,
+    );
+  } else if (
+    error instanceof UsageError ||
+    (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))
+  ) {
+    console.error(`${error.message}\n\n${USAGE}`);
+    process.exit(2);
+  } else {
+    console.error(`npm start failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  process.exit(1);
+});
