@@ -33,6 +33,21 @@ describe('address classification (SSRF table)', () => {
     ['fe80::1%eth0', 'forbidden'],
     ['ff02::1', 'forbidden'],
     ['not-an-ip', 'forbidden'],
+    // Issue 8: the spellings the hand-written parser let through, and their relatives.
+    ['::ffff:0:7f00:1', 'forbidden'], // IPv4-translated (RFC 6145) 127.0.0.1
+    ['::ffff:0:808:808', 'forbidden'], // IPv4-translated, even of a public address
+    ['64:ff9b:1::a9fe:a9fe', 'forbidden'], // local-use NAT64 (RFC 8215) of 169.254.169.254
+    ['64:ff9b::808:808', 'forbidden'], // NAT64 of a public address: a translator on our network
+    ['2002:7f00:1::', 'forbidden'], // 6to4 of 127.0.0.1
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'forbidden'], // Teredo
+    ['::7f00:1', 'forbidden'], // IPv4-compatible (deprecated) 127.0.0.1
+    ['::127.0.0.1', 'forbidden'],
+    ['2001:db8::1', 'forbidden'], // documentation
+    ['fec0::1', 'forbidden'], // site-local
+    ['100::1', 'forbidden'], // discard
+    ['198.18.0.1', 'forbidden'], // benchmarking
+    ['192.0.0.8', 'forbidden'],
+    ['0x7f.1', 'forbidden'], // not an address as a socket takes one
   ])('%s is %s', (address, verdict) => {
     expect(classifyAddress(address)).toBe(verdict);
   });
@@ -67,6 +82,21 @@ describe('URL rules', () => {
     ['test', 'http://[::1]:3000/hooks', true],
     ['test', 'http://10.0.0.5/hooks', false],
     ['test', 'http://169.254.169.254/', false],
+    // Issue 8: the four spellings accepted at registration before.
+    ['live', 'https://[::ffff:0:7f00:1]/', false],
+    ['live', 'https://[64:ff9b:1::a9fe:a9fe]/', false],
+    ['live', 'https://LOCALHOST./', false],
+    ['live', 'https://localhost./hooks', false],
+    ['live', 'https://api.localhost/hooks', false],
+    ['live', 'https://Api.LocalHost../hooks', false],
+    ['live', 'https://127.0.0.1./hooks', false],
+    ['live', 'https://[::ffff:7f00:1]/', false],
+    ['live', 'https://[2002:a9fe:a9fe::]/', false],
+    ['live', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', false],
+    ['test', 'http://[::ffff:0:7f00:1]:3000/', false],
+    ['test', 'http://[64:ff9b::7f00:1]:3000/', false],
+    ['test', 'http://LOCALHOST.:3000/hooks', true],
+    ['live', 'https://[2606:4700:4700::1111]/hooks', true],
   ] as const)('%s %s → allowed %s', async (environment, url, allowed) => {
     const checked = await checkWebhookUrl(url, environment, resolvesTo('93.184.215.14'));
     expect(checked.ok).toBe(allowed);

@@ -1,16 +1,23 @@
 import { lookup as dnsLookup } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import type { Environment } from '@servicepay/node/protocol';
+import ipaddr from 'ipaddr.js';
 
 /**
  * Where the service may send webhooks (SSRF defence). A webhook is a request the service makes on a merchant's
  * say-so, so a URL must not let a merchant reach the service's own network:
  *
- * - live: `https` only, and every address the host resolves to must be public;
- * - test: `http` or `https`, public addresses or loopback (a receiver on the developer's own machine);
- * - never: credentials in the URL, private ranges (RFC 1918), CGNAT, link-local (cloud metadata
- *   169.254.169.254), unspecified, multicast, reserved and documentation ranges, IPv6 ULA/link-local, and the
- *   IPv4-mapped/NAT64 forms of any of those.
+ * - live: `https` only, and every address the host resolves to must be public unicast;
+ * - test: `http` or `https`, public unicast addresses or loopback (a receiver on the developer's own machine);
+ * - never: credentials in the URL, and every address `ipaddr.js` names a special range (private, CGNAT,
+ *   link-local with the cloud metadata address, unspecified, broadcast, multicast, reserved, benchmarking,
+ *   documentation, ULA, site-local, discard), and every IPv6 form that wraps or translates an IPv4 address on
+ *   the way (IPv4-translated `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::/96` and local-use `64:ff9b:1::/48`, 6to4,
+ *   Teredo, IPv4-compatible `::a.b.c.d`), whatever IPv4 address they carry. IPv4-mapped `::ffff:a.b.c.d` is
+ *   the one wrapped form judged by the address it carries: a dual-stack socket connects to exactly that IPv4.
+ *
+ * The address library is `ipaddr.js` and its range names, not a hand-written parser: spellings of IPv6 are
+ * many, and a parser of our own is one more place to get one wrong.
  *
  * The address check runs at registration and again on every delivery, inside the connection's own DNS lookup
  * (see {@link guardedLookup}), so a name that re-resolves to a private address later (DNS rebinding) is refused
@@ -18,87 +25,40 @@ import type { Environment } from '@servicepay/node/protocol';
  */
 export type AddressVerdict = 'public' | 'loopback' | 'forbidden';
 
-const forbidden = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  forbidden.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::', 96], // IPv4-compatible (deprecated) forms
-  ['100::', 64],
-  ['2001::', 23],
-  ['2001:db8::', 32],
-  ['2002::', 16], // 6to4: embeds an IPv4 address we would otherwise have to unpack
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
-] as const) {
-  forbidden.addSubnet(network, prefix, 'ipv6');
-}
+/** The deprecated IPv4-compatible block `::/96`, which ipaddr.js leaves as unicast. */
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR('::/96');
 
-const loopback = new BlockList();
-loopback.addSubnet('127.0.0.0', 8, 'ipv4');
-loopback.addAddress('::1', 'ipv6');
-
-/** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail allowed), or undefined. */
-function ipv6Groups(address: string): number[] | undefined {
-  let text = address.toLowerCase();
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted?.[1]) {
-    const octets = dotted[1].split('.').map(Number);
-    const [a = 0, b = 0, c = 0, d = 0] = octets;
-    text = `${text.slice(0, -dotted[1].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const head = halves[0] ? halves[0].split(':') : [];
-  const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
-  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail];
-  return groups.map((group) => Number.parseInt(group, 16));
-}
-
-/** The IPv4 address inside an IPv4-mapped (`::ffff:a.b.c.d`, `::ffff:7f00:1`) or NAT64 (`64:ff9b::…`) address. */
-function embeddedIpv4(address: string): string | undefined {
-  const groups = ipv6Groups(address);
-  if (!groups) return undefined;
-  const [g0, g1, g2, g3, g4, g5, g6 = 0, g7 = 0] = groups;
-  const mapped = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0xffff;
-  const nat64 = g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0;
-  if (!mapped && !nat64) return undefined;
-  return `${g6 >> 8}.${g6 & 255}.${g7 >> 8}.${g7 & 255}`;
-}
-
-/** Classifies one IP address (v4 or v6, without brackets). Anything that is not an IP address is forbidden. */
+/**
+ * Classifies one IP address (v4 or v6, without brackets). Only `unicast` (the range name ipaddr.js gives an
+ * address in no special range) is public, and loopback is reported as such; anything else, including text that
+ * is not an IP address and link-local zone indexes (`fe80::1%eth0`), is forbidden.
+ *
+ * @example
+ * classifyAddress('93.184.215.14'); // 'public'
+ * classifyAddress('::ffff:7f00:1'); // 'loopback' (IPv4-mapped 127.0.0.1)
+ * classifyAddress('64:ff9b:1::a9fe:a9fe'); // 'forbidden' (local-use NAT64)
+ */
 export function classifyAddress(address: string): AddressVerdict {
+  // `isIP` is strict (no `0x7f.1`); ipaddr.js alone would accept more spellings than a socket does.
   const family = isIP(address);
-  // Zone indexes (`fe80::1%eth0`) exist only for link-local addresses.
-  if (family === 0 || address.includes('%')) return 'forbidden';
-  if (family === 6) {
-    const inner = embeddedIpv4(address);
-    if (inner !== undefined) return classifyAddress(inner);
+  if (family === 0) return 'forbidden';
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    // ipaddr.js reads any dotted tail as IPv4-mapped (`::127.0.0.1` becomes `::ffff:7f00:1`), while a socket
+    // and `inet_ntop` mean IPv4-compatible by it; the URL parser writes the hex form first, and refuses zones.
+    parsed = ipaddr.parse(family === 6 ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address);
+  } catch {
+    return 'forbidden';
   }
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  if (loopback.check(address, type)) return 'loopback';
-  if (forbidden.check(address, type)) return 'forbidden';
-  return 'public';
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.zoneId !== undefined) return 'forbidden';
+    if (v6.range() === 'ipv4Mapped') return classifyAddress(v6.toIPv4Address().toString());
+    if (v6.range() === 'unicast' && v6.match(IPV4_COMPATIBLE)) return 'forbidden';
+  }
+  const range = parsed.range();
+  if (range === 'loopback') return 'loopback';
+  return range === 'unicast' ? 'public' : 'forbidden';
 }
 
 /** Whether an address may receive webhooks of the environment. */
@@ -109,8 +69,18 @@ export function addressAllowed(address: string, environment: Environment): boole
 
 export type UrlProblem = { ok: true; url: URL } | { ok: false; message: string };
 
-/** The URL's host without IPv6 brackets. */
-export const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
+/**
+ * The URL's host without IPv6 brackets, lower-case and without the trailing dot of a fully qualified name
+ * (`LOCALHOST.` is `localhost`): the form every rule below compares.
+ */
+export const hostOf = (url: URL): string =>
+  url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.+$/, '')
+    .toLowerCase();
+
+/** Names that mean this machine whatever DNS says (RFC 6761): never a live receiver. */
+const isLocalhostName = (host: string): boolean => host === 'localhost' || host.endsWith('.localhost');
 
 /** The checks that need no DNS: scheme, credentials, literal addresses. */
 export function checkUrlStatically(raw: string, environment: Environment): UrlProblem {
@@ -132,7 +102,7 @@ export function checkUrlStatically(raw: string, environment: Environment): UrlPr
   if (isIP(host) !== 0 && !addressAllowed(host, environment)) {
     return { ok: false, message: forbiddenMessage(environment) };
   }
-  if (environment === 'live' && (host === 'localhost' || host.endsWith('.localhost'))) {
+  if (environment === 'live' && isLocalhostName(host)) {
     return { ok: false, message: forbiddenMessage(environment) };
   }
   return { ok: true, url };
