@@ -36,6 +36,8 @@ export interface AppDeps {
   };
   /** Routers mounted after the core API (push stream, webhook endpoints), each given the auth it needs. */
   extraRoutes?: ReadonlyArray<(auth: AuthDeps) => Router>;
+  /** The developer portal (`portal/portal-routes.ts`), mounted at `/portal` before the JSON body parser. */
+  portal?: Router;
 }
 
 /** The service's HTTP API as an express app. It never listens: `createService(...).start()` does. */
@@ -72,6 +74,8 @@ export function createApp(deps: AppDeps): Express {
   };
   // The bank signs raw bytes, so its route reads the body itself, before the JSON parser.
   app.use(bankNotificationRoutes(bank));
+  // The portal's forms are url-encoded and answered in HTML, so it is mounted before the JSON-only body rule.
+  if (deps.portal) app.use('/portal', deps.portal);
   app.use(jsonBody(deps.config.bodyLimitBytes));
   app.use(bankCounterRoutes(bank));
   app.use(sessionRoutes(auth, deps.sessions));

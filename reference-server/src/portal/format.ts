@@ -1,0 +1,72 @@
+import type { SessionStatus } from '@servicepay/node/protocol';
+import { html, type SafeHtml } from './html.ts';
+
+const fractionDigits = (currency: string): number => {
+  try {
+    return (
+      new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ??
+      2
+    );
+  } catch {
+    return 2;
+  }
+};
+
+/**
+ * An amount in minor units as people read it (`₦5,000.00`), falling back to the code for unknown currencies.
+ *
+ * @example
+ * formatMoney(500000, 'NGN'); // 'NGN 5,000.00'
+ */
+export function formatMoney(amount: number, currency: string): string {
+  const digits = fractionDigits(currency);
+  const major = amount / 10 ** digits;
+  try {
+    return new Intl.NumberFormat('en', {
+      style: 'currency',
+      currency,
+      currencyDisplay: 'code',
+      minimumFractionDigits: digits,
+    }).format(major);
+  } catch {
+    return `${currency} ${major.toFixed(digits)}`;
+  }
+}
+
+/**
+ * An ISO time as a `<time>` element in UTC, readable and machine-readable.
+ *
+ * @example
+ * formatTime('2026-11-21T20:44:06.227Z'); // <time datetime="…">2026-11-21 20:44:06 UTC</time>
+ */
+export function formatTime(iso: string | null | undefined): SafeHtml {
+  if (!iso) return html`<span class="muted">—</span>`;
+  return html`<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC</time>`;
+}
+
+export const formatEpoch = (ms: number | null): SafeHtml =>
+  formatTime(ms === null ? null : new Date(ms).toISOString());
+
+const STATUS_LABELS: Record<SessionStatus, string> = {
+  pending: 'Pending',
+  awaiting_payment: 'Awaiting payment',
+  mismatch: 'Mismatch',
+  successful: 'Successful',
+  expired: 'Expired',
+  cancelled: 'Cancelled',
+};
+
+/**
+ * A session status as a badge; the text says it, the colour only repeats it.
+ *
+ * @example
+ * statusBadge('successful'); // <span class="badge badge-successful">Successful</span>
+ */
+export function statusBadge(status: SessionStatus): SafeHtml {
+  return html`<span class="badge badge-${status}">${STATUS_LABELS[status]}</span>`;
+}
+
+/** A neutral or coloured badge for other states (delivery status, KYC, enabled). */
+export function badge(text: string, tone: 'good' | 'warn' | 'bad' | 'info' | 'neutral'): SafeHtml {
+  return html`<span class="badge badge-${tone}">${text}</span>`;
+}

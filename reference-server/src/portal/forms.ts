@@ -1,0 +1,80 @@
+import { EnvironmentSchema, KeyKindSchema, SessionStatusSchema } from '@servicepay/node/protocol';
+import { z } from 'zod';
+
+/**
+ * The portal's forms (`application/x-www-form-urlencoded`) and page queries, parsed with zod like every other
+ * input of the service. Every state-changing form carries `_csrf`, the synchronizer token of the portal session
+ * (the sign-in form carries the token of its pre-session cookie). The OpenAPI document is built from these too.
+ *
+ * @example
+ * const form = RollKeyFormSchema.parse({ _csrf: token, environment: 'test', kind: 'secret', confirm: 'yes' });
+ */
+const csrf = z.string().min(1).max(200);
+/** A checkbox that must be ticked: the browser sends `confirm=yes` only then. */
+const confirmed = z.literal('yes', { error: 'Tick the box to confirm.' });
+
+export const SignInFormSchema = z.object({
+  _csrf: csrf,
+  secretKey: z.string().trim().min(1, 'Paste one of your secret keys.').max(200),
+});
+
+export const SignOutFormSchema = z.object({ _csrf: csrf });
+
+export const EnvironmentFormSchema = z.object({
+  _csrf: csrf,
+  environment: EnvironmentSchema,
+  /** The page to go back to: a portal path only (never another site). */
+  returnTo: z.string().max(300).optional(),
+});
+
+export const RollKeyFormSchema = z.object({
+  _csrf: csrf,
+  environment: EnvironmentSchema,
+  kind: KeyKindSchema,
+  confirm: confirmed,
+});
+
+export const CreateEndpointFormSchema = z.object({
+  _csrf: csrf,
+  url: z.string().trim().min(1, 'Enter the URL of your webhook handler.').max(2048),
+  description: z.string().trim().max(500).optional(),
+});
+
+export const RevealSecretFormSchema = z.object({ _csrf: csrf, confirm: confirmed });
+
+export const ResendFormSchema = z.object({ _csrf: csrf, eventId: z.string().min(1).max(64) });
+
+export const TransferFormSchema = z.object({
+  _csrf: csrf,
+  sessionId: z.string().min(1).max(64),
+  /** `exact`: the session amount; `other`: the amount typed in, to see a mismatch. */
+  choice: z.enum(['exact', 'other']),
+  amount: z
+    .string()
+    .trim()
+    .regex(/^\d{0,15}$/, 'The amount is a whole number of minor units (kobo, cents).')
+    .optional(),
+});
+
+/** Filters and cursor of the Sessions page; an empty select or box means "any". */
+export const SessionsQuerySchema = z.object({
+  status: z.union([SessionStatusSchema, z.literal('')]).optional(),
+  reference: z.string().trim().max(100).optional(),
+  startingAfter: z.string().max(64).optional(),
+});
+
+/** Cursor of an endpoint's deliveries, and a note after a resend. */
+export const DeliveriesQuerySchema = z.object({
+  startingAfter: z.string().max(64).optional(),
+  resent: z.string().max(64).optional(),
+});
+
+/** The note the bank panel leaves on the session page after a transfer (no money moves on a GET). */
+export const SessionDetailQuerySchema = z.object({
+  sent: z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .optional(),
+  outcome: z.enum(['credited', 'returned']).optional(),
+  reason: z.enum(['amount_mismatch', 'account_closed']).optional(),
+});

@@ -1,0 +1,101 @@
+import { html, type SafeHtml } from './html.ts';
+import type { PortalContext } from './portal-auth.ts';
+
+/** The portal's sections, in navigation order. */
+export const SECTIONS = [
+  { id: 'sessions', label: 'Sessions', path: '/portal/sessions' },
+  { id: 'bank', label: 'Test bank', path: '/portal/bank' },
+  { id: 'webhooks', label: 'Webhooks', path: '/portal/webhooks' },
+  { id: 'keys', label: 'API keys', path: '/portal/keys' },
+  { id: 'kyc', label: 'KYC', path: '/portal/kyc' },
+] as const;
+export type SectionId = (typeof SECTIONS)[number]['id'];
+
+export interface PageOptions {
+  title: string;
+  /** Signed-in pages get the header with the business, the environment toggle and sign-out. */
+  context?: PortalContext;
+  section?: SectionId;
+  /** Where the environment toggle comes back to. */
+  path?: string;
+  /** A message shown above the content and announced to screen readers. */
+  notice?: { tone: 'good' | 'warn' | 'bad' | 'info'; text: SafeHtml | string };
+  body: SafeHtml;
+}
+
+/** The hidden synchronizer token every state-changing form carries. */
+export const csrfField = (context: PortalContext): SafeHtml =>
+  html`<input type="hidden" name="_csrf" value="${context.csrfToken}">`;
+
+function environmentToggle(context: PortalContext, path: string): SafeHtml {
+  const button = (environment: 'test' | 'live', label: string) =>
+    context.environment === environment
+      ? html`<button type="submit" name="environment" value="${environment}" class="toggle-option" aria-pressed="true">${label}</button>`
+      : html`<button type="submit" name="environment" value="${environment}" class="toggle-option" aria-pressed="false">${label}</button>`;
+  return html`<form method="post" action="/portal/environment" class="env-toggle" aria-label="Environment shown">
+    ${csrfField(context)}<input type="hidden" name="returnTo" value="${path}">
+    <span class="env-toggle-label" id="env-toggle-label">Viewing</span>
+    <span class="toggle" role="group" aria-labelledby="env-toggle-label">${button('test', 'Test data')}${button('live', 'Live data')}</span>
+  </form>`;
+}
+
+function header(context: PortalContext | undefined, section: SectionId | undefined, path: string): SafeHtml {
+  const brand = html`<a class="brand" href="/portal"><span class="brand-mark" aria-hidden="true">SP</span><span>ServicePay <span class="brand-sub">Developers</span></span></a>`;
+  if (!context)
+    return html`<header class="topbar" role="banner"><div class="topbar-inner">${brand}</div></header>`;
+  const links = SECTIONS.map((item) =>
+    item.id === section
+      ? html`<li><a href="${item.path}" aria-current="page">${item.label}</a></li>`
+      : html`<li><a href="${item.path}">${item.label}</a></li>`,
+  );
+  return html`<header class="topbar" role="banner">
+    <div class="topbar-inner">
+      ${brand}
+      <div class="account">
+        <span class="business" title="${context.business.id}">${context.business.name}</span>
+        ${environmentToggle(context, path)}
+        <form method="post" action="/portal/sign-out">${csrfField(context)}<button type="submit" class="button button-quiet">Sign out</button></form>
+      </div>
+    </div>
+    <nav class="nav" aria-label="Portal"><ul>${links}</ul></nav>
+  </header>
+  ${
+    context.environment === 'test'
+      ? html`<p class="mode-strip mode-test">Test data: simulated payments only, no real money moves.</p>`
+      : html`<p class="mode-strip mode-live">Live data: real payments.${context.business.kycApproved ? '' : ' Live keys answer 403 until your KYC is approved.'}</p>`
+  }`;
+}
+
+/**
+ * A whole portal page: landmarks (banner, navigation, main, contentinfo), a skip link, one `h1`, the
+ * stylesheet and script as files (the CSP allows no inline code).
+ *
+ * @example
+ * res.send(page({ title: 'Sessions', context, section: 'sessions', path: '/portal/sessions', body }).value);
+ */
+export function page(options: PageOptions): SafeHtml {
+  const path = options.path ?? '/portal';
+  const notice = options.notice
+    ? html`<div class="notice notice-${options.notice.tone}" role="${options.notice.tone === 'bad' ? 'alert' : 'status'}">${options.notice.text}</div>`
+    : '';
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>${options.title} · ServicePay Developers</title>
+<link rel="stylesheet" href="/portal/assets/portal.css">
+<script src="/portal/assets/portal.js" defer></script>
+</head>
+<body>
+<a class="skip-link" href="#main">Skip to content</a>
+${header(options.context, options.section, path)}
+<main id="main" class="main" tabindex="-1">
+${notice}
+${options.body}
+</main>
+<footer class="footer" role="contentinfo"><p>ServicePay reference server · <a href="/openapi.json">OpenAPI document</a></p></footer>
+</body>
+</html>`;
+}

@@ -1,0 +1,74 @@
+import type { Session } from '@servicepay/node/protocol';
+import { formatMoney, formatTime, statusBadge } from '../format.ts';
+import { html, type SafeHtml } from '../html.ts';
+import { csrfField, page } from '../layout.ts';
+import type { PortalContext } from '../portal-auth.ts';
+
+/** Whether the session's current account takes a transfer now. */
+export const takesTransfer = (session: Session): boolean =>
+  (session.status === 'awaiting_payment' || session.status === 'mismatch') && session.virtualAccount !== null;
+
+/**
+ * The two buttons of the test bank for one session: the exact amount, or another amount to see a mismatch.
+ *
+ * @example
+ * html`<section>${transferForm(context, session)}</section>`;
+ */
+export function transferForm(context: PortalContext, session: Session): SafeHtml {
+  const exactId = `exact-${session.id}`;
+  const otherId = `other-${session.id}`;
+  return html`<div class="transfer-forms">
+  <form method="post" action="/portal/bank/transfers" class="inline-form">
+    ${csrfField(context)}<input type="hidden" name="sessionId" value="${session.id}"><input type="hidden" name="choice" value="exact">
+    <button type="submit" class="button button-primary" id="${exactId}">Send ${formatMoney(session.amount, session.currency)}</button>
+  </form>
+  <form method="post" action="/portal/bank/transfers" class="inline-form">
+    ${csrfField(context)}<input type="hidden" name="sessionId" value="${session.id}"><input type="hidden" name="choice" value="other">
+    <label for="${otherId}">Other amount (minor units)</label>
+    <input id="${otherId}" name="amount" type="text" inputmode="numeric" pattern="[0-9]{1,15}" required size="12" value="${String(Math.max(1, session.amount - 100))}">
+    <button type="submit" class="button">Send this amount</button>
+  </form>
+</div>`;
+}
+
+/**
+ * The test bank: every test session with an account that takes money now, and a transfer of the right or a
+ * wrong amount to it through the simulated bank (the same signed notification a real bank would send).
+ *
+ * @example
+ * res.send(bankPage(context, openSessions).value);
+ */
+export function bankPage(context: PortalContext, open: Session[]): SafeHtml {
+  const live = context.environment === 'live';
+  const rows = open.map(
+    (session) => html`<tr>
+  <th scope="row"><a href="/portal/sessions/${session.id}">${session.reference}</a><span class="cell-help">${session.payer.name}</span></th>
+  <td>${statusBadge(session.status)}</td>
+  <td class="num">${formatMoney(session.amount, session.currency)}</td>
+  <td><code>${session.virtualAccount?.accountNumber ?? ''}</code><span class="cell-help">until ${formatTime(session.virtualAccount?.expiresAt)}</span></td>
+  <td>${transferForm(context, session)}</td>
+</tr>`,
+  );
+  return page({
+    title: 'Test bank',
+    context,
+    section: 'bank',
+    path: '/portal/bank',
+    body: html`<h1>Test bank</h1>
+<p class="lead">Play the payer: send a transfer to a session's virtual account through the simulated bank. The bank
+credits only the exact amount and returns anything else, then notifies ServicePay with a signed notification, just
+as a real bank would: the session turns <strong>successful</strong> or <strong>mismatch</strong>, the open checkout
+updates, and your webhooks fire.</p>
+${
+  live
+    ? html`<p class="empty">The test bank moves simulated money only, so it works on test data. Switch to test data at the top.</p>`
+    : open.length === 0
+      ? html`<p class="empty">No test session is waiting for money. A session gets its account when the checkout opens it (the widget, or <code>POST /api/widget/bootstrap</code>).</p>`
+      : html`<div class="table-wrap" role="region" aria-labelledby="bank-caption" tabindex="0"><table>
+  <caption id="bank-caption">Sessions waiting for a transfer</caption>
+  <thead><tr><th scope="col">Reference</th><th scope="col">Status</th><th scope="col">Amount</th><th scope="col">Account</th><th scope="col">Send</th></tr></thead>
+  <tbody>${rows}</tbody>
+</table></div>`
+}`,
+  });
+}

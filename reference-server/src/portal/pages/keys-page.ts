@@ -1,0 +1,82 @@
+import type { Environment, KeyKind, RolledKey } from '@servicepay/node/protocol';
+import type { ApiKey } from '../../db/api-keys.ts';
+import { formatEpoch } from '../format.ts';
+import { html, type SafeHtml } from '../html.ts';
+import { csrfField, page } from '../layout.ts';
+import type { PortalContext } from '../portal-auth.ts';
+
+const KIND_TEXT: Record<KeyKind, { label: string; use: string }> = {
+  secret: { label: 'Secret key', use: 'Server-to-server calls. Never in frontend code.' },
+  publishable: { label: 'Publishable key', use: 'Reads your public checkout profile. Safe in HTML.' },
+};
+
+/** A key as the portal shows it after creation: prefix and last four only. */
+export const maskedKey = (key: ApiKey): string => `${key.prefix}…${key.last4}`;
+
+function keyRow(context: PortalContext, environment: Environment, kind: KeyKind, keys: ApiKey[]): SafeHtml {
+  const text = KIND_TEXT[kind];
+  const id = `roll-${environment}-${kind}`;
+  return html`<tr>
+  <th scope="row">${text.label}<span class="cell-help">${text.use}</span></th>
+  <td>${keys.length === 0 ? html`<span class="muted">none</span>` : keys.map((key) => html`<code class="key">${maskedKey(key)}</code> `)}</td>
+  <td>${keys.length === 0 ? '' : formatEpoch(keys[0]?.createdAt ?? null)}</td>
+  <td>
+    <form method="post" action="/portal/keys/roll" class="inline-form">
+      ${csrfField(context)}
+      <input type="hidden" name="environment" value="${environment}">
+      <input type="hidden" name="kind" value="${kind}">
+      <div class="check">
+        <input type="checkbox" id="${id}" name="confirm" value="yes" required>
+        <label for="${id}">I understand the current ${kind} key stops working at once</label>
+      </div>
+      <button type="submit" class="button button-danger">Roll ${kind} key</button>
+    </form>
+  </td>
+</tr>`;
+}
+
+/**
+ * API Keys: the environment's keys by prefix and last four, and rolling each (the old key stops at once; the
+ * new one is shown this once).
+ *
+ * @example
+ * res.send(keysPage(context, { secret: [...], publishable: [...] }).value);
+ */
+export function keysPage(
+  context: PortalContext,
+  keys: Record<KeyKind, ApiKey[]>,
+  rolled?: RolledKey,
+): SafeHtml {
+  const environment = context.environment;
+  const notice = rolled
+    ? {
+        tone: 'good' as const,
+        text: html`<p><strong>New ${rolled.kind} key for ${rolled.environment}.</strong> Copy it now: it is shown this once.
+        ${rolled.revokedKeyHint ? html`The old key (<code>${rolled.revokedKeyHint}</code>) no longer works.` : ''}</p>
+        <p class="secret-line"><code id="new-key" class="secret">${rolled.key}</code>
+        <button type="button" class="button button-quiet" data-copy="new-key" hidden>Copy</button></p>`,
+      }
+    : undefined;
+  return page({
+    title: 'API keys',
+    context,
+    section: 'keys',
+    path: '/portal/keys',
+    ...(notice ? { notice } : {}),
+    body: html`<h1>API keys <span class="env-chip">${environment}</span></h1>
+<p class="lead">Each environment has its own pair. Keys are stored only as hashes: after creation the portal shows
+a key's prefix and last four characters. Rolling issues a new key and <strong>revokes the old one immediately</strong>:
+update your servers first, or their calls fail with <code>401 api_key_revoked</code>.</p>
+<div class="table-wrap" role="region" aria-labelledby="keys-caption" tabindex="0">
+<table>
+  <caption id="keys-caption">${environment === 'test' ? 'Test' : 'Live'} keys</caption>
+  <thead><tr><th scope="col">Kind</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Roll</th></tr></thead>
+  <tbody>
+    ${keyRow(context, environment, 'secret', keys.secret)}
+    ${keyRow(context, environment, 'publishable', keys.publishable)}
+  </tbody>
+</table>
+</div>
+<p class="muted">Switch to ${environment === 'test' ? 'live' : 'test'} data at the top to see the other pair.</p>`,
+  });
+}

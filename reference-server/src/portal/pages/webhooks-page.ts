@@ -1,0 +1,169 @@
+import type { Pagination, WebhookDelivery, WebhookEndpoint } from '@servicepay/node/protocol';
+import { badge, formatTime } from '../format.ts';
+import { html, type SafeHtml } from '../html.ts';
+import { csrfField, page } from '../layout.ts';
+import type { PortalContext } from '../portal-auth.ts';
+
+const endpointState = (endpoint: WebhookEndpoint): SafeHtml =>
+  endpoint.enabled
+    ? badge('Enabled', 'good')
+    : badge(endpoint.disabledReason === 'failing' ? 'Disabled: kept failing' : 'Disabled', 'bad');
+
+/**
+ * Webhooks: the environment's endpoints, and a form to add one (its signing secret shown once).
+ *
+ * @example
+ * res.send(webhooksPage(context, endpoints).value);
+ */
+export function webhooksPage(
+  context: PortalContext,
+  endpoints: WebhookEndpoint[],
+  options: { created?: { endpoint: WebhookEndpoint; secret: string }; error?: string; url?: string } = {},
+): SafeHtml {
+  const rows = endpoints.map(
+    (endpoint) => html`<tr>
+  <th scope="row"><a href="/portal/webhooks/${endpoint.id}">${endpoint.url}</a>${endpoint.description ? html`<span class="cell-help">${endpoint.description}</span>` : ''}</th>
+  <td>${endpoint.events.map((type) => html`<code class="tag">${type}</code> `)}</td>
+  <td>${endpointState(endpoint)}</td>
+  <td>${formatTime(endpoint.createdAt)}</td>
+</tr>`,
+  );
+  const notice = options.created
+    ? {
+        tone: 'good' as const,
+        text: html`<p><strong>Endpoint added.</strong> Its signing secret, shown this once here (you can reveal it again on the endpoint's page):</p>
+        <p class="secret-line"><code id="new-secret" class="secret">${options.created.secret}</code>
+        <button type="button" class="button button-quiet" data-copy="new-secret" hidden>Copy</button></p>`,
+      }
+    : options.error
+      ? { tone: 'bad' as const, text: options.error }
+      : undefined;
+  return page({
+    title: 'Webhooks',
+    context,
+    section: 'webhooks',
+    path: '/portal/webhooks',
+    ...(notice ? { notice } : {}),
+    body: html`<h1>Webhooks <span class="env-chip">${context.environment}</span></h1>
+<p class="lead">ServicePay posts <code>session.successful</code>, <code>session.mismatch</code>, <code>session.expired</code>
+and <code>session.cancelled</code> to these URLs, signed with <code>X-Service-Signature</code>, retrying for about three days.</p>
+${
+  endpoints.length === 0
+    ? html`<p class="empty">No endpoints in ${context.environment} yet.</p>`
+    : html`<div class="table-wrap" role="region" aria-labelledby="endpoints-caption" tabindex="0"><table>
+  <caption id="endpoints-caption">Endpoints</caption>
+  <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Added</th></tr></thead>
+  <tbody>${rows}</tbody>
+</table></div>`
+}
+<section class="card" aria-labelledby="add-endpoint">
+  <h2 id="add-endpoint">Add an endpoint</h2>
+  <form method="post" action="/portal/webhooks" class="form">
+    ${csrfField(context)}
+    <div class="field">
+      <label for="url">URL</label>
+      <input id="url" name="url" type="url" required value="${options.url ?? ''}" placeholder="https://example.com/webhooks/servicepay" aria-describedby="url-help">
+      <p class="help" id="url-help">${context.environment === 'live' ? 'Live endpoints must use https.' : 'Test endpoints may be http, including 127.0.0.1 for a receiver on your machine.'}</p>
+    </div>
+    <div class="field">
+      <label for="description">Description <span class="muted">(optional)</span></label>
+      <input id="description" name="description" type="text" maxlength="500">
+    </div>
+    <button type="submit" class="button button-primary">Add endpoint</button>
+  </form>
+</section>`,
+  });
+}
+
+function attemptsTable(delivery: WebhookDelivery): SafeHtml {
+  if (delivery.attempts.length === 0) return html`<p class="muted">No attempt yet.</p>`;
+  return html`<div class="table-wrap" role="region" aria-label="Attempts of ${delivery.id}" tabindex="0"><table class="compact">
+  <caption class="visually-hidden">Attempts of delivery ${delivery.id}</caption>
+  <thead><tr><th scope="col">#</th><th scope="col">At</th><th scope="col">Answer</th><th scope="col">Time</th><th scope="col">Error or response</th></tr></thead>
+  <tbody>${delivery.attempts.map(
+    (attempt, index) => html`<tr>
+    <td>${index + 1}</td>
+    <td>${formatTime(attempt.at)}</td>
+    <td>${attempt.statusCode === null ? badge('no answer', 'bad') : badge(String(attempt.statusCode), attempt.statusCode >= 200 && attempt.statusCode < 300 ? 'good' : 'bad')}</td>
+    <td>${attempt.latencyMs} ms</td>
+    <td class="excerpt">${attempt.error ?? attempt.responseExcerpt ?? ''}</td>
+  </tr>`,
+  )}</tbody>
+</table></div>`;
+}
+
+const DELIVERY_TONE = { succeeded: 'good', pending: 'info', failed: 'bad' } as const;
+
+/**
+ * One endpoint: its details, its signing secret on demand (after a confirm), and its deliveries with every
+ * attempt, each of which can be resent.
+ *
+ * @example
+ * res.send(endpointPage(context, endpoint, page).value);
+ */
+export function endpointPage(
+  context: PortalContext,
+  endpoint: WebhookEndpoint,
+  deliveries: { data: WebhookDelivery[]; pagination: Pagination },
+  options: { secret?: string; resent?: string } = {},
+): SafeHtml {
+  const secretSection = options.secret
+    ? html`<p class="secret-line"><code id="endpoint-secret" class="secret">${options.secret}</code>
+      <button type="button" class="button button-quiet" data-copy="endpoint-secret" hidden>Copy</button></p>
+      <p class="help">Verify <code>X-Service-Signature</code> with it before reading a payload. Reload the page to hide it.</p>`
+    : html`<form method="post" action="/portal/webhooks/${endpoint.id}/reveal" class="form">
+      ${csrfField(context)}
+      <div class="check">
+        <input type="checkbox" id="confirm-reveal" name="confirm" value="yes" required>
+        <label for="confirm-reveal">Show the secret on this screen (make sure nobody is looking)</label>
+      </div>
+      <button type="submit" class="button">Reveal signing secret</button>
+    </form>`;
+  const items = deliveries.data.map(
+    (delivery) => html`<li class="delivery">
+  <div class="delivery-head">
+    <h3><code>${delivery.eventType}</code> ${badge(delivery.status, DELIVERY_TONE[delivery.status])}</h3>
+    <p class="muted">Delivery <code>${delivery.id}</code> · event <code>${delivery.eventId}</code> · queued ${formatTime(delivery.createdAt)}
+    ${delivery.nextAttemptAt ? html` · next attempt ${formatTime(delivery.nextAttemptAt)}` : ''}</p>
+    <form method="post" action="/portal/webhooks/${endpoint.id}/resend" class="inline-form">
+      ${csrfField(context)}<input type="hidden" name="eventId" value="${delivery.eventId}">
+      <button type="submit" class="button button-quiet" aria-label="Resend event ${delivery.eventId}">Resend</button>
+    </form>
+  </div>
+  ${attemptsTable(delivery)}
+</li>`,
+  );
+  return page({
+    title: `Endpoint ${endpoint.url}`,
+    context,
+    section: 'webhooks',
+    path: '/portal/webhooks',
+    ...(options.resent
+      ? {
+          notice: {
+            tone: 'good' as const,
+            text: html`Resent: a new delivery <code>${options.resent}</code> is on its way.`,
+          },
+        }
+      : {}),
+    body: html`<p class="breadcrumb"><a href="/portal/webhooks">Webhooks</a> / endpoint</p>
+<h1 class="break">${endpoint.url}</h1>
+<dl class="facts">
+  <div><dt>Id</dt><dd><code>${endpoint.id}</code></dd></div>
+  <div><dt>State</dt><dd>${endpointState(endpoint)}</dd></div>
+  <div><dt>Events</dt><dd>${endpoint.events.map((type) => html`<code class="tag">${type}</code> `)}</dd></div>
+  <div><dt>Environment</dt><dd>${endpoint.environment}</dd></div>
+  <div><dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">—</span>`}</dd></div>
+  <div><dt>Added</dt><dd>${formatTime(endpoint.createdAt)}</dd></div>
+</dl>
+<section class="card" aria-labelledby="secret-title">
+  <h2 id="secret-title">Signing secret</h2>
+  ${secretSection}
+</section>
+<section aria-labelledby="deliveries-title">
+  <h2 id="deliveries-title">Deliveries</h2>
+  ${items.length === 0 ? html`<p class="empty">Nothing delivered yet. Events appear here when a session of ${endpoint.environment} succeeds, mismatches, expires or is cancelled.</p>` : html`<ol class="deliveries">${items}</ol>`}
+  ${deliveries.pagination.hasMore && deliveries.pagination.nextCursor ? html`<p><a class="button" href="/portal/webhooks/${endpoint.id}?startingAfter=${deliveries.pagination.nextCursor}">Older deliveries</a></p>` : ''}
+</section>`,
+  });
+}

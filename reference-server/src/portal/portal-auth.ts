@@ -1,0 +1,152 @@
+import { createHmac } from 'node:crypto';
+import type { Environment } from '@servicepay/node/protocol';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Business } from '../db/businesses.ts';
+import type { Store } from '../db/store.ts';
+import { HttpError } from '../errors.ts';
+import type { Clock } from '../internal/clock.ts';
+import { randomBase62, safeEqual, sha256 } from '../internal/random.ts';
+
+/** The portal session cookie: a random id, stored only as its hash. */
+export const SESSION_COOKIE = 'sp_portal';
+/** Before sign-in: the token the sign-in form must echo (double submit), so a site cannot sign you in as itself. */
+export const SIGN_IN_COOKIE = 'sp_portal_signin';
+/** A portal session ends 8 hours after sign-in, or after 1 hour without a request. */
+export const SESSION_LIFETIME_MS = 8 * 3_600_000;
+export const SESSION_IDLE_MS = 3_600_000;
+/** `last_seen_at` is written at most this often, so reading pages does not write on every request. */
+const TOUCH_EVERY_MS = 60_000;
+
+/** Who is signed in, once `requirePortalSession` let the request through. */
+export interface PortalContext {
+  business: Business;
+  /** What the portal shows (spec §5.4); API routing follows the key, never this. */
+  environment: Environment;
+  idHash: Buffer;
+  /** The synchronizer token every state-changing form of this session carries. */
+  csrfToken: string;
+}
+
+/** The signed-in context of a portal request (set by `requirePortalSession`). */
+export const portalContext = (res: Response): PortalContext => res.locals.portal as PortalContext;
+
+/** Cookies of a request, by name (first value wins); values are not decoded (ours are base62). */
+export function readCookies(req: Request): Map<string, string> {
+  const cookies = new Map<string, string>();
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const index = part.indexOf('=');
+    if (index <= 0) continue;
+    const name = part.slice(0, index).trim();
+    if (!cookies.has(name)) cookies.set(name, part.slice(index + 1).trim());
+  }
+  return cookies;
+}
+
+/**
+ * `HttpOnly` (no script reads it), `SameSite=Strict` (no other site's request carries it), `Path=/portal` (the
+ * API never sees it), `Secure` when served over HTTPS.
+ */
+export function setPortalCookie(
+  req: Request,
+  res: Response,
+  name: string,
+  value: string,
+  maxAgeMs: number,
+): void {
+  const attributes = [
+    `${name}=${value}`,
+    'Path=/portal',
+    'HttpOnly',
+    'SameSite=Strict',
+    `Max-Age=${Math.floor(maxAgeMs / 1000)}`,
+  ];
+  if (req.secure) attributes.push('Secure');
+  res.append('Set-Cookie', attributes.join('; '));
+}
+
+export const clearPortalCookie = (req: Request, res: Response, name: string) =>
+  setPortalCookie(req, res, name, '', 0);
+
+/** The CSRF token of a session: an HMAC of the cookie's id, so nothing more is stored and it dies with it. */
+export const csrfTokenFor = (cookieId: string): string =>
+  createHmac('sha256', cookieId).update('servicepay-portal-csrf').digest('base64url');
+
+const COOKIE_ID = /^[0-9A-Za-z]{32}$/;
+
+export const newCookieId = (): string => randomBase62(32);
+
+/** The portal session of this request, or undefined (no cookie, unknown, expired or idle too long). */
+export function findPortalSession(
+  store: Store,
+  clock: Clock,
+  req: Request,
+): (PortalContext & { lastSeenAt: number }) | undefined {
+  const cookieId = readCookies(req).get(SESSION_COOKIE);
+  if (!cookieId || !COOKIE_ID.test(cookieId)) return undefined;
+  const idHash = sha256(cookieId);
+  const record = store.portalSessions.find(idHash);
+  if (!record) return undefined;
+  const now = clock.now();
+  if (record.expiresAt <= now || record.lastSeenAt + SESSION_IDLE_MS <= now) return undefined;
+  const business = store.businesses.find(record.businessId);
+  if (!business) return undefined;
+  return {
+    business,
+    environment: record.environment,
+    idHash,
+    csrfToken: csrfTokenFor(cookieId),
+    lastSeenAt: record.lastSeenAt,
+  };
+}
+
+/**
+ * Signed-in pages: without a live portal session a page redirects to sign-in (a form post answers 403: a
+ * redirect would drop what was sent). Keeps the session alive while it is used.
+ */
+export function requirePortalSession(store: Store, clock: Clock): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const found = findPortalSession(store, clock, req);
+    if (!found) {
+      if (readCookies(req).has(SESSION_COOKIE)) clearPortalCookie(req, res, SESSION_COOKIE);
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        res.redirect(303, '/portal/sign-in');
+        return;
+      }
+      throw new HttpError(403, 'forbidden', 'Your portal session has ended. Sign in again.');
+    }
+    const { lastSeenAt, ...context } = found;
+    const now = clock.now();
+    if (now - lastSeenAt >= TOUCH_EVERY_MS) {
+      await store.writes.run(() => store.portalSessions.touch(context.idHash, now));
+    }
+    res.locals.portal = context;
+    next();
+  };
+}
+
+/**
+ * The request came from a portal page of this very server: `Origin` (or, where a browser sends none,
+ * `Referer`) must name this server's origin. A cross-site form post fails here even before its token does.
+ */
+export function assertSameOrigin(req: Request): void {
+  const expected = `${req.protocol}://${req.get('host') ?? ''}`;
+  const origin = req.get('origin');
+  if (origin !== undefined) {
+    if (origin === expected) return;
+  } else {
+    const referer = req.get('referer');
+    if (referer !== undefined && (referer === expected || referer.startsWith(`${expected}/`))) return;
+  }
+  throw new HttpError(
+    403,
+    'forbidden',
+    'This form was not sent from the portal. Reload the page and try again.',
+  );
+}
+
+/** The form's `_csrf` equals the session's token (constant time). */
+export function assertCsrfToken(sent: unknown, expected: string): void {
+  if (typeof sent !== 'string' || !safeEqual(sent, expected)) {
+    throw new HttpError(403, 'forbidden', 'This form has expired. Reload the page and try again.');
+  }
+}

@@ -1,0 +1,484 @@
+import { readFileSync } from 'node:fs';
+import {
+  API_KEY_PATTERN,
+  CreateWebhookEndpointParamsSchema,
+  type KeyKind,
+  type Session,
+} from '@servicepay/node/protocol';
+import express, {
+  type ErrorRequestHandler,
+  type Request,
+  type RequestHandler,
+  type Response,
+  Router,
+} from 'express';
+import { ZodError } from 'zod';
+import type { SimulatedBank } from '../bank/simulated-bank.ts';
+import { rollKey } from '../businesses/onboarding.ts';
+import type { Store } from '../db/store.ts';
+import { HttpError } from '../errors.ts';
+import type { Webhooks } from '../events/webhooks.ts';
+import type { Clock } from '../internal/clock.ts';
+import type { Logger } from '../internal/logger.ts';
+import { safeEqual, sha256 } from '../internal/random.ts';
+import type { SecretBox } from '../internal/secret-box.ts';
+import type { SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
+import type { ApiCaller } from '../middleware/authenticate.ts';
+import { transferAtBank } from '../routes/bank.ts';
+import type { SessionService } from '../sessions/session-service.ts';
+import { formatMoney } from './format.ts';
+import {
+  CreateEndpointFormSchema,
+  DeliveriesQuerySchema,
+  EnvironmentFormSchema,
+  ResendFormSchema,
+  RevealSecretFormSchema,
+  RollKeyFormSchema,
+  SessionDetailQuerySchema,
+  SessionsQuerySchema,
+  SignInFormSchema,
+  SignOutFormSchema,
+  TransferFormSchema,
+} from './forms.ts';
+import { html, type SafeHtml } from './html.ts';
+import { SECTIONS } from './layout.ts';
+import { bankPage, takesTransfer } from './pages/bank-page.ts';
+import { errorPage } from './pages/error-page.ts';
+import { keysPage } from './pages/keys-page.ts';
+import { kycPage } from './pages/kyc-page.ts';
+import { sessionDetailPage, sessionsPage } from './pages/sessions-page.ts';
+import { signInPage } from './pages/sign-in-page.ts';
+import { endpointPage, webhooksPage } from './pages/webhooks-page.ts';
+import {
+  assertCsrfToken,
+  assertSameOrigin,
+  clearPortalCookie,
+  findPortalSession,
+  newCookieId,
+  type PortalContext,
+  portalContext,
+  readCookies,
+  requirePortalSession,
+  SESSION_COOKIE,
+  SESSION_IDLE_MS,
+  SESSION_LIFETIME_MS,
+  SIGN_IN_COOKIE,
+  setPortalCookie,
+} from './portal-auth.ts';
+
+/** What the portal needs from the service. */
+export interface PortalDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  sessions: SessionService;
+  webhooks: Webhooks;
+  bank: SimulatedBank;
+  secretBox: SecretBox;
+  /** Failed sign-ins count here, per address, with the API's failed authentications. */
+  failedAuthLimiter: SlidingWindowLimiter;
+}
+
+/**
+ * No inline script or style anywhere; forms post only to the portal; no framing; nothing else loads.
+ * `Referrer-Policy: same-origin` keeps `Origin` on the portal's own form posts (the CSRF check reads it).
+ */
+export const PORTAL_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+const securityHeaders: RequestHandler = (_req, res, next) => {
+  res.setHeader('Content-Security-Policy', PORTAL_CSP);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Referrer-Policy', 'same-origin');
+  res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+  next();
+};
+
+const ASSETS = {
+  'portal.css': { type: 'text/css; charset=utf-8', file: new URL('./assets/portal.css', import.meta.url) },
+  'portal.js': {
+    type: 'text/javascript; charset=utf-8',
+    file: new URL('./assets/portal.js', import.meta.url),
+  },
+} as const;
+
+/** Only form posts reach the portal's handlers; anything else is refused before it is read. */
+const requireForm: RequestHandler = (req, _res, next) => {
+  if (req.method !== 'POST') return next();
+  const length = req.headers['content-length'];
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  if (hasBody && !req.is('application/x-www-form-urlencoded')) {
+    return next(new HttpError(415, 'unsupported_media_type', 'The portal takes its own forms only.'));
+  }
+  next();
+};
+
+const send = (res: Response, markup: SafeHtml, status = 200) => {
+  res.status(status).type('html').send(markup.value);
+};
+
+/** The business's own view in the portal's environment, as the API services expect a caller. */
+const callerOf = (context: PortalContext, environment = context.environment): ApiCaller => ({
+  kind: 'secret',
+  business: context.business,
+  environment,
+});
+
+const RETURN_PATHS = new Set<string>(SECTIONS.map((section) => section.path));
+
+/**
+ * The developer portal, mounted at `/portal` by `createApp` before the JSON body parser (its forms are
+ * `application/x-www-form-urlencoded`). Server-rendered HTML, every value escaped; a session cookie that is
+ * `HttpOnly`, `SameSite=Strict`, `Path=/portal`; a synchronizer token and an Origin check on every post.
+ *
+ * @example
+ * const portal = portalRoutes({ store, clock, logger, sessions, webhooks, bank, secretBox, failedAuthLimiter });
+ * const app = createApp({ ...deps, portal });
+ */
+export function portalRoutes(deps: PortalDeps): Router {
+  const { store, clock, logger, sessions, webhooks, bank, secretBox } = deps;
+  const router = Router();
+  const assets = Object.fromEntries(
+    Object.entries(ASSETS).map(([name, asset]) => [
+      name,
+      { type: asset.type, body: readFileSync(asset.file) },
+    ]),
+  );
+  const signedIn = requirePortalSession(store, clock);
+  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
+  /** Same origin, then the session's token: a post from anywhere else changes nothing. */
+  const csrf: RequestHandler = (req, res, next) => {
+    assertCsrfToken((req.body as Record<string, unknown> | undefined)?._csrf, portalContext(res).csrfToken);
+    next();
+  };
+  const sameOrigin: RequestHandler = (req, _res, next) => {
+    assertSameOrigin(req);
+    next();
+  };
+  const post = [sameOrigin, requireForm, form];
+
+  router.use(securityHeaders);
+
+  router.get('/assets/:name', (req, res) => {
+    const asset = assets[String(req.params.name)];
+    if (!asset) throw new HttpError(404, 'not_found', 'No such file.');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.type(asset.type).send(asset.body);
+  });
+
+  router.get('/', (req, res) => {
+    res.redirect(303, findPortalSession(store, clock, req) ? '/portal/sessions' : '/portal/sign-in');
+  });
+
+  // --- sign-in and sign-out ---
+
+  router.get('/sign-in', (req, res) => {
+    if (findPortalSession(store, clock, req)) return res.redirect(303, '/portal/sessions');
+    const token = newCookieId();
+    setPortalCookie(req, res, SIGN_IN_COOKIE, token, SESSION_IDLE_MS);
+    const status = req.query.signedOut === '1' ? 'You are signed out.' : undefined;
+    send(res, signInPage(token, undefined, status));
+  });
+
+  router.post('/sign-in', ...post, async (req, res) => {
+    const expected = readCookies(req).get(SIGN_IN_COOKIE);
+    const body = req.body as Record<string, unknown>;
+    // Double submit: the form must echo the token of the sign-in cookie this browser got with the form.
+    if (!expected || typeof body._csrf !== 'string' || !safeEqual(body._csrf, expected)) {
+      throw new HttpError(403, 'forbidden', 'This sign-in form has expired. Reload the page and try again.');
+    }
+    const parsed = SignInFormSchema.safeParse(body);
+    const refuse = (message: string) => {
+      const decision = deps.failedAuthLimiter.hit(`auth-failure:${req.ip ?? 'unknown'}`, clock.now());
+      if (!decision.allowed) {
+        res.setHeader('Retry-After', String(decision.resetSeconds));
+        throw new HttpError(429, 'rate_limited', 'Too many failed sign-ins. Wait a minute, then try again.');
+      }
+      send(res, signInPage(expected, message), 401);
+    };
+    if (!parsed.success) return refuse('Paste one of your secret keys.');
+    const key = parsed.data.secretKey;
+    if (key.startsWith('pk_')) {
+      return refuse(
+        'That is a publishable key: it is public, so it cannot sign you in. Use a secret key (sk_…).',
+      );
+    }
+    if (!API_KEY_PATTERN.test(key))
+      return refuse('That is not a ServicePay secret key (sk_test_… or sk_live_…).');
+    const record = store.apiKeys.findByHash(sha256(key));
+    if (!record) return refuse('No business has that key.');
+    if (record.revokedAt !== null) return refuse('That key was rolled and no longer works. Use the new one.');
+    const business = store.businesses.find(record.businessId);
+    if (!business) return refuse('No business has that key.');
+
+    const cookieId = newCookieId();
+    const now = clock.now();
+    await store.writes.run(() => {
+      store.portalSessions.prune(now);
+      store.portalSessions.insert({
+        idHash: sha256(cookieId),
+        businessId: business.id,
+        environment: record.environment,
+        createdAt: now,
+        lastSeenAt: now,
+        expiresAt: now + SESSION_LIFETIME_MS,
+      });
+    });
+    logger.info('portal sign-in', { businessId: business.id, environment: record.environment });
+    clearPortalCookie(req, res, SIGN_IN_COOKIE);
+    setPortalCookie(req, res, SESSION_COOKIE, cookieId, SESSION_LIFETIME_MS);
+    res.redirect(303, '/portal/sessions');
+  });
+
+  router.post('/sign-out', ...post, signedIn, csrf, async (req, res) => {
+    SignOutFormSchema.parse(req.body);
+    const { idHash } = portalContext(res);
+    await store.writes.run(() => store.portalSessions.remove(idHash));
+    clearPortalCookie(req, res, SESSION_COOKIE);
+    res.redirect(303, '/portal/sign-in?signedOut=1');
+  });
+
+  // --- the environment shown (spec §5.4: the portal's view only, never API routing) ---
+
+  router.post('/environment', ...post, signedIn, csrf, async (req, res) => {
+    const parsed = EnvironmentFormSchema.parse(req.body);
+    const { idHash } = portalContext(res);
+    await store.writes.run(() => store.portalSessions.setEnvironment(idHash, parsed.environment));
+    const back = parsed.returnTo && RETURN_PATHS.has(parsed.returnTo) ? parsed.returnTo : '/portal/sessions';
+    res.redirect(303, back);
+  });
+
+  // --- API keys ---
+
+  const keysOf = (context: PortalContext) => {
+    const of = (kind: KeyKind) => store.apiKeys.active(context.business.id, context.environment, kind);
+    return { secret: of('secret'), publishable: of('publishable') };
+  };
+
+  router.get('/keys', signedIn, (_req, res) => {
+    const context = portalContext(res);
+    send(res, keysPage(context, keysOf(context)));
+  });
+
+  router.post('/keys/roll', ...post, signedIn, csrf, async (req, res) => {
+    const parsed = RollKeyFormSchema.parse(req.body);
+    const context = { ...portalContext(res), environment: parsed.environment };
+    const rolled = await store.writes.run(() =>
+      rollKey(store, context.business.id, parsed.environment, parsed.kind, clock.now()),
+    );
+    if (!rolled) throw new HttpError(404, 'not_found', 'No such business.');
+    logger.info('portal key rolled', {
+      businessId: context.business.id,
+      environment: parsed.environment,
+      kind: parsed.kind,
+    });
+    // The new key is in this answer only (Cache-Control: no-store): never in a URL, a cookie or the database.
+    send(res, keysPage(context, keysOf(context), rolled));
+  });
+
+  // --- webhooks ---
+
+  const endpointsOf = (context: PortalContext) => webhooks.list(callerOf(context), { limit: 100 }).data;
+
+  router.get('/webhooks', signedIn, (_req, res) => {
+    const context = portalContext(res);
+    send(res, webhooksPage(context, endpointsOf(context)));
+  });
+
+  router.post('/webhooks', ...post, signedIn, csrf, async (req, res) => {
+    const context = portalContext(res);
+    const parsed = CreateEndpointFormSchema.parse(req.body);
+    const params = CreateWebhookEndpointParamsSchema.safeParse({
+      url: parsed.url,
+      ...(parsed.description ? { description: parsed.description } : {}),
+    });
+    const again = (message: string) =>
+      send(res, webhooksPage(context, endpointsOf(context), { error: message, url: parsed.url }), 400);
+    if (!params.success) return again('Enter a full http(s) URL, such as https://example.com/webhooks.');
+    try {
+      const created = await webhooks.create(callerOf(context), params.data);
+      const { secret, ...endpoint } = created;
+      send(res, webhooksPage(context, endpointsOf(context), { created: { endpoint, secret } }), 201);
+    } catch (error) {
+      if (error instanceof HttpError && error.status === 400) return again(error.message);
+      throw error;
+    }
+  });
+
+  router.get('/webhooks/:id', signedIn, (req, res) => {
+    const context = portalContext(res);
+    const query = DeliveriesQuerySchema.parse(req.query);
+    const id = String(req.params.id);
+    const endpoint = webhooks.retrieve(callerOf(context), id);
+    const deliveries = webhooks.listDeliveries(callerOf(context), id, {
+      limit: 20,
+      startingAfter: query.startingAfter,
+    });
+    send(res, endpointPage(context, endpoint, deliveries, query.resent ? { resent: query.resent } : {}));
+  });
+
+  router.post('/webhooks/:id/reveal', ...post, signedIn, csrf, (req, res) => {
+    const context = portalContext(res);
+    RevealSecretFormSchema.parse(req.body);
+    const id = String(req.params.id);
+    const endpoint = webhooks.retrieve(callerOf(context), id);
+    const record = webhooks.endpoints.find(id);
+    if (!record) throw new HttpError(404, 'not_found', 'No such webhook endpoint.');
+    const secret = secretBox.open(record.secretCiphertext);
+    logger.info('portal webhook secret revealed', { businessId: context.business.id, endpointId: id });
+    const deliveries = webhooks.listDeliveries(callerOf(context), id, { limit: 20 });
+    send(res, endpointPage(context, endpoint, deliveries, { secret }));
+  });
+
+  router.post('/webhooks/:id/resend', ...post, signedIn, csrf, async (req, res) => {
+    const context = portalContext(res);
+    const parsed = ResendFormSchema.parse(req.body);
+    const id = String(req.params.id);
+    const result = await webhooks.resend(callerOf(context), parsed.eventId, id);
+    const resent = result.deliveries[0];
+    res.redirect(303, `/portal/webhooks/${encodeURIComponent(id)}${resent ? `?resent=${resent}` : ''}`);
+  });
+
+  // --- sessions ---
+
+  router.get('/sessions', signedIn, (req, res) => {
+    const context = portalContext(res);
+    const query = SessionsQuerySchema.parse(req.query);
+    const status = query.status === '' ? undefined : query.status;
+    const reference = query.reference === '' ? undefined : query.reference;
+    const startingAfter = query.startingAfter === '' ? undefined : query.startingAfter;
+    const list = sessions.list(callerOf(context), { limit: 20, status, reference, startingAfter });
+    send(res, sessionsPage(context, list, { status, reference, startingAfter }));
+  });
+
+  router.get('/sessions/:id', signedIn, (req, res) => {
+    const context = portalContext(res);
+    const session = sessions.retrieve(callerOf(context), String(req.params.id));
+    const history = store.events.forSessionAfter(session.id, 0);
+    const query = SessionDetailQuerySchema.safeParse(req.query);
+    send(
+      res,
+      sessionDetailPage(
+        context,
+        session,
+        history,
+        query.success ? transferNotice(session, query.data) : undefined,
+      ),
+    );
+  });
+
+  // --- the test bank ---
+
+  router.get('/bank', signedIn, (_req, res) => {
+    const context = portalContext(res);
+    let open: Session[] = [];
+    if (context.environment === 'test') {
+      const caller = callerOf(context);
+      const waiting = sessions.list(caller, { limit: 50, status: 'awaiting_payment' }).data;
+      const mismatched = sessions.list(caller, { limit: 50, status: 'mismatch' }).data;
+      open = [...waiting, ...mismatched]
+        .filter(takesTransfer)
+        .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+    }
+    send(res, bankPage(context, open));
+  });
+
+  router.post('/bank/transfers', ...post, signedIn, csrf, async (req, res) => {
+    const context = portalContext(res);
+    const parsed = TransferFormSchema.parse(req.body);
+    // Simulated money only ever reaches test sessions: the test view of this business, whatever the toggle shows.
+    const session = sessions.retrieve(callerOf(context, 'test'), parsed.sessionId);
+    if (!takesTransfer(session) || !session.virtualAccount) {
+      throw new HttpError(
+        409,
+        'session_not_active',
+        `This session takes no transfer now (it is ${session.status}).`,
+      );
+    }
+    let amount = session.amount;
+    if (parsed.choice === 'other') {
+      amount = Number(parsed.amount ?? '');
+      if (!Number.isSafeInteger(amount) || amount <= 0) {
+        throw new HttpError(
+          400,
+          'validation_failed',
+          'Enter the amount as a whole number of minor units, above 0.',
+        );
+      }
+    }
+    const transfer = await transferAtBank(bank, session.virtualAccount.accountNumber, amount);
+    const params = new URLSearchParams({ sent: String(amount), outcome: transfer.outcome });
+    if (transfer.returnReason) params.set('reason', transfer.returnReason);
+    // Redirect after the post, so a reload shows the result and never sends the money again.
+    res.redirect(303, `/portal/sessions/${encodeURIComponent(session.id)}?${params}`);
+  });
+
+  // --- KYC ---
+
+  router.get('/kyc', signedIn, (_req, res) => {
+    send(res, kycPage(portalContext(res)));
+  });
+
+  router.use((req, _res, next) => {
+    next(new HttpError(404, 'route_not_found', `No portal page ${req.method} ${req.path}.`));
+  });
+  router.use(portalErrorHandler(logger));
+  return router;
+}
+
+function transferNotice(
+  session: Session,
+  query: { sent?: string | undefined; outcome?: string | undefined; reason?: string | undefined },
+): { tone: 'good' | 'warn'; text: SafeHtml } | undefined {
+  if (!query.sent || !query.outcome) return undefined;
+  const sent = formatMoney(Number(query.sent), session.currency);
+  if (query.outcome === 'credited') {
+    return {
+      tone: 'good',
+      text: html`Sent ${sent}: the bank credited it. The session is now ${session.status}.`,
+    };
+  }
+  if (query.reason === 'amount_mismatch') {
+    return {
+      tone: 'warn',
+      text: html`Sent ${sent}: not the session amount, so the bank returned it. The session is now ${session.status}.`,
+    };
+  }
+  return { tone: 'warn', text: html`Sent ${sent}: the account was closed, so the bank returned it.` };
+}
+
+/** Portal errors as pages: the status and a message for people; faults of the service are logged. */
+function portalErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (error: unknown, req: Request, res: Response, _next) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const context = res.locals.portal as PortalContext | undefined;
+    let status = 500;
+    let message = 'Something went wrong on our side. It has been logged.';
+    if (error instanceof HttpError) {
+      status = error.status;
+      message = error.message;
+      if (error.headers) res.set(error.headers);
+    } else if (error instanceof ZodError) {
+      status = 400;
+      message = error.issues.map((issue) => issue.message).join(' ');
+    } else {
+      const fault = error as { status?: unknown };
+      if (typeof fault.status === 'number' && fault.status >= 400 && fault.status < 500) {
+        status = fault.status;
+        message = status === 413 ? 'The form is too large.' : 'The form could not be read.';
+      } else {
+        logger.error('portal error', {
+          requestId: res.locals.requestId,
+          method: req.method,
+          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        });
+      }
+    }
+    send(res, errorPage(status, message, context, res.locals.requestId as string | undefined), status);
+  };
+}
