@@ -1,0 +1,112 @@
+<?php
+/**
+ * Test helper: runs one command inside the test's WordPress (a fresh PHP process, as a request would be) and
+ * prints JSON. Usage: php wp.php <wordpress dir> <command> [json argument]
+ *
+ * Commands: activate, uninstall, settings-set, product, order, notes-count, run-check, cancel-unpaid, claims.
+ */
+
+$wp_dir  = $argv[1] ?? '';
+$command = $argv[2] ?? '';
+$arg     = json_decode( $argv[3] ?? 'null', true );
+$url     = parse_url( (string) ( getenv( 'WP_URL' ) ?: 'http://127.0.0.1' ) );
+
+$_SERVER['HTTP_HOST']      = $url['host'] . ( isset( $url['port'] ) ? ':' . $url['port'] : '' );
+$_SERVER['SERVER_NAME']    = $url['host'];
+$_SERVER['REQUEST_URI']    = '/';
+$_SERVER['REQUEST_METHOD'] = 'GET';
+require $wp_dir . '/wp-load.php';
+require_once ABSPATH . 'wp-admin/includes/plugin.php';
+
+$out = static function ( $value ): void {
+	echo wp_json_encode( $value ), "\n";
+	exit( 0 );
+};
+$plugin = 'servicepay-woocommerce/servicepay-woocommerce.php';
+
+switch ( $command ) {
+	case 'activate':
+		wp_set_current_user( 1 );
+		$result = activate_plugin( $plugin );
+		if ( is_wp_error( $result ) ) {
+			fwrite( STDERR, $result->get_error_message() . "\n" );
+			exit( 1 );
+		}
+		global $wpdb;
+		$out( array( 'active' => is_plugin_active( $plugin ), 'table' => $wpdb->get_var( "SELECT name FROM sqlite_master WHERE name = '{$wpdb->prefix}servicepay_claims'" ) ) );
+		// no break: $out exits.
+	case 'uninstall':
+		wp_set_current_user( 1 );
+		deactivate_plugins( $plugin );
+		uninstall_plugin( $plugin );
+		global $wpdb;
+		$out(
+			array(
+				'settings'  => get_option( 'woocommerce_servicepay_settings', null ),
+				'endpoints' => get_option( 'servicepay_webhook_endpoints', null ),
+				'table'     => $wpdb->get_var( "SELECT name FROM sqlite_master WHERE name = '{$wpdb->prefix}servicepay_claims'" ),
+			)
+		);
+	case 'settings-set':
+		update_option( 'woocommerce_servicepay_settings', array_merge( get_option( 'woocommerce_servicepay_settings', array() ) ?: array(), $arg ) );
+		$out( get_option( 'woocommerce_servicepay_settings' ) );
+	case 'endpoints':
+		$out( get_option( 'servicepay_webhook_endpoints', null ) );
+	case 'product':
+		// A simple product with managed stock, priced as asked.
+		$product = new WC_Product_Simple();
+		$product->set_name( $arg['name'] ?? 'Servicepay test product' );
+		$product->set_regular_price( (string) ( $arg['price'] ?? '25.00' ) );
+		$product->set_manage_stock( true );
+		$product->set_stock_quantity( (int) ( $arg['stock'] ?? 10 ) );
+		$product->set_status( 'publish' );
+		$out( array( 'id' => $product->save() ) );
+	case 'stock':
+		$out( array( 'stock' => wc_get_product( (int) $arg )->get_stock_quantity() ) );
+	case 'order':
+		$order = wc_get_order( (int) $arg );
+		$notes = wc_get_order_notes( array( 'order_id' => (int) $arg, 'order' => 'ASC' ) );
+		$out(
+			array(
+				'id'            => $order->get_id(),
+				'status'        => $order->get_status(),
+				'total'         => $order->get_total( 'edit' ),
+				'currency'      => $order->get_currency(),
+				'transactionId' => $order->get_transaction_id(),
+				'paymentMethod' => $order->get_payment_method(),
+				'orderKey'      => $order->get_order_key(),
+				'sessionId'     => $order->get_meta( '_servicepay_session_id' ),
+				'reference'     => $order->get_meta( '_servicepay_reference' ),
+				'sessions'      => $order->get_meta( '_servicepay_sessions' ),
+				'stockReduced'  => (bool) $order->get_data_store()->get_stock_reduced( $order->get_id() ),
+				'notes'         => array_map( static fn ( $n ) => $n->content, $notes ),
+			)
+		);
+	case 'set-total':
+		$order = wc_get_order( (int) $arg['id'] );
+		$order->set_total( (string) $arg['total'] );
+		$order->save();
+		$out( array( 'total' => $order->get_total( 'edit' ) ) );
+	case 'run-check':
+		// What WP-Cron would do once the action is due: run the order's pending ServicePay check now.
+		$ids = as_get_scheduled_actions(
+			array(
+				'hook'   => 'servicepay_check_order',
+				'args'   => array( 'order_id' => (int) $arg ),
+				'group'  => 'servicepay',
+				'status' => ActionScheduler_Store::STATUS_PENDING,
+			),
+			'ids'
+		);
+		foreach ( $ids as $id ) {
+			ActionScheduler::runner()->process_action( $id, 'servicepay-test' );
+		}
+		$out( array( 'ran' => count( $ids ) ) );
+	case 'cancel-unpaid':
+		// WooCommerce's unpaid-order timer, asked about one order as wc_cancel_unpaid_orders() asks.
+		$order = wc_get_order( (int) $arg );
+		$out( array( 'cancel' => (bool) apply_filters( 'woocommerce_cancel_unpaid_order', 'checkout' === $order->get_created_via(), $order ) ) );
+	default:
+		fwrite( STDERR, "unknown command $command\n" );
+		exit( 2 );
+}

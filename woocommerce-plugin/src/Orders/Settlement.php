@@ -1,0 +1,215 @@
+<?php
+/**
+ * What a session's state does to its order.
+ *
+ * @package ServicePay\WooCommerce
+ */
+
+namespace ServicePay\WooCommerce\Orders;
+
+use ServicePay\WooCommerce\Logger;
+use ServicePay\WooCommerce\Money;
+
+defined( 'ABSPATH' ) || exit;
+
+/**
+ * The one place that changes an order because of ServicePay. Webhooks, the return from the widget, the
+ * scheduled check and the unpaid-order timer all come here with the session as the service describes it, in
+ * any order and any number of times; claims make each effect happen once.
+ */
+final class Settlement {
+
+	/** The session is paid and this call settled the order. */
+	public const SETTLED = 'settled';
+	/** The order was settled before (by another delivery, the return, or the check). */
+	public const ALREADY_PAID = 'already_paid';
+	/** The session's amount or currency is not the order's: not settled, the order is on hold. */
+	public const AMOUNT_MISMATCH = 'amount_mismatch';
+	/** The session is still open. */
+	public const OPEN = 'open';
+	/** A note was added (mismatch, expired, cancelled). */
+	public const NOTED = 'noted';
+	/** Nothing to do (an old session, an event seen before). */
+	public const IGNORED = 'ignored';
+
+	/**
+	 * Applies a session to its order.
+	 *
+	 * @param \WC_Order           $order    Order (re-read here: callers may hold a stale copy).
+	 * @param array<string,mixed> $session  The service's session object.
+	 * @param string              $event_id The webhook event id, '' for the return or the check.
+	 * @return string One of the constants above.
+	 */
+	public static function apply( \WC_Order $order, array $session, string $event_id = '' ): string {
+		$order      = wc_get_order( $order->get_id() );
+		$session_id = (string) ( $session['id'] ?? '' );
+		if ( ! $order instanceof \WC_Order || ! OrderSessions::owns( $order, $session_id ) ) {
+			Logger::warning( 'session does not belong to the order', array( 'sessionId' => $session_id ) );
+			return self::IGNORED;
+		}
+		switch ( (string) ( $session['status'] ?? '' ) ) {
+			case 'successful':
+				return self::settle( $order, $session );
+			case 'mismatch':
+				return self::on_mismatch( $order, $session, $event_id );
+			case 'expired':
+				return self::on_end( $order, $session, 'expired' );
+			case 'cancelled':
+				return self::on_end( $order, $session, 'cancelled' );
+			default:
+				return self::OPEN;
+		}
+	}
+
+	/**
+	 * Settles once: amount and currency checked, then the claim, then payment_complete.
+	 *
+	 * @param \WC_Order           $order   Order.
+	 * @param array<string,mixed> $session Session.
+	 */
+	private static function settle( \WC_Order $order, array $session ): string {
+		$session_id = (string) $session['id'];
+		$reference  = (string) ( $session['reference'] ?? '' );
+		$currency   = $order->get_currency();
+		$expected   = Money::to_minor( (string) $order->get_total( 'edit' ), $currency );
+		$paid       = (int) ( $session['amount'] ?? -1 );
+		$paid_in    = strtoupper( (string) ( $session['currency'] ?? '' ) );
+
+		if ( $paid !== $expected || $paid_in !== $currency ) {
+			if ( SettlementClaim::take( 'amount-mismatch:' . $session_id, $order->get_id() ) ) {
+				$order->update_status(
+					'on-hold',
+					sprintf(
+						/* translators: 1: session id, 2: reference, 3: amount paid, 4: its currency, 5: order total, 6: order currency */
+						__( 'ServicePay session %1$s (reference %2$s) was paid %3$s %4$s, but this order is %5$s %6$s. The order was not marked paid: check the amounts and refund or complete it by hand.', 'servicepay-woocommerce' ),
+						$session_id,
+						$reference,
+						Money::from_minor( $paid, $paid_in ),
+						$paid_in,
+						Money::from_minor( $expected, $currency ),
+						$currency
+					)
+				);
+				Logger::error( 'paid session does not match the order total', array( 'orderId' => $order->get_id(), 'sessionId' => $session_id ) );
+			}
+			return self::AMOUNT_MISMATCH;
+		}
+
+		// Two claims: one per session (a replay, a concurrent delivery or the return racing the webhook lose
+		// here, silently), then one per order (a second session paying an order already paid loses here, and
+		// the shop owner is told to refund it).
+		$session_claim = 'session-paid:' . $session_id;
+		if ( ! SettlementClaim::take( $session_claim, $order->get_id() ) ) {
+			return self::ALREADY_PAID;
+		}
+		$claim   = 'paid:' . $order->get_id();
+		$payable = $order->has_status( apply_filters( 'woocommerce_valid_order_statuses_for_payment_complete', array( 'on-hold', 'pending', 'failed', 'cancelled' ), $order ) );
+		if ( ! $payable || ! SettlementClaim::take( $claim, $order->get_id() ) ) {
+			$order->add_order_note(
+				sprintf(
+					/* translators: 1: session id, 2: reference */
+					__( 'A second ServicePay payment arrived for this already paid order: session %1$s, reference %2$s. Refund it to the payer.', 'servicepay-woocommerce' ),
+					$session_id,
+					$reference
+				)
+			);
+			Logger::warning( 'second payment for a paid order', array( 'orderId' => $order->get_id(), 'sessionId' => $session_id ) );
+			return self::ALREADY_PAID;
+		}
+
+		try {
+			$order->update_meta_data( OrderSessions::SESSION_ID, $session_id );
+			$order->update_meta_data( OrderSessions::REFERENCE, $reference );
+			$order->add_order_note(
+				sprintf(
+					/* translators: 1: amount, 2: currency, 3: session id, 4: reference */
+					__( 'ServicePay payment of %1$s %2$s received by bank transfer. Session: %3$s. Reference: %4$s.', 'servicepay-woocommerce' ),
+					Money::from_minor( $paid, $currency ),
+					$currency,
+					$session_id,
+					$reference
+				)
+			);
+			$completed = $order->payment_complete( $session_id );
+		} catch ( \Throwable $error ) {
+			$completed = false;
+			Logger::error( 'payment_complete threw', array( 'orderId' => $order->get_id(), 'error' => $error->getMessage() ) );
+		}
+		if ( ! $completed ) {
+			$fresh = wc_get_order( $order->get_id() );
+			if ( $fresh instanceof \WC_Order && $fresh->needs_payment() ) {
+				// Nothing was settled: give the claim back so the next delivery or the check settles it.
+				SettlementClaim::release( $claim );
+				SettlementClaim::release( $session_claim );
+				throw new \RuntimeException( 'The order could not be marked paid; it will be retried.' );
+			}
+		}
+		Logger::info( 'order paid', array( 'orderId' => $order->get_id(), 'sessionId' => $session_id ) );
+		return self::SETTLED;
+	}
+
+	/**
+	 * A transfer of another amount was returned by the bank; the session still takes the exact amount.
+	 *
+	 * @param \WC_Order           $order    Order.
+	 * @param array<string,mixed> $session  Session.
+	 * @param string              $event_id Event id ('' when not from a webhook).
+	 */
+	private static function on_mismatch( \WC_Order $order, array $session, string $event_id ): string {
+		$last     = is_array( $session['lastMismatch'] ?? null ) ? $session['lastMismatch'] : array();
+		$currency = (string) ( $session['currency'] ?? $order->get_currency() );
+		$key      = 'mismatch:' . ( '' !== $event_id ? $event_id : $session['id'] . ':' . ( $session['updatedAt'] ?? '' ) );
+		if ( ! $order->needs_payment() || ! SettlementClaim::take( $key, $order->get_id() ) ) {
+			return self::IGNORED;
+		}
+		$order->add_order_note(
+			sprintf(
+				/* translators: 1: amount received, 2: amount expected, 3: currency, 4: session id */
+				__( 'A bank transfer of %1$s %3$s arrived, but %2$s %3$s is due (ServicePay session %4$s). The bank returned it to the payer; the order stays pending until the exact amount arrives.', 'servicepay-woocommerce' ),
+				Money::from_minor( (int) ( $last['receivedAmount'] ?? 0 ), $currency ),
+				Money::from_minor( (int) ( $last['expectedAmount'] ?? $session['amount'] ?? 0 ), $currency ),
+				$currency,
+				(string) $session['id']
+			)
+		);
+		return self::NOTED;
+	}
+
+	/**
+	 * The session ended unpaid. Expired: the order fails (the payer can pay it again from their account).
+	 * Cancelled by the payer: it stays pending, so the checkout can be tried again.
+	 *
+	 * @param \WC_Order           $order   Order.
+	 * @param array<string,mixed> $session Session.
+	 * @param string              $status  `expired` or `cancelled`.
+	 */
+	private static function on_end( \WC_Order $order, array $session, string $status ): string {
+		$session_id = (string) $session['id'];
+		// An earlier attempt's session ends when a new one replaces it; only the current one speaks for the order.
+		if ( OrderSessions::current( $order ) !== $session_id || ! $order->needs_payment() ) {
+			return self::IGNORED;
+		}
+		if ( ! SettlementClaim::take( 'ended:' . $session_id, $order->get_id() ) ) {
+			return self::IGNORED;
+		}
+		if ( 'expired' === $status ) {
+			$order->update_status(
+				'failed',
+				sprintf(
+					/* translators: %s: session id */
+					__( 'ServicePay session %s expired before the transfer arrived. The customer can pay again from their account.', 'servicepay-woocommerce' ),
+					$session_id
+				)
+			);
+		} else {
+			$order->add_order_note(
+				sprintf(
+					/* translators: %s: session id */
+					__( 'The payer cancelled the ServicePay payment (session %s). The order stays pending payment so it can be paid again.', 'servicepay-woocommerce' ),
+					$session_id
+				)
+			);
+		}
+		return self::NOTED;
+	}
+}
