@@ -1,0 +1,273 @@
+import { html, LitElement, nothing, type PropertyValues } from 'lit';
+import { CancelEvent } from '../../events/cancel-event.ts';
+import { CheckoutClosedEvent } from '../../events/checkout-closed-event.ts';
+import { CheckoutErrorEvent } from '../../events/checkout-error-event.ts';
+import { SuccessEvent } from '../../events/success-event.ts';
+import { scriptOrigin } from '../../loader/script-origin.ts';
+import { lockScroll } from '../../loader/scroll-lock.ts';
+import {
+  type ConnectMessage,
+  type HostMessage,
+  PROTOCOL_VERSION,
+  parseFrameMessage,
+} from '../../protocol/messages.ts';
+import { hostTexts as texts } from '../../texts.ts';
+import { WIDGET_VERSION } from '../../version.ts';
+import { checkoutStyles } from './servicepay-checkout.styles.ts';
+
+/** How long the frame may take to load and answer before the overlay gives up with an error. */
+const FRAME_TIMEOUT_MS = 15_000;
+
+type Phase = 'idle' | 'open' | 'failed' | 'closed';
+
+const randomNonce = (): string => {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+};
+
+/**
+ * `<servicepay-checkout client-secret="cs_…">`: the checkout overlay. Connected with a client secret, it opens
+ * a modal dialog (top layer, above any z-index) holding the sandboxed checkout frame from the widget host that
+ * served this script, locks the page's scroll and moves focus in; when the checkout ends it gives focus back,
+ * unlocks, removes the frame and fires `servicepay-close`. Events: `servicepay-success`, `servicepay-error`,
+ * `servicepay-cancel` (each once), `servicepay-close`. `ServicePay.init` is this element plus callbacks.
+ *
+ * @example
+ * const checkout = document.createElement('servicepay-checkout');
+ * checkout.setAttribute('client-secret', clientSecret);
+ * checkout.addEventListener('servicepay-success', (event) => location.assign(`/thanks/${event.payment.reference}`));
+ * checkout.addEventListener('servicepay-close', () => checkout.remove());
+ * document.body.append(checkout);
+ */
+export class ServicePayCheckout extends LitElement {
+  static override styles = checkoutStyles;
+  static override properties = {
+    clientSecret: { type: String, attribute: 'client-secret' },
+    phase: { state: true },
+  };
+
+  declare clientSecret: string | undefined;
+  declare phase: Phase;
+
+  private readonly channelNonce = randomNonce();
+  private port: MessagePort | undefined;
+  private unlockScroll: (() => void) | undefined;
+  private returnFocus: Element | null = null;
+  private frameTimer: ReturnType<typeof setTimeout> | undefined;
+  private connected = false;
+  private started = false;
+  private succeeded = false;
+  private cancelled = false;
+  private errored = false;
+
+  constructor() {
+    super();
+    this.clientSecret = undefined;
+    this.phase = 'idle';
+  }
+
+  /** Closes the overlay at once without cancelling the session (what `ServicePay.close()` does). */
+  close(): void {
+    this.finish();
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    if (this.phase === 'idle') {
+      const origin = scriptOrigin();
+      if (!origin) {
+        this.fail(texts.noScriptOrigin);
+        return;
+      }
+      if (!this.clientSecret) {
+        this.fail(texts.missingSecret);
+        return;
+      }
+      this.phase = 'open';
+    }
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    // Removed from the page while open: tear down like close(), so nothing is left behind.
+    if (this.phase === 'open' || this.phase === 'failed') this.finish();
+  }
+
+  protected override updated(changed: PropertyValues<this>): void {
+    if (changed.has('phase') && (this.phase === 'open' || this.phase === 'failed')) {
+      const dialog = this.renderRoot.querySelector('dialog');
+      if (dialog && !dialog.open) {
+        this.returnFocus = document.activeElement;
+        dialog.showModal();
+        this.unlockScroll = lockScroll();
+      }
+      if (this.phase === 'open' && !this.frameTimer && !this.connected) {
+        this.frameTimer = setTimeout(() => this.frameFailed(), FRAME_TIMEOUT_MS);
+      }
+      if (this.phase === 'failed')
+        this.renderRoot.querySelector<HTMLButtonElement>('.failed button')?.focus();
+    }
+  }
+
+  protected override render() {
+    if (this.phase !== 'open' && this.phase !== 'failed') return nothing;
+    const origin = scriptOrigin() ?? '';
+    return html`<dialog
+      aria-label=${texts.dialogLabel}
+      @cancel=${this.onDialogCancel}
+      @close=${this.onDialogClose}
+    >
+      <div class="card">
+        ${
+          this.phase === 'open'
+            ? html`<iframe
+                title=${texts.frameTitle}
+                src=${`${origin}/v${WIDGET_VERSION}/frame.html#${this.channelNonce}`}
+                sandbox="allow-scripts allow-same-origin"
+                allow="clipboard-write"
+                referrerpolicy="no-referrer"
+                @load=${this.onFrameLoad}
+              ></iframe>`
+            : html`<div class="failed" role="alert">
+                <p>${texts.frameFailed}</p>
+                <button type="button" @click=${this.finish}>${texts.backToMerchantPlain}</button>
+              </div>`
+        }
+        <button type="button" class="close" aria-label=${texts.close} @click=${this.requestClose}>
+          <svg viewBox="0 0 20 20" aria-hidden="true" focusable="false">
+            <path d="M5 5l10 10M15 5L5 15" stroke="currentColor" stroke-width="2" stroke-linecap="round" fill="none" />
+          </svg>
+        </button>
+      </div>
+    </dialog>`;
+  }
+
+  private onFrameLoad = (event: Event): void => {
+    // A second load (the frame navigated) gets no port: the channel belongs to the first document only.
+    if (this.port) return;
+    const frame = event.currentTarget as HTMLIFrameElement;
+    const target = frame.contentWindow;
+    const origin = scriptOrigin();
+    if (!target || !origin) return;
+    const channel = new MessageChannel();
+    this.port = channel.port1;
+    this.port.onmessage = (message) => this.onFrameMessage(message.data);
+    const connect: ConnectMessage = {
+      kind: 'servicepay:connect',
+      protocol: PROTOCOL_VERSION,
+      nonce: this.channelNonce,
+    };
+    // The exact origin: the browser delivers it only if the frame still holds the widget host's page.
+    target.postMessage(connect, origin, [channel.port2]);
+  };
+
+  private onFrameMessage(data: unknown): void {
+    const message = parseFrameMessage(data);
+    if (!message || this.phase !== 'open') return;
+    switch (message.type) {
+      case 'ready':
+        if (this.started || !this.clientSecret) return;
+        this.connected = true;
+        this.started = true;
+        clearTimeout(this.frameTimer);
+        this.send({ type: 'start', clientSecret: this.clientSecret });
+        this.renderRoot.querySelector('iframe')?.focus();
+        return;
+      case 'success':
+        if (this.succeeded || this.cancelled || this.errored) return;
+        this.succeeded = true;
+        this.dispatchEvent(new SuccessEvent(message.payment));
+        return;
+      case 'cancelled':
+        if (this.succeeded || this.cancelled) return;
+        this.cancelled = true;
+        this.dispatchEvent(new CancelEvent());
+        return;
+      case 'error':
+        if (this.succeeded || this.errored) return;
+        this.errored = true;
+        this.dispatchEvent(new CheckoutErrorEvent(message.message));
+        return;
+      case 'close':
+        this.finish();
+        return;
+    }
+  }
+
+  private send(message: HostMessage): void {
+    this.port?.postMessage(message);
+  }
+
+  private requestClose = (): void => {
+    if (this.phase === 'open' && this.started) {
+      this.send({ type: 'close-requested' });
+      return;
+    }
+    // Nothing was exchanged yet (the frame is still loading): there is no session to cancel.
+    if (this.phase === 'open' && !this.cancelled && !this.errored) {
+      this.cancelled = true;
+      this.dispatchEvent(new CancelEvent());
+    }
+    this.finish();
+  };
+
+  private onDialogCancel = (event: Event): void => {
+    // Escape: the checkout decides (cancel the session first), so the dialog stays until it says close.
+    event.preventDefault();
+    this.requestClose();
+  };
+
+  private onDialogClose = (event: Event): void => {
+    // The browser closed the dialog itself (a repeated Escape is not always cancelable): keep it modal and
+    // treat it as the payer's close request.
+    if (this.phase !== 'open') return;
+    const dialog = event.currentTarget as HTMLDialogElement;
+    if (dialog.isConnected) dialog.showModal();
+    this.requestClose();
+  };
+
+  private frameFailed(): void {
+    this.frameTimer = undefined;
+    if (this.phase !== 'open' || this.connected) return;
+    this.fail(texts.frameUnavailable);
+  }
+
+  private fail(message: string): void {
+    this.phase = 'failed';
+    if (!this.errored) {
+      this.errored = true;
+      this.dispatchEvent(new CheckoutErrorEvent(message));
+    }
+  }
+
+  private finish = (): void => {
+    if (this.phase === 'closed') return;
+    const wasShown = this.phase === 'open' || this.phase === 'failed';
+    this.phase = 'closed';
+    clearTimeout(this.frameTimer);
+    this.port?.close();
+    this.port = undefined;
+    const dialog = this.renderRoot.querySelector('dialog');
+    if (dialog?.open) dialog.close();
+    this.unlockScroll?.();
+    this.unlockScroll = undefined;
+    if (wasShown && this.returnFocus instanceof HTMLElement && this.returnFocus.isConnected) {
+      this.returnFocus.focus();
+    }
+    this.returnFocus = null;
+    this.dispatchEvent(new CheckoutClosedEvent());
+  };
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'servicepay-checkout': ServicePayCheckout;
+  }
+  interface HTMLElementEventMap {
+    'servicepay-success': SuccessEvent;
+    'servicepay-error': CheckoutErrorEvent;
+    'servicepay-cancel': CancelEvent;
+    'servicepay-close': CheckoutClosedEvent;
+  }
+}

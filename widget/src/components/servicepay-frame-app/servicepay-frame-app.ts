@@ -1,0 +1,594 @@
+import type { PublicSession, StatusMessage, VirtualAccount } from '@servicepay/node/protocol';
+import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { ApiError, CheckoutApi } from '../../frame/api-client.ts';
+import { COUNTDOWN_MILESTONES, formatAmount, formatCountdown } from '../../frame/format.ts';
+import type { FrameConfig } from '../../frame/frame-config.ts';
+import { StatusStream, type StreamState } from '../../frame/status-stream.ts';
+import type { FrameMessage } from '../../protocol/messages.ts';
+import { developerTexts, frameTexts as texts } from '../../texts.ts';
+import { frameAppStyles } from './servicepay-frame-app.styles.ts';
+
+/** The screens of spec §3, plus ENDED: the session's own lifetime ran out (EXPIRED with no retry). */
+export type Screen =
+  | 'initializing'
+  | 'awaiting'
+  | 'confirming'
+  | 'success'
+  | 'mismatch'
+  | 'expired'
+  | 'ended'
+  | 'cancelled'
+  | 'error';
+
+/** SUCCESS (spec §8) and CANCELLED go back to the merchant by themselves after this long. */
+const AUTO_RETURN_MS = 3_000;
+
+/**
+ * `<servicepay-frame-app>`: the checkout screens inside the sandboxed frame. It exchanges the client secret
+ * once, shows the account, follows the push stream, and tells the host (over the port) only what the merchant
+ * may know: success with `{ id, reference, status }`, cancelled, an error message, and when to close.
+ *
+ * @example
+ * const app = document.createElement('servicepay-frame-app');
+ * app.config = readFrameConfig(document);
+ * app.post = (message) => port.postMessage(message);
+ * document.body.append(app);
+ * app.start('cs_test_…');
+ */
+export class ServicePayFrameApp extends LitElement {
+  static override styles = frameAppStyles;
+  static override properties = {
+    screen: { state: true },
+    session: { state: true },
+    account: { state: true },
+    mismatch: { state: true },
+    now: { state: true },
+    errorMessage: { state: true },
+    streamState: { state: true },
+    busy: { state: true },
+    copyState: { state: true },
+    announcement: { state: true },
+  };
+
+  declare screen: Screen;
+  declare session: PublicSession | undefined;
+  declare account: VirtualAccount | undefined;
+  declare mismatch: { expectedAmount: number; receivedAmount: number } | undefined;
+  declare now: number;
+  declare errorMessage: string;
+  declare streamState: StreamState;
+  declare busy: boolean;
+  declare copyState: 'idle' | 'copied' | 'failed';
+  declare announcement: string;
+
+  /** Set by the frame entry before `start`. */
+  config!: FrameConfig;
+  /** Sends a message to the host; set by the frame entry. */
+  post: (message: FrameMessage) => void = () => undefined;
+
+  private api: CheckoutApi | undefined;
+  private token: string | undefined;
+  private stream: StatusStream | undefined;
+  private ticker: ReturnType<typeof setInterval> | undefined;
+  private returnTimer: ReturnType<typeof setTimeout> | undefined;
+  private copyTimer: ReturnType<typeof setTimeout> | undefined;
+  private announcedMilestones = new Set<number>();
+  private bootstrapping: Promise<void> | undefined;
+  private closeAfterBootstrap = false;
+  private cancelling = false;
+  private reported = { success: false, cancelled: false, error: false };
+
+  constructor() {
+    super();
+    this.screen = 'initializing';
+    this.session = undefined;
+    this.account = undefined;
+    this.mismatch = undefined;
+    this.now = Date.now();
+    this.errorMessage = '';
+    this.streamState = 'connecting';
+    this.busy = false;
+    this.copyState = 'idle';
+    this.announcement = '';
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    document.addEventListener('visibilitychange', this.onVisibility);
+    window.addEventListener('online', this.onOnline);
+    window.addEventListener('keydown', this.onKeydown);
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    document.removeEventListener('visibilitychange', this.onVisibility);
+    window.removeEventListener('online', this.onOnline);
+    window.removeEventListener('keydown', this.onKeydown);
+    this.stream?.stop();
+    clearInterval(this.ticker);
+    clearTimeout(this.returnTimer);
+    clearTimeout(this.copyTimer);
+  }
+
+  /** Starts the checkout: checks the secret against this host's environment, then exchanges it once. */
+  start(clientSecret: string): void {
+    if (this.bootstrapping) return;
+    const api = new CheckoutApi(this.config.apiUrl);
+    this.api = api;
+    const secretEnvironment = clientSecret.startsWith('cs_live_') ? 'live' : 'test';
+    if (secretEnvironment !== this.config.environment) {
+      // Before the secret is spent: the right host can still use it.
+      const rightHost = secretEnvironment === 'live' ? this.config.liveHost : this.config.testHost;
+      this.fail(
+        developerTexts.wrongHost(
+          secretEnvironment === 'live' ? 'live' : 'test',
+          this.config.environment === 'live' ? 'production' : 'test',
+          rightHost,
+        ),
+      );
+      return;
+    }
+    this.bootstrapping = this.bootstrap(api, clientSecret);
+  }
+
+  /** The payer asked to close (Escape, the overlay's close control, or a button here). */
+  requestClose = async (): Promise<void> => {
+    if (this.cancelling) return;
+    if (['success', 'cancelled', 'ended', 'error'].includes(this.screen)) {
+      this.post({ type: 'close' });
+      return;
+    }
+    if (this.screen === 'initializing' && !this.token) {
+      if (!this.bootstrapping) {
+        this.reportCancelled();
+        this.post({ type: 'close' });
+        return;
+      }
+      this.closeAfterBootstrap = true;
+      return;
+    }
+    await this.cancelSession();
+  };
+
+  private async bootstrap(api: CheckoutApi, clientSecret: string): Promise<void> {
+    try {
+      const result = await api.bootstrap(clientSecret);
+      this.token = result.token;
+      this.session = result.session;
+      this.account = result.virtualAccount;
+      this.startTicker();
+      this.openStream();
+      if (this.closeAfterBootstrap) {
+        await this.cancelSession();
+        return;
+      }
+      this.show('awaiting');
+    } catch (error) {
+      this.fail(this.bootstrapMessage(error));
+    }
+  }
+
+  private bootstrapMessage(error: unknown): string {
+    if (!(error instanceof ApiError)) return texts.networkError;
+    switch (error.code) {
+      case 'client_secret_already_used':
+      case 'client_secret_expired':
+      case 'invalid_client_secret':
+        return error.message || texts.serviceError;
+      default:
+        return error.status >= 500 ? texts.serviceError : error.message || texts.serviceError;
+    }
+  }
+
+  private openStream(): void {
+    const session = this.session;
+    const token = this.token;
+    if (!session || !token) return;
+    this.stream = new StatusStream({
+      url: `${this.config.apiUrl}/api/widget/sessions/${encodeURIComponent(session.id)}/events`,
+      token,
+      onMessage: (message) => this.onStatus(message),
+      onState: (state) => {
+        this.streamState = state;
+        if (state === 'lost' && !this.isFinal()) this.fail(texts.connectionLost);
+      },
+      onRefused: () => {
+        if (!this.isFinal()) this.fail(texts.serviceError);
+      },
+    });
+    this.stream.start();
+  }
+
+  private isFinal(): boolean {
+    return this.screen === 'success' || this.screen === 'cancelled' || this.screen === 'ended';
+  }
+
+  private onStatus(message: StatusMessage): void {
+    this.session = message.session;
+    if (message.virtualAccount) this.account = message.virtualAccount;
+    switch (message.status) {
+      case 'successful':
+        this.succeed();
+        return;
+      case 'cancelled':
+        this.showCancelled();
+        return;
+      case 'expired':
+        this.show('ended');
+        return;
+      case 'pending':
+        if (message.reason === 'account_expired') this.show('expired');
+        return;
+      case 'mismatch':
+        this.mismatch = message.mismatch ?? undefined;
+        this.show('mismatch');
+        return;
+      case 'awaiting_payment':
+        // A reconnect after ERROR, a new account, or the stream's first message: back to the details,
+        // unless the payer already said the money is on its way.
+        if (this.screen === 'confirming' || this.screen === 'mismatch') return;
+        if (this.screen === 'initializing' || this.screen === 'error' || this.screen === 'expired') {
+          if (this.remainingMs() > 0) this.show('awaiting');
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  private succeed(): void {
+    const session = this.session;
+    if (!session) return;
+    this.show('success');
+    if (!this.reported.success) {
+      this.reported.success = true;
+      this.post({
+        type: 'success',
+        payment: { id: session.id, reference: session.reference, status: 'successful' },
+      });
+    }
+    clearTimeout(this.returnTimer);
+    this.returnTimer = setTimeout(() => this.post({ type: 'close' }), AUTO_RETURN_MS);
+  }
+
+  private showCancelled(): void {
+    if (this.screen === 'success') return;
+    this.show('cancelled');
+    this.reportCancelled();
+    clearTimeout(this.returnTimer);
+    this.returnTimer = setTimeout(() => this.post({ type: 'close' }), AUTO_RETURN_MS);
+  }
+
+  private reportCancelled(): void {
+    if (this.reported.cancelled || this.reported.success) return;
+    this.reported.cancelled = true;
+    this.post({ type: 'cancelled' });
+  }
+
+  private fail(message: string): void {
+    this.errorMessage = message;
+    this.show('error');
+    if (!this.reported.error && !this.reported.success) {
+      this.reported.error = true;
+      this.post({ type: 'error', message });
+    }
+  }
+
+  private async cancelSession(): Promise<void> {
+    const session = this.session;
+    const token = this.token;
+    const api = this.api;
+    if (!session || !token || !api) return;
+    this.cancelling = true;
+    this.busy = true;
+    try {
+      await api.cancel(session.id, token);
+      this.showCancelled();
+    } catch (error) {
+      // 409: the session finished first (paid, or ended); the stream says which.
+      if (!(error instanceof ApiError && error.code === 'session_not_active')) this.fail(texts.networkError);
+    } finally {
+      this.cancelling = false;
+      this.busy = false;
+    }
+  }
+
+  private async retry(): Promise<void> {
+    const session = this.session;
+    const token = this.token;
+    const api = this.api;
+    if (!session || !token || !api || this.busy) return;
+    this.busy = true;
+    try {
+      const result = await api.newAccount(session.id, token);
+      this.session = result.session;
+      this.account = result.virtualAccount;
+      this.mismatch = undefined;
+      this.announcedMilestones.clear();
+      this.now = Date.now();
+      this.show('awaiting');
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'session_not_active') this.show('ended');
+      else this.fail(texts.networkError);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private reconnect(): void {
+    this.stream?.reconnectNow();
+  }
+
+  private show(screen: Screen): void {
+    if (this.screen === screen) return;
+    if (this.screen === 'success' || (this.screen === 'cancelled' && screen !== 'success')) return;
+    this.screen = screen;
+    const announcements: Partial<Record<Screen, string>> = {
+      awaiting: texts.announce.awaiting,
+      confirming: texts.announce.confirming,
+      success: texts.announce.success,
+      mismatch: texts.announce.mismatch,
+      expired: texts.announce.expired,
+      ended: texts.sessionEndedTitle,
+      cancelled: texts.announce.cancelled,
+      error: texts.announce.error,
+    };
+    this.announcement = announcements[screen] ?? '';
+  }
+
+  private startTicker(): void {
+    clearInterval(this.ticker);
+    this.now = Date.now();
+    this.ticker = setInterval(() => this.tick(), 1_000);
+  }
+
+  /** Recomputed from `expiresAt` on every tick (and when the tab returns), so it never drifts. */
+  private tick(): void {
+    this.now = Date.now();
+    const remaining = this.remainingMs();
+    if (remaining <= 0 && ['awaiting', 'confirming', 'mismatch'].includes(this.screen)) {
+      this.show('expired');
+      return;
+    }
+    if (this.screen === 'awaiting' || this.screen === 'mismatch') {
+      const minutesLeft = Math.ceil(remaining / 60_000);
+      for (const milestone of COUNTDOWN_MILESTONES) {
+        if (
+          minutesLeft === milestone &&
+          !this.announcedMilestones.has(milestone) &&
+          remaining < milestone * 60_000
+        ) {
+          this.announcedMilestones.add(milestone);
+          this.announcement = texts.countdownMilestone(milestone);
+        }
+      }
+    }
+  }
+
+  private remainingMs(): number {
+    if (!this.account) return 0;
+    return Date.parse(this.account.expiresAt) - (this.now + (this.api?.clockOffsetMs ?? 0));
+  }
+
+  private onVisibility = (): void => {
+    if (document.visibilityState !== 'visible') return;
+    this.tick();
+    this.stream?.reconnectNow();
+  };
+
+  private onOnline = (): void => {
+    this.stream?.reconnectNow();
+  };
+
+  private onKeydown = (event: KeyboardEvent): void => {
+    if (event.key === 'Escape') {
+      event.preventDefault();
+      void this.requestClose();
+    }
+  };
+
+  private async copy(): Promise<void> {
+    const number = this.account?.accountNumber;
+    if (!number) return;
+    let copied = false;
+    try {
+      await navigator.clipboard.writeText(number);
+      copied = true;
+    } catch {
+      copied = this.copyBySelection();
+    }
+    this.copyState = copied ? 'copied' : 'failed';
+    this.announcement = copied ? texts.copiedAnnouncement : texts.copyFailed;
+    clearTimeout(this.copyTimer);
+    this.copyTimer = setTimeout(() => {
+      this.copyState = 'idle';
+    }, 2_000);
+  }
+
+  /** Without the Clipboard API (an embedder that did not delegate `clipboard-write`), select the digits. */
+  private copyBySelection(): boolean {
+    const digits = this.renderRoot.querySelector('.digits');
+    const selection = window.getSelection();
+    if (!digits || !selection) return false;
+    const range = document.createRange();
+    range.selectNodeContents(digits);
+    selection.removeAllRanges();
+    selection.addRange(range);
+    try {
+      return document.execCommand('copy');
+    } catch {
+      return false;
+    }
+  }
+
+  protected override updated(changed: PropertyValues<this>): void {
+    if (changed.has('screen') && changed.get('screen') !== undefined) {
+      // Keyboard and screen-reader users land on the new screen's heading.
+      this.renderRoot.querySelector<HTMLElement>('h1')?.focus();
+    }
+  }
+
+  protected override render() {
+    const session = this.session;
+    const amount = session ? formatAmount(session.amount, session.currency) : '';
+    return html`
+      ${
+        session
+          ? html`<header>
+              <p class="merchant">${texts.payWith(session.merchantName)}</p>
+              <p class="amount">${amount}</p>
+              ${session.environment === 'test' ? html`<span class="badge">${texts.testBadge}</span>` : nothing}
+            </header>`
+          : nothing
+      }
+      <main>${this.renderScreen(amount)}</main>
+      <p class="sr-only" role="status" aria-live="polite">${this.announcement}</p>
+    `;
+  }
+
+  private renderScreen(amount: string): TemplateResult {
+    const merchant = this.session?.merchantName ?? '';
+    switch (this.screen) {
+      case 'initializing':
+        return html`<div class="center" aria-busy="true">
+          <div class="spinner" aria-hidden="true"></div>
+          <h1 tabindex="-1">${texts.initializing}</h1>
+        </div>`;
+      case 'awaiting':
+        return html`<h1 tabindex="-1">${texts.transferExactly} ${amount} ${texts.toThisAccount}</h1>
+          ${this.renderAccount()} ${this.renderCountdown()}
+          <p class="note">${texts.singleUse}</p>
+          <div class="actions">
+            <button type="button" class="primary" @click=${() => this.show('confirming')}>${texts.sentMoney}</button>
+          </div>`;
+      case 'confirming':
+        return html`<div class="center">
+            <div class="pulse" aria-hidden="true"></div>
+            <h1 tabindex="-1">${texts.confirmingTitle}</h1>
+            <p class="lead">${texts.confirmingBody}</p>
+          </div>
+          ${this.renderCountdown()}
+          <div class="actions">
+            <button type="button" class="secondary" @click=${() => this.showDetails()}>${texts.showDetails}</button>
+          </div>`;
+      case 'success':
+        return html`<div class="center">
+            <div class="icon ok" aria-hidden="true">✓</div>
+            <h1 tabindex="-1">${texts.successTitle}</h1>
+            <p class="lead">${texts.successBody(amount, merchant)}</p>
+            <p class="note">${texts.successRedirect}</p>
+          </div>
+          <div class="actions">
+            <button type="button" class="primary" @click=${() => this.post({ type: 'close' })}>${texts.continue}</button>
+          </div>`;
+      case 'mismatch': {
+        const currency = this.session?.currency ?? 'NGN';
+        const expected = this.mismatch ? formatAmount(this.mismatch.expectedAmount, currency) : amount;
+        const received = this.mismatch ? formatAmount(this.mismatch.receivedAmount, currency) : '';
+        return html`<h1 tabindex="-1">${texts.mismatchTitle}</h1>
+          <p class="lead">${texts.mismatchBody(expected, received)}</p>
+          <dl class="compare">
+            <div><dt>${texts.expected}</dt><dd>${expected}</dd></div>
+            <div><dt>${texts.received}</dt><dd>${received}</dd></div>
+          </dl>
+          <p>${texts.mismatchRetry(expected)}</p>
+          ${this.renderAccount()} ${this.renderCountdown()}`;
+      }
+      case 'expired':
+        return html`<div class="center">
+            <div class="icon warn" aria-hidden="true">!</div>
+            <h1 tabindex="-1">${texts.expiredTitle}</h1>
+            <p class="lead">${texts.expiredBody}</p>
+          </div>
+          <div class="actions">
+            <button type="button" class="primary" ?disabled=${this.busy} @click=${() => void this.retry()}>
+              ${texts.newAccount}
+            </button>
+            <button type="button" class="secondary" ?disabled=${this.busy} @click=${() => void this.requestClose()}>
+              ${texts.backToMerchant(merchant)}
+            </button>
+          </div>`;
+      case 'ended':
+        return html`<div class="center">
+            <div class="icon warn" aria-hidden="true">!</div>
+            <h1 tabindex="-1">${texts.sessionEndedTitle}</h1>
+            <p class="lead">${texts.sessionEndedBody}</p>
+          </div>
+          <div class="actions">
+            <button type="button" class="primary" @click=${() => this.post({ type: 'close' })}>
+              ${merchant ? texts.backToMerchant(merchant) : texts.backToShop}
+            </button>
+          </div>`;
+      case 'cancelled':
+        return html`<div class="center">
+            <div class="icon bad" aria-hidden="true">×</div>
+            <h1 tabindex="-1">${texts.cancelledTitle}</h1>
+            <p class="lead">${texts.cancelledBody}</p>
+          </div>
+          <div class="actions">
+            <button type="button" class="primary" @click=${() => this.post({ type: 'close' })}>
+              ${merchant ? texts.backToMerchant(merchant) : texts.backToShop}
+            </button>
+          </div>`;
+      case 'error': {
+        const canReconnect = this.token !== undefined && this.streamState === 'lost';
+        return html`<div class="center">
+            <div class="icon bad" aria-hidden="true">!</div>
+            <h1 tabindex="-1">${texts.errorTitle}</h1>
+            <p class="lead">${this.errorMessage}</p>
+          </div>
+          <div class="actions">
+            ${
+              canReconnect
+                ? html`<button type="button" class="primary" @click=${() => this.reconnect()}>${texts.reconnect}</button>`
+                : nothing
+            }
+            <button type="button" class=${canReconnect ? 'secondary' : 'primary'} @click=${() => this.post({ type: 'close' })}>
+              ${merchant ? texts.backToMerchant(merchant) : texts.backToShop}
+            </button>
+          </div>`;
+      }
+    }
+  }
+
+  private showDetails(): void {
+    this.screen = 'awaiting';
+  }
+
+  private renderAccount(): TemplateResult | typeof nothing {
+    const account = this.account;
+    if (!account) return nothing;
+    const copyText =
+      this.copyState === 'copied'
+        ? texts.copied
+        : this.copyState === 'failed'
+          ? texts.copyFailed
+          : texts.copy;
+    return html`<dl class="details">
+      <div class="row"><dt>${texts.bank}</dt><dd>${account.bankName}</dd></div>
+      <div class="row">
+        <dt>${texts.accountNumber}</dt>
+        <dd class="number">
+          <span class="digits">${account.accountNumber}</span>
+          <button type="button" class="copy" aria-label=${texts.copyLabel(account.accountNumber)} @click=${() => void this.copy()}>
+            ${copyText}
+          </button>
+        </dd>
+      </div>
+      <div class="row"><dt>${texts.accountName}</dt><dd>${account.accountName}</dd></div>
+    </dl>`;
+  }
+
+  private renderCountdown(): TemplateResult {
+    const remaining = this.remainingMs();
+    return html`<p class=${remaining < 5 * 60_000 ? 'countdown low' : 'countdown'} role="timer" aria-live="off">
+      <span>${texts.countdownLabel}</span><strong>${formatCountdown(remaining)}</strong>
+    </p>`;
+  }
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'servicepay-frame-app': ServicePayFrameApp;
+  }
+}

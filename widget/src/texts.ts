@@ -1,0 +1,101 @@
+/**
+ * Every text the payer or the merchant's developer can see, in one place, ready for translation: a translation
+ * is another pair of objects of these shapes. Functions take the values they interpolate; nothing else builds a
+ * sentence. Two objects, so `widget.js` on the merchant page carries only the overlay's texts.
+ *
+ * @example
+ * import { frameTexts } from './texts.ts';
+ * frameTexts.payWith('Ada Shop'); // "Pay Ada Shop"
+ */
+
+/** The overlay on the merchant page, and messages for the merchant's developer (onError, console). */
+export const hostTexts = {
+  dialogLabel: 'ServicePay checkout',
+  frameTitle: 'ServicePay checkout: pay by bank transfer',
+  close: 'Close checkout',
+  frameFailed: 'The checkout could not be loaded. Check your connection and try again.',
+  frameUnavailable: 'The checkout could not be loaded.',
+  backToMerchantPlain: 'Back to the shop',
+
+  // Developer-facing messages (onError and the console).
+  badOptions: (problem: string) => `ServicePay.init: ${problem}`,
+  missingSecret:
+    'clientSecret must be the cs_test_… or cs_live_… string your backend got from session creation.',
+  missingOnSuccess: 'onSuccess must be a function.',
+  missingOnError: 'onError must be a function.',
+  badOnCancel: 'onCancel must be a function when given.',
+  alreadyOpen: 'a checkout is already open; call ServicePay.close() first or wait for it to finish.',
+  ignoredOption: (name: string) =>
+    `ServicePay.init: option "${name}" is ignored (amount, currency and payer come from the session).`,
+  noScriptOrigin: 'widget.js must be loaded with a <script src> from a ServicePay widget host.',
+} as const;
+
+/** Messages the frame reports through onError that are meant for the merchant's developer. */
+export const developerTexts = {
+  wrongHost: (secretEnvironment: string, hostEnvironment: string, rightHost: string) =>
+    `This is a ${secretEnvironment} session, but widget.js was loaded from the ${hostEnvironment} widget host. ` +
+    `Load ${rightHost}/latest/widget.js instead.`,
+} as const;
+
+/** The checkout screens inside the frame. */
+export const frameTexts = {
+  payWith: (merchant: string) => `Pay ${merchant}`,
+  testBadge: 'Test mode: no real money moves',
+  initializing: 'Preparing your payment details…',
+  transferExactly: 'Transfer exactly',
+  toThisAccount: 'to this account',
+  bank: 'Bank',
+  accountNumber: 'Account number',
+  accountName: 'Account name',
+  copy: 'Copy',
+  copyLabel: (number: string) => `Copy account number ${number}`,
+  copied: 'Copied',
+  copiedAnnouncement: 'Account number copied',
+  copyFailed: 'Copy failed: select the number instead',
+  countdownLabel: 'This account expires in',
+  countdownMilestone: (minutes: number) =>
+    minutes === 1 ? 'One minute left to transfer.' : `${minutes} minutes left to transfer.`,
+  singleUse: 'This account is for this payment only and accepts only the exact amount.',
+  sentMoney: "I've sent the money",
+  confirmingTitle: 'Waiting for your transfer',
+  confirmingBody: 'We are listening for your bank. This page updates by itself as soon as the money arrives.',
+  showDetails: 'Show the account details again',
+  successTitle: 'Payment received',
+  successBody: (amount: string, merchant: string) => `${amount} paid to ${merchant}.`,
+  successRedirect: 'Taking you back to the shop in 3 seconds…',
+  continue: 'Continue',
+  mismatchTitle: 'The amount did not match',
+  mismatchBody: (expected: string, received: string) =>
+    `We expected ${expected} but received ${received}. Your bank is returning the money.`,
+  mismatchRetry: (expected: string) =>
+    `Send exactly ${expected} to the same account to complete the payment.`,
+  expected: 'Expected',
+  received: 'Received',
+  expiredTitle: 'This account has expired',
+  expiredBody: 'No transfer arrived in time. Get a new account number to try again.',
+  newAccount: 'Get a new account number',
+  sessionEndedTitle: 'This payment has ended',
+  sessionEndedBody: 'This payment can no longer be completed. Go back to the shop to start again.',
+  cancelledTitle: 'Payment cancelled',
+  cancelledBody: 'No money was taken. You can close this window.',
+  errorTitle: 'Something went wrong',
+  reconnect: 'Try again',
+  backToMerchant: (merchant: string) => `Back to ${merchant}`,
+  backToShop: 'Back to the shop',
+  connectionLost: 'We lost the connection to the payment service. If you already sent the money, it is safe.',
+  networkError: 'We could not reach the payment service. Check your connection and try again.',
+  serviceError: 'The payment service could not start this payment.',
+  reconnecting: 'Reconnecting…',
+  announce: {
+    awaiting: 'Account details ready. Transfer the exact amount shown.',
+    confirming: 'Waiting for your transfer.',
+    success: 'Payment received.',
+    mismatch: 'The amount did not match. Your bank is returning the money.',
+    expired: 'The account has expired.',
+    cancelled: 'Payment cancelled.',
+    error: 'Something went wrong.',
+  },
+} as const;
+
+export type HostTexts = typeof hostTexts;
+export type FrameTexts = typeof frameTexts;
