@@ -89,7 +89,7 @@ async function drain(
   try {
     // Setup with the service stopped: business, endpoint, one real event, then the backlog.
     const setup = createService(
-      { dbPath, port: 0, webhooks: { schedule: 'fast' } },
+      { dbPath, port: 0, testWidgetPort: 0, liveWidgetPort: 0, webhooks: { schedule: 'fast' } },
       { logger: silentLogger },
     );
     const { business: created, keys } = createBusiness(setup.deps.store, 'Bench Shop', false, Date.now());
@@ -143,7 +143,7 @@ async function drain(
     await setup.close();
 
     const service = createService(
-      { dbPath, port: 0, webhooks: { schedule: 'fast' } },
+      { dbPath, port: 0, testWidgetPort: 0, liveWidgetPort: 0, webhooks: { schedule: 'fast' } },
       { logger: silentLogger },
     );
     const started = performance.now();
@@ -156,7 +156,10 @@ async function drain(
     }
     const seconds = (performance.now() - started) / 1000;
     await service.close();
-    const check = createService({ dbPath, port: 0 }, { logger: silentLogger });
+    const check = createService(
+      { dbPath, port: 0, testWidgetPort: 0, liveWidgetPort: 0 },
+      { logger: silentLogger },
+    );
     const succeeded =
       check.deps.store.db
         .prepare<[], { n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'succeeded'")

@@ -63,7 +63,13 @@ async function expressRoute(): Promise<string> {
 async function servicepay(): Promise<{ url: string; secretKey: string }> {
   const folder = mkdtempSync(join(tmpdir(), 'servicepay-bench-'));
   const service = createService(
-    { dbPath: join(folder, 'bench.db'), port: 0, rateLimit: { perMinute: 1_000_000_000 } },
+    {
+      dbPath: join(folder, 'bench.db'),
+      port: 0,
+      testWidgetPort: 0,
+      liveWidgetPort: 0,
+      rateLimit: { perMinute: 1_000_000_000 },
+    },
     { logger: silentLogger },
   );
   const { url } = await service.start();

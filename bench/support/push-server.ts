@@ -15,6 +15,8 @@ const service = createService(
   {
     dbPath: join(folder, 'servicepay.db'),
     port: 0,
+    testWidgetPort: 0,
+    liveWidgetPort: 0,
     rateLimit: { perMinute: 10_000_000, widgetPerMinutePerAddress: 10_000_000 },
   },
   { logger: silentLogger },

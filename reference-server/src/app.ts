@@ -36,6 +36,8 @@ export interface AppDeps {
   };
   /** Routers mounted after the core API (push stream, webhook endpoints), each given the auth it needs. */
   extraRoutes?: ReadonlyArray<(auth: AuthDeps) => Router>;
+  /** The widget hosts' origins, the only ones the checkout's routes allow by CORS (none when absent). */
+  widgetOrigins?: () => ReadonlySet<string>;
   /** The developer portal (`portal/portal-routes.ts`), mounted at `/portal` before the JSON body parser. */
   portal?: Router;
 }
@@ -54,7 +56,8 @@ export function createApp(deps: AppDeps): Express {
   const perAddressLimit = rateLimitByAddress(deps.limiters.widget, deps.clock);
 
   app.use(requestId);
-  app.use(widgetCors);
+  const noOrigins: ReadonlySet<string> = new Set();
+  app.use(widgetCors(deps.widgetOrigins ?? (() => noOrigins)));
   app.use((_req, res, next) => {
     // Responses carry keys, client secrets and payer details: never cached anywhere.
     res.setHeader('Cache-Control', 'no-store');

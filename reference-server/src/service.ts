@@ -12,7 +12,7 @@ import { InProcessBroadcaster } from './events/broadcaster.ts';
 import { WebhookOutbox } from './events/outbox.ts';
 import { PushStreams } from './events/push-streams.ts'; // issue 3
 import { Webhooks } from './events/webhooks.ts'; // issue 3
-import { answerUnparsableRequest } from './internal/client-error.ts';
+import { createApiServer } from './internal/client-error.ts';
 import { type Clock, systemClock } from './internal/clock.ts';
 import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
@@ -24,6 +24,7 @@ import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts'; // issue 
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
 import { SessionLifecycle } from './sessions/session-lifecycle.ts';
 import { SessionService } from './sessions/session-service.ts';
+import { type WidgetUrls, WidgetHosts } from './widget-hosts/widget-hosts.ts'; // issue 7
 
 export interface ServiceOptions {
   clock?: Clock;
@@ -44,8 +45,12 @@ export interface Service {
   sweeper: ExpirySweeper;
   /** Background parts; add to it before `start`. */
   tasks: BackgroundTask[];
-  /** Listens on `config.host:config.port` (0 picks a free port) and starts the background parts. */
-  start(): Promise<{ url: string; server: Server }>;
+  /**
+   * Listens on `config.host:config.port`, the test widget host on `config.testWidgetPort` and the production
+   * one on `config.liveWidgetPort` (0 picks a free port), and starts the background parts. `widgetUrls` are the
+   * hosts' base URLs: the script is at `${widgetUrls.test}/latest/widget.js`.
+   */
+  start(): Promise<{ url: string; server: Server; widgetUrls: WidgetUrls }>;
   /** Stops accepting, ends open streams, stops background work, closes the database. */
   close(): Promise<void>;
 }
@@ -109,13 +114,25 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     extraRoutes: [],
   };
   let server: Server | undefined;
+  // --- issue 7: the widget hosts; the checkout's routes allow exactly their origins ---
+  const widgetHosts = new WidgetHosts({
+    host: config.host,
+    testPort: config.testWidgetPort,
+    livePort: config.liveWidgetPort,
+    apiUrl: () => listeningUrl ?? '',
+  });
+  deps.widgetOrigins = () => widgetHosts.origins();
+  // --- end issue 7 ---
   let pruneTimer: NodeJS.Timeout | undefined;
   const tasks: BackgroundTask[] = [
     { start: () => sweeper.start(config.sweepIntervalMs), stop: () => sweeper.stop() },
     { start: () => bank.start(), stop: () => bank.stop() },
   ];
   // --- issue 3: push stream and webhooks (routes after the core API; background parts as tasks) ---
-  const pushStreams = new PushStreams(store, broadcaster);
+  const pushStreams = new PushStreams(store, broadcaster, {
+    maxPerToken: config.rateLimit.streamsPerWidgetToken,
+    maxPerAddress: config.rateLimit.streamsPerAddress,
+  });
   const webhooks = new Webhooks({
     store,
     outbox,
@@ -152,11 +169,17 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     tasks,
     async start() {
       const app = createApp(deps);
-      server = app.listen(config.port, config.host);
-      server.on('clientError', answerUnparsableRequest);
+      // Issue 8: every answer in the envelope, shorter header and body timeouts, a connection cap.
+      server = createApiServer(app, {
+        headersTimeoutMs: config.headersTimeoutMs,
+        requestTimeoutMs: config.requestTimeoutMs,
+        maxConnections: config.maxConnections,
+      });
+      server.listen(config.port, config.host);
       await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
       listeningUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+      const widgetUrls = await widgetHosts.listen(); // issue 7
       // Sessions that fell due while the service was down are settled before anything else.
       await sweeper.sweep();
       for (const task of tasks) await task.start();
@@ -165,11 +188,12 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
         for (const limiter of Object.values(limiters)) limiter.prune(now);
       }, 60_000);
       pruneTimer.unref();
-      return { url: listeningUrl, server };
+      return { url: listeningUrl, server, widgetUrls };
     },
     async close() {
       clearInterval(pruneTimer);
       for (const task of [...tasks].reverse()) await task.stop();
+      await widgetHosts.close();
       if (server) {
         const closed = once(server, 'close');
         server.close();

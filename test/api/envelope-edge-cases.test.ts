@@ -35,16 +35,31 @@ describe('answers outside the routes, in the envelope', () => {
     expect(response.headers['access-control-allow-origin']).toBeUndefined();
   });
 
-  it('a preflight for a checkout route answers 204 and allows the Authorization header', async () => {
+  it('a preflight for a checkout route from a widget host answers 204 for that origin only', async () => {
     const response = await rawCall(server.baseUrl, 'OPTIONS', `/api/widget/sessions/${sessionId}/events`, {
-      origin: 'null',
+      origin: server.widgetUrls.test,
       'access-control-request-method': 'GET',
       'access-control-request-headers': 'authorization,last-event-id',
     });
     expect(response.status).toBe(204);
-    expect(response.headers['access-control-allow-origin']).toBe('*');
+    expect(response.headers['access-control-allow-origin']).toBe(server.widgetUrls.test);
+    expect(String(response.headers.vary)).toMatch(/Origin/);
     expect(String(response.headers['access-control-allow-headers'])).toMatch(/Authorization/);
     expect(String(response.headers['access-control-allow-headers'])).toMatch(/Last-Event-ID/);
+  });
+
+  it('a preflight for a checkout route from any other origin answers 403 in the envelope, no CORS headers', async () => {
+    for (const origin of ['https://evil.example', 'null', server.baseUrl]) {
+      const response = await rawCall(server.baseUrl, 'OPTIONS', '/api/widget/bootstrap', {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      });
+      expect(response.status).toBe(403);
+      expectEnvelope(response);
+      expect(JSON.parse(response.text).meta.code).toBe('forbidden');
+      expect(response.headers['access-control-allow-origin']).toBeUndefined();
+    }
   });
 
   it('GET of the push stream with a framed body and no token answers 401 in the envelope', async () => {

@@ -376,7 +376,7 @@ describe('fuzz', () => {
         const preflight =
           request.method === 'OPTIONS' &&
           response.status === 204 &&
-          response.headers['access-control-allow-origin'] === '*';
+          response.headers['access-control-allow-origin'] !== undefined;
         const stream =
           response.status === 200 && String(response.headers['content-type']).startsWith('text/event-stream');
         const problem =

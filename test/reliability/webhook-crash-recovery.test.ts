@@ -96,7 +96,10 @@ test('kill -9 in the middle of a 1,000-event backlog: after a restart every even
 
   // Before the first start: a business, an endpoint and 1,000 cancelled sessions, written through the
   // service's own code (no worker running), so the database holds 1,000 undelivered events.
-  const setup = createService({ dbPath, port: 0 }, { logger: silentLogger });
+  const setup = createService(
+    { dbPath, port: 0, testWidgetPort: 0, liveWidgetPort: 0 },
+    { logger: silentLogger },
+  );
   const { business: created, keys } = createBusiness(setup.deps.store, 'Crash Shop', false, Date.now());
   const app = createApp(setup.deps).listen(0, '127.0.0.1') as Server;
   await once(app, 'listening');

@@ -14,6 +14,8 @@ import {
 
 export interface RunningServer {
   baseUrl: string;
+  /** The widget hosts' base URLs (`${widgetUrls.test}/latest/widget.js`). */
+  widgetUrls: { test: string; live: string };
   dbPath: string;
   service: Service;
   createBusiness(options?: { name?: string; kycApproved?: boolean }): CreatedBusiness;
@@ -38,13 +40,14 @@ export async function startServer(
   const folder = options.dbPath ? undefined : mkdtempSync(join(tmpdir(), 'servicepay-test-'));
   const dbPath = options.dbPath ?? join(folder as string, 'servicepay.db');
   const service = createService(
-    { port: 0, webhooks: { schedule: 'fast' }, ...config, dbPath },
+    { port: 0, testWidgetPort: 0, liveWidgetPort: 0, webhooks: { schedule: 'fast' }, ...config, dbPath },
     { logger: options.logger ?? silentLogger, ...(options.clock ? { clock: options.clock } : {}) },
   );
-  const { url } = await service.start();
+  const { url, widgetUrls } = await service.start();
   const clock = options.clock;
   return {
     baseUrl: url,
+    widgetUrls,
     dbPath,
     service,
     createBusiness: ({ name = 'Test Shop', kycApproved = false } = {}) =>

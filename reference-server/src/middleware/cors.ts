@@ -1,32 +1,54 @@
 import type { RequestHandler } from 'express';
 import { HttpError } from '../errors.ts';
 
-/** The routes the checkout calls from the widget host's origin (or the sandboxed frame's opaque `null`). */
+/** The routes the checkout calls from the frame, which runs on a widget host's origin. */
 const WIDGET_ROUTE = /^\/api\/widget\/(bootstrap|profile|sessions\/[^/]+\/(events|accounts|cancel))\/?$/;
 
 /**
- * CORS for the checkout's routes only. They are authorised by a bearer token (widget token, client secret,
- * publishable key), never by cookies, so any origin may call them. The secret-key API sends no CORS headers:
- * browsers must not call it, and a preflight for it answers 404 like any unknown route.
+ * CORS for the checkout's routes only, for exactly the widget hosts' origins: the checkout frame runs there
+ * (sandboxed, but with its own origin), so no other page's script can drive these routes from a browser. A
+ * request from another origin gets no CORS headers (the browser refuses it) and a preflight from one answers
+ * 403. The secret-key API sends no CORS headers at all, and a preflight for it answers 404 like any unknown
+ * route. `Date` is exposed so the checkout can follow the service's clock.
+ *
+ * @example
+ * app.use(widgetCors(() => widgetHosts.origins()));
  */
-export const widgetCors: RequestHandler = (req, res, next) => {
-  if (WIDGET_ROUTE.test(req.path)) {
-    res.setHeader('Access-Control-Allow-Origin', '*');
-    res.setHeader(
-      'Access-Control-Expose-Headers',
-      'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset',
-    );
+export function widgetCors(allowedOrigins: () => ReadonlySet<string>): RequestHandler {
+  return (req, res, next) => {
+    if (WIDGET_ROUTE.test(req.path)) {
+      res.vary('Origin');
+      const origin = req.get('Origin');
+      const allowed = origin !== undefined && allowedOrigins().has(origin);
+      if (allowed) {
+        res.setHeader('Access-Control-Allow-Origin', origin);
+        res.setHeader(
+          'Access-Control-Expose-Headers',
+          'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Date',
+        );
+      }
+      if (req.method === 'OPTIONS') {
+        if (!allowed) {
+          next(
+            new HttpError(
+              403,
+              'forbidden',
+              'Only the ServicePay widget hosts may call this route from a browser.',
+            ),
+          );
+          return;
+        }
+        res.setHeader('Access-Control-Allow-Methods', 'GET, POST');
+        res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Last-Event-ID');
+        res.setHeader('Access-Control-Max-Age', '600');
+        res.status(204).end();
+        return;
+      }
+    }
     if (req.method === 'OPTIONS') {
-      res.setHeader('Access-Control-Allow-Methods', 'GET, POST');
-      res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Last-Event-ID');
-      res.setHeader('Access-Control-Max-Age', '600');
-      res.status(204).end();
+      next(new HttpError(404, 'route_not_found', `No route OPTIONS ${req.path}.`));
       return;
     }
-  }
-  if (req.method === 'OPTIONS') {
-    next(new HttpError(404, 'route_not_found', `No route OPTIONS ${req.path}.`));
-    return;
-  }
-  next();
-};
+    next();
+  };
+}

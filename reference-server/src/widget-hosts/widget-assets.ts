@@ -1,0 +1,67 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The widget package's folder; its `dist/` holds what `npm run build -w @servicepay/widget` made. */
+export const WIDGET_PACKAGE_DIR = fileURLToPath(new URL('../../../widget/', import.meta.url));
+
+export interface WidgetAsset {
+  body: Buffer;
+  contentType: string;
+  etag: string;
+  /** `sha384-…`, for `<script integrity>`. */
+  integrity: string;
+}
+
+export interface WidgetRelease {
+  version: string;
+  assets: Map<string, WidgetAsset>;
+}
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+};
+
+const SERVED = ['widget.js', 'frame.js', 'frame.css', 'frame.html'] as const;
+
+/** The version the hosts serve: `widget/package.json`'s, read once. */
+export function widgetVersion(packageDir = WIDGET_PACKAGE_DIR): string {
+  const { version } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  return version;
+}
+
+/**
+ * Reads the built widget from `widget/dist/` into memory with each file's ETag and SRI hash (computed here
+ * from the bytes served, not trusted from the build's manifest). `undefined` when the widget is not built.
+ *
+ * @example
+ * const release = loadWidgetRelease();
+ * release?.assets.get('widget.js')?.integrity; // "sha384-…"
+ */
+export function loadWidgetRelease(packageDir = WIDGET_PACKAGE_DIR): WidgetRelease | undefined {
+  const version = widgetVersion(packageDir);
+  const assets = new Map<string, WidgetAsset>();
+  try {
+    for (const name of SERVED) {
+      const body = readFileSync(join(packageDir, 'dist', name));
+      const extension = name.slice(name.lastIndexOf('.'));
+      const digest = createHash('sha384').update(body).digest('base64');
+      assets.set(name, {
+        body,
+        contentType: CONTENT_TYPES[extension] ?? 'application/octet-stream',
+        etag: `"${digest.slice(0, 27)}"`,
+        integrity: `sha384-${digest}`,
+      });
+    }
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  return { version, assets };
+}

@@ -1,0 +1,157 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { WidgetRelease } from './widget-assets.ts';
+
+export interface WidgetHostOptions {
+  environment: 'test' | 'live';
+  /** The built widget, or `undefined` to answer 503 (re-read on each miss, so a later build is picked up). */
+  release: () => WidgetRelease | undefined;
+  /** The API base URL the checkout calls (known once the API listens). */
+  apiUrl: () => string;
+  /** Both hosts' base URLs, to name the right one when a secret of the other environment arrives. */
+  hostUrls: () => { test: string; live: string };
+}
+
+/** `/latest/…` may change with a release: browsers and CDNs re-check after five minutes. */
+const SHORT_CACHE = 'public, max-age=300';
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+const escapeAttribute = (value: string) =>
+  value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/**
+ * The checkout page's own policy: its scripts and styles from this host only, calls to the API only, no
+ * plugins, no forms, no base URL tricks. Any merchant page may frame it (that is its purpose).
+ */
+export function frameCsp(apiOrigin: string): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `connect-src ${apiOrigin}`,
+    "img-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    'frame-ancestors http: https:',
+  ].join('; ');
+}
+
+/**
+ * One widget host (the test one on 4243, the production one on 4244): serves `widget.js` at `/latest/` (short
+ * cache) and `/v<version>/` (immutable, with `widget.js.sri` and `manifest.json` publishing its SRI hash), and
+ * the checkout page `frame.html` + `frame.js` + `frame.css` under `/v<version>/`, the page filled in with this
+ * host's environment and the API URL so the scripts are byte-identical on both hosts.
+ *
+ * @example
+ * const server = createServer(widgetHostHandler({ environment: 'test', release, apiUrl, hostUrls }));
+ */
+export function widgetHostHandler(options: WidgetHostOptions) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return sendText(res, req, 405, 'Method not allowed.');
+    }
+    const match = /^\/(latest|v([0-9A-Za-z.+-]+))\/([a-z.]+)$/.exec(path);
+    if (!match) return sendText(res, req, 404, 'Not found. The widget is at /latest/widget.js.');
+    const release = options.release();
+    if (!release) {
+      return sendText(res, req, 503, 'The widget is not built: run `npm run build -w @servicepay/widget`.');
+    }
+    const [, channel, version, file] = match;
+    if (channel !== 'latest' && version !== release.version) {
+      return sendText(res, req, 404, `This host serves version ${release.version} (and /latest/).`);
+    }
+    const pinned = channel !== 'latest';
+    if (file === 'manifest.json') {
+      const manifest = {
+        version: release.version,
+        files: Object.fromEntries(
+          [...release.assets].map(([name, asset]) => [
+            name,
+            { url: `/v${release.version}/${name}`, integrity: asset.integrity, bytes: asset.body.byteLength },
+          ]),
+        ),
+      };
+      return send(res, req, 'application/json; charset=utf-8', `${JSON.stringify(manifest, null, 2)}\n`, {
+        cache: pinned ? IMMUTABLE : SHORT_CACHE,
+        cors: true,
+      });
+    }
+    if (file === 'widget.js.sri') {
+      const integrity = release.assets.get('widget.js')?.integrity ?? '';
+      return send(res, req, 'text/plain; charset=utf-8', `${integrity}\n`, {
+        cache: pinned ? IMMUTABLE : SHORT_CACHE,
+        cors: true,
+      });
+    }
+    if (file === 'widget.js') {
+      const asset = release.assets.get('widget.js');
+      if (!asset) return sendText(res, req, 404, 'Not found.');
+      // Served with CORS so a page can pin it with `integrity` + `crossorigin="anonymous"`.
+      if (req.headers['if-none-match'] === asset.etag) {
+        res.setHeader('ETag', asset.etag);
+        res.setHeader('Cache-Control', pinned ? IMMUTABLE : SHORT_CACHE);
+        res.statusCode = 304;
+        res.end();
+        return;
+      }
+      return send(res, req, asset.contentType, asset.body, {
+        cache: pinned ? IMMUTABLE : SHORT_CACHE,
+        cors: true,
+        etag: asset.etag,
+      });
+    }
+    // The checkout page and its assets live under the version only: a pinned widget.js opens its own frame.
+    if (!pinned) return sendText(res, req, 404, 'Not found.');
+    if (file === 'frame.html') {
+      const template = release.assets.get('frame.html');
+      if (!template) return sendText(res, req, 404, 'Not found.');
+      const api = options.apiUrl();
+      const hosts = options.hostUrls();
+      const page = template.body
+        .toString('utf8')
+        .replace('%API%', escapeAttribute(api))
+        .replace('%ENVIRONMENT%', options.environment)
+        .replace('%TEST_HOST%', escapeAttribute(hosts.test))
+        .replace('%LIVE_HOST%', escapeAttribute(hosts.live));
+      res.setHeader('Content-Security-Policy', frameCsp(new URL(api).origin));
+      // It carries this host's settings (the API URL), so it is re-checked rather than kept for a year.
+      return send(res, req, template.contentType, page, { cache: 'no-cache' });
+    }
+    if (file === 'frame.js' || file === 'frame.css') {
+      const asset = release.assets.get(file);
+      if (!asset) return sendText(res, req, 404, 'Not found.');
+      return send(res, req, asset.contentType, asset.body, { cache: IMMUTABLE, etag: asset.etag });
+    }
+    return sendText(res, req, 404, 'Not found.');
+  };
+}
+
+function send(
+  res: ServerResponse,
+  req: IncomingMessage,
+  contentType: string,
+  body: string | Buffer,
+  options: { cache: string; cors?: boolean; etag?: string },
+): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Cache-Control', options.cache);
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  if (options.etag) res.setHeader('ETag', options.etag);
+  if (options.cors) {
+    res.setHeader('Access-Control-Allow-Origin', '*');
+    res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
+  }
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+function sendText(res: ServerResponse, req: IncomingMessage, status: number, text: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(req.method === 'HEAD' ? undefined : text);
+}

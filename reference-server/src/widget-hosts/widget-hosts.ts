@@ -1,0 +1,91 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadWidgetRelease, type WidgetRelease } from './widget-assets.ts';
+import { widgetHostHandler } from './widget-host.ts';
+
+export interface WidgetUrls {
+  /** Base URL of the test widget host (`{dev_cdn_url}`), e.g. `http://127.0.0.1:4243`. */
+  test: string;
+  /** Base URL of the production widget host (`{cdn_url}`), e.g. `http://127.0.0.1:4244`. */
+  live: string;
+}
+
+const baseUrl = (host: string, server: Server) => {
+  const { port } = server.address() as AddressInfo;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+};
+
+/**
+ * Both widget hosts of the reference server, each its own HTTP server on its own port (0 picks a free one),
+ * so each has its own origin: the test host and the production host. `origins()` is what the API's CORS
+ * allows on the checkout's routes.
+ *
+ * @example
+ * const hosts = new WidgetHosts({ host: '127.0.0.1', testPort: 4243, livePort: 4244, apiUrl: () => url });
+ * const urls = await hosts.listen(); // { test: 'http://127.0.0.1:4243', live: 'http://127.0.0.1:4244' }
+ */
+export class WidgetHosts {
+  private servers: { test: Server; live: Server } | undefined;
+  private current: WidgetUrls | undefined;
+  private allowed: ReadonlySet<string> = new Set();
+  private release: WidgetRelease | undefined;
+
+  constructor(
+    private readonly options: { host: string; testPort: number; livePort: number; apiUrl: () => string },
+  ) {}
+
+  /** Base URLs once listening (throws before). */
+  get urls(): WidgetUrls {
+    if (!this.current) throw new Error('widget hosts are not listening yet');
+    return this.current;
+  }
+
+  /** The exact origins of both hosts (with the `localhost` spelling of a loopback address). */
+  origins(): ReadonlySet<string> {
+    return this.allowed;
+  }
+
+  async listen(): Promise<WidgetUrls> {
+    const release = () => {
+      this.release ??= loadWidgetRelease();
+      return this.release;
+    };
+    const make = (environment: 'test' | 'live') =>
+      createServer(
+        widgetHostHandler({ environment, release, apiUrl: this.options.apiUrl, hostUrls: () => this.urls }),
+      );
+    const test = make('test');
+    const live = make('live');
+    this.servers = { test, live };
+    test.listen(this.options.testPort, this.options.host);
+    live.listen(this.options.livePort, this.options.host);
+    await Promise.all([once(test, 'listening'), once(live, 'listening')]);
+    this.current = { test: baseUrl(this.options.host, test), live: baseUrl(this.options.host, live) };
+    const origins = new Set<string>();
+    for (const url of [this.current.test, this.current.live]) {
+      origins.add(url);
+      const parsed = new URL(url);
+      if (parsed.hostname === '127.0.0.1' || parsed.hostname === '[::1]') {
+        origins.add(`${parsed.protocol}//localhost:${parsed.port}`);
+      }
+    }
+    this.allowed = origins;
+    return this.current;
+  }
+
+  async close(): Promise<void> {
+    if (!this.servers) return;
+    const servers = Object.values(this.servers);
+    this.servers = undefined;
+    await Promise.all(
+      servers.map(async (server) => {
+        if (!server.listening) return;
+        const closed = once(server, 'close');
+        server.close();
+        server.closeAllConnections();
+        await closed;
+      }),
+    );
+  }
+}
