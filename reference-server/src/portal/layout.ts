@@ -58,12 +58,12 @@ function header(context: PortalContext | undefined, section: SectionId | undefin
       </div>
     </div>
     <nav class="nav" aria-label="Portal"><ul>${links}</ul></nav>
-  </header>
   ${
     context.environment === 'test'
       ? html`<p class="mode-strip mode-test">Test data: simulated payments only, no real money moves.</p>`
       : html`<p class="mode-strip mode-live">Live data: real payments.${context.business.kycApproved ? '' : ' Live keys answer 403 until your KYC is approved.'}</p>`
-  }`;
+  }
+  </header>`;
 }
 
 /**

@@ -1,0 +1,472 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SESSION_COOKIE } from '../../reference-server/src/portal/portal-auth.ts';
+import { bootstrap, call, createSession, retrieveSession } from '../support/api.ts';
+import { startReceiver } from '../support/checkout.ts';
+import { type RunningServer, startServer } from '../support/server.ts';
+
+// The developer portal in real headless Chromium against the real server: sign-in, every page, the actions
+// that change something (roll, reveal, resend, transfers, toggle, sign-out), CSRF and cross-business refusals,
+// and axe-core on every page in light and dark.
+
+const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const AXE = readFileSync(
+  fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url)),
+  'utf8',
+);
+const MARKUP_NAME = '<img src=x onerror="window.__pwned=1">Ada <b>Lovelace</b>';
+
+let server: RunningServer;
+let browser: Browser;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let shop: ReturnType<RunningServer['createBusiness']>;
+let other: ReturnType<RunningServer['createBusiness']>;
+let otherSessionId: string;
+let endpointId: string;
+let endpointSecret: string;
+const consoleErrors: string[] = [];
+
+/** Polls a locator's text (server-rendered pages settle at once; polling covers navigation). */
+const hasText = (locator: Locator, text: string) => expect.poll(() => locator.innerText()).toContain(text);
+const lacksText = (locator: Locator, text: string) =>
+  expect.poll(() => locator.innerText()).not.toContain(text);
+const hasExactText = (locator: Locator, text: string) =>
+  expect.poll(async () => (await locator.innerText()).trim()).toBe(text);
+const hasAttribute = (locator: Locator, name: string, value: string) =>
+  expect.poll(() => locator.getAttribute(name)).toBe(value);
+const hasCount = (locator: Locator, count: number) => expect.poll(() => locator.count()).toBe(count);
+const isVisible = (locator: Locator) => expect.poll(() => locator.isVisible()).toBe(true);
+
+beforeAll(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  server = await startServer({ rateLimit: { perMinute: 10_000 } });
+  shop = server.createBusiness({ name: 'Ada\'s <script>alert("x")</script> Bakery' });
+  other = server.createBusiness({ name: 'Other Shop' });
+  otherSessionId = (await createSession(server.baseUrl, other.keys.test.secretKey)).id;
+  receiver = await startReceiver();
+  const endpoint = await call(server.baseUrl, 'POST', '/api/webhooks', {
+    token: shop.keys.test.secretKey,
+    json: { url: receiver.url, description: '<i>orders</i> handler' },
+  });
+  expect(endpoint.status, endpoint.text).toBe(201);
+  endpointId = endpoint.body.data.id;
+  endpointSecret = endpoint.body.data.secret;
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await receiver?.close();
+  await server?.close();
+});
+
+/** A session of the shop whose checkout opened: it has an account that takes money. */
+async function openSession(amount: number, reference: string) {
+  const created = await createSession(server.baseUrl, shop.keys.test.secretKey, {
+    amount,
+    reference,
+    payer: { name: MARKUP_NAME, email: 'ada@example.com' },
+    metadata: { order: '<script>alert(1)</script>', note: '"quoted" & <tagged>' },
+  });
+  const opened = await bootstrap(server.baseUrl, created.clientSecret);
+  return { id: created.id, accountNumber: opened.virtualAccount.accountNumber };
+}
+
+async function newPage(): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+  page.on('pageerror', (error) => consoleErrors.push(error.message));
+  page.on('dialog', (dialog) => {
+    consoleErrors.push(`dialog: ${dialog.message()}`);
+    void dialog.dismiss();
+  });
+  return { context, page };
+}
+
+async function signIn(page: Page, key: string): Promise<void> {
+  await page.goto(`${server.baseUrl}/portal/sign-in`);
+  await page.getByLabel('Secret key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL('**/portal/sessions');
+}
+
+/** axe-core in the page (evaluated through the debugging protocol, so the page's CSP stays as it is). */
+async function expectNoAxeViolations(page: Page, label: string): Promise<void> {
+  await page.evaluate(AXE);
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    const violations = await page.evaluate(async () => {
+      // biome-ignore lint/suspicious/noExplicitAny: axe is injected at run time
+      const axe = (window as any).axe;
+      const result = await axe.run(document);
+      return result.violations.map(
+        (violation: { id: string; nodes: Array<{ target: string[] }> }) =>
+          `${violation.id}: ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+      );
+    });
+    expect(violations, `${label} (${scheme})`).toEqual([]);
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+}
+
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: `${SCREENSHOTS}${name}.png`, fullPage: true });
+}
+
+describe('developer portal', () => {
+  it('signs in with a secret key and sets a session cookie that is HttpOnly, SameSite=Strict, Path=/portal', async () => {
+    const { context, page } = await newPage();
+    await page.goto(`${server.baseUrl}/portal`);
+    await expect.poll(() => page.url()).toContain('/portal/sign-in');
+    await expectNoAxeViolations(page, 'sign-in');
+    await shoot(page, 'sign-in');
+
+    // A publishable key is public: it signs nobody in.
+    await page.getByLabel('Secret key').fill(shop.keys.test.publishableKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await hasText(page.getByRole('alert'), 'publishable key');
+
+    await signIn(page, shop.keys.test.secretKey);
+    const cookies = await context.cookies();
+    const session = cookies.find((cookie) => cookie.name === SESSION_COOKIE);
+    expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/portal' });
+    // The cookie is a random id: not the key, and the database keeps only its hash.
+    expect(session?.value).not.toContain(shop.keys.test.secretKey.slice(8));
+    const stored = server.service.deps.store.db
+      .prepare('SELECT count(*) AS n FROM portal_sessions WHERE id_hash = ?')
+      .get(Buffer.from(session?.value ?? '')) as { n: number };
+    expect(stored.n).toBe(0);
+    expect(await page.evaluate(() => document.cookie)).toBe('');
+    await context.close();
+  });
+
+  it('shows sessions with filters and paging, and a session with its history and account, escaping markup', async () => {
+    const first = await openSession(250_000, 'order-filter-1');
+    const created = await createSession(server.baseUrl, shop.keys.test.secretKey, {
+      reference: 'order-pending',
+    });
+    for (let index = 0; index < 21; index += 1) {
+      await createSession(server.baseUrl, shop.keys.test.secretKey, { reference: `bulk-${index}` });
+    }
+    const { context, page } = await newPage();
+    await signIn(page, shop.keys.test.secretKey);
+    await hasText(page.getByRole('heading', { level: 1 }), 'Sessions');
+    await hasText(page.getByRole('banner'), 'Ada\'s <script>alert("x")</script> Bakery');
+    await hasCount(page.locator('tbody tr'), 20);
+    await expectNoAxeViolations(page, 'sessions');
+    await shoot(page, 'sessions');
+
+    await page.getByRole('link', { name: 'Older sessions' }).click();
+    await hasText(page.getByRole('table'), 'order-filter-1');
+    await lacksText(page.getByRole('table'), 'bulk-20');
+
+    await page.goto(`${server.baseUrl}/portal/sessions`);
+    await page.getByLabel('Status').selectOption('awaiting_payment');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await hasCount(page.locator('tbody tr'), 1);
+    await hasText(page.getByRole('table'), 'order-filter-1');
+    await page.getByLabel('Status').selectOption('');
+    await page.getByLabel('Reference').fill('order-pending');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await hasCount(page.locator('tbody tr'), 1);
+    await hasAttribute(
+      page.getByRole('link', { name: 'order-pending' }),
+      'href',
+      `/portal/sessions/${created.id}`,
+    );
+
+    await page.goto(`${server.baseUrl}/portal/sessions/${first.id}`);
+    await hasText(page.getByRole('heading', { level: 1 }), 'order-filter-1');
+    await hasText(page.getByRole('main'), MARKUP_NAME);
+    await hasText(page.getByRole('main'), '<script>alert(1)</script>');
+    await hasText(page.getByRole('main'), first.accountNumber);
+    const history = page.getByRole('region', { name: 'Status history' });
+    await hasText(history, 'Awaiting payment');
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    await expectNoAxeViolations(page, 'session detail');
+    await shoot(page, 'session-detail');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await shoot(page, 'session-detail-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+
+    await page.setViewportSize({ width: 320, height: 800 });
+    for (const path of ['/portal/sessions', `/portal/sessions/${first.id}`, '/portal/keys', '/portal/bank']) {
+      await page.goto(`${server.baseUrl}${path}`);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow, path).toBeLessThanOrEqual(0);
+    }
+    await shoot(page, 'bank-320px');
+    await context.close();
+  });
+
+  it('sends a wrong then the right amount from the test bank and the session turns mismatch, then successful', async () => {
+    const opened = await openSession(500_000, 'order-bank');
+    const { context, page } = await newPage();
+    await signIn(page, shop.keys.test.secretKey);
+    await page.getByRole('link', { name: 'Test bank' }).click();
+    await hasText(page.getByRole('table'), 'order-bank');
+    await expectNoAxeViolations(page, 'bank');
+    await shoot(page, 'bank');
+
+    const row = page.getByRole('row').filter({ hasText: 'order-bank' });
+    await row.getByLabel('Other amount (minor units)').fill('400000');
+    await row.getByRole('button', { name: 'Send this amount' }).click();
+    await page.waitForURL(`**/portal/sessions/${opened.id}?**`);
+    await hasText(page.getByRole('status'), 'returned');
+    await hasText(page.getByRole('heading', { level: 1 }), 'Mismatch');
+    const mismatched = await retrieveSession(server.baseUrl, shop.keys.test.secretKey, opened.id);
+    expect(mismatched.status).toBe('mismatch');
+    expect(mismatched.lastMismatch).toEqual({ expectedAmount: 500_000, receivedAmount: 400_000 });
+    await shoot(page, 'session-mismatch');
+
+    // The session page carries the same bank buttons; the exact amount pays it.
+    await page.getByRole('button', { name: /^Send NGN/ }).click();
+    await page.waitForURL(`**/portal/sessions/${opened.id}?**`);
+    await hasText(page.getByRole('status'), 'credited');
+    await hasText(page.getByRole('heading', { level: 1 }), 'Successful');
+    const paid = await retrieveSession(server.baseUrl, shop.keys.test.secretKey, opened.id);
+    expect(paid.status).toBe('successful');
+    expect(paid.amount).toBe(500_000);
+    // A reload shows the result again and moves no money: the post was answered with a redirect.
+    await page.reload();
+    const transfers = server.service.deps.store.db
+      .prepare('SELECT amount FROM bank_transfers WHERE account_number = ? ORDER BY created_at')
+      .all(opened.accountNumber) as Array<{ amount: number }>;
+    expect(transfers.map((transfer) => transfer.amount)).toEqual([400_000, 500_000]);
+    await hasText(page.locator('.timeline'), 'Successful');
+    await expect
+      .poll(() =>
+        receiver.received.filter((entry) => entry.body.data.session.id === opened.id).map((e) => e.body.type),
+      )
+      .toEqual(expect.arrayContaining(['session.mismatch', 'session.successful']));
+    await context.close();
+  });
+
+  it('lists webhook endpoints, reveals a secret after a confirm, shows every attempt and resends a delivery', async () => {
+    const opened = await openSession(120_000, 'order-webhook');
+    await call(server.baseUrl, 'POST', '/api/test/transfers', {
+      token: shop.keys.test.secretKey,
+      json: { accountNumber: opened.accountNumber, amount: 120_000 },
+    });
+    const forSession = () => receiver.received.filter((entry) => entry.body.data.session.id === opened.id);
+    await expect.poll(() => forSession().length).toBe(1);
+    const eventId = forSession()[0]?.body.id as string;
+
+    const { context, page } = await newPage();
+    await signIn(page, shop.keys.test.secretKey);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await hasText(page.getByRole('table'), receiver.url);
+    await hasText(page.getByRole('table'), '<i>orders</i> handler');
+    await expectNoAxeViolations(page, 'webhooks');
+    await shoot(page, 'webhooks');
+
+    await page.getByRole('link', { name: receiver.url }).click();
+    await lacksText(page.getByRole('main'), endpointSecret);
+    const delivery = page.locator('.delivery').filter({ hasText: eventId });
+    await hasCount(delivery, 1);
+    await hasText(delivery.getByRole('table'), '200');
+    await expectNoAxeViolations(page, 'endpoint');
+
+    await page.getByLabel(/Show the secret on this screen/).check();
+    await page.getByRole('button', { name: 'Reveal signing secret' }).click();
+    await hasExactText(page.locator('#endpoint-secret'), endpointSecret);
+    await shoot(page, 'endpoint-secret');
+
+    await page.goto(`${server.baseUrl}/portal/webhooks/${endpointId}`);
+    await delivery
+      .getByRole('button', { name: `Resend event ${eventId}` })
+      .first()
+      .click();
+    await hasText(page.getByRole('status'), 'Resent');
+    await expect.poll(() => forSession().length).toBe(2);
+    expect(forSession().map((entry) => entry.body.id)).toEqual([eventId, eventId]);
+    await page.reload();
+    await hasCount(page.locator('.delivery').filter({ hasText: eventId }), 2);
+    await shoot(page, 'endpoint-deliveries');
+    await context.close();
+  });
+
+  it('rolls a key: the new secret is shown once and the old key is refused by the API at once', async () => {
+    const rolling = server.createBusiness({ name: 'Rolling Shop' });
+    const oldKey = rolling.keys.test.secretKey;
+    const { context, page } = await newPage();
+    await signIn(page, oldKey);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    const secretRow = page.getByRole('row').filter({ hasText: 'Secret key' });
+    await hasText(secretRow, `sk_test_…${oldKey.slice(-4)}`);
+    await lacksText(page.getByRole('main'), oldKey);
+    await expectNoAxeViolations(page, 'keys');
+    await shoot(page, 'keys');
+
+    await secretRow.getByLabel(/stops working at once/).check();
+    await secretRow.getByRole('button', { name: 'Roll secret key' }).click();
+    const newKey = (await page.locator('#new-key').textContent()) ?? '';
+    expect(newKey).toMatch(/^sk_test_[0-9A-Za-z]{32}$/);
+    await hasText(page.getByRole('status'), `sk_test_…${oldKey.slice(-4)}`);
+    await shoot(page, 'keys-rolled');
+    expect(
+      (await call(server.baseUrl, 'GET', '/api/widget/sessions', { token: oldKey })).body.meta.code,
+    ).toBe('api_key_revoked');
+    expect((await call(server.baseUrl, 'GET', '/api/widget/sessions', { token: newKey })).status).toBe(200);
+    // Shown once: the keys page now shows only its prefix and last four.
+    await page.goto(`${server.baseUrl}/portal/keys`);
+    await lacksText(page.getByRole('main'), newKey);
+    await hasText(page.getByRole('row').filter({ hasText: 'Secret key' }), `sk_test_…${newKey.slice(-4)}`);
+    await context.close();
+  });
+
+  it('toggles the environment shown without touching API routing', async () => {
+    const { context, page } = await newPage();
+    await signIn(page, shop.keys.test.secretKey);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('button', { name: 'Live data' }).click();
+    await page.waitForURL('**/portal/keys');
+    await hasAttribute(page.getByRole('button', { name: 'Live data' }), 'aria-pressed', 'true');
+    await hasText(page.getByRole('row').filter({ hasText: 'Secret key' }), 'sk_live_…');
+    await isVisible(page.getByText('Live keys answer 403 until your KYC is approved.'));
+    await expectNoAxeViolations(page, 'keys live');
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await hasText(page.getByRole('main'), 'No live sessions yet');
+    await page.getByRole('link', { name: 'Test bank' }).click();
+    await hasText(page.getByRole('main'), 'Switch to test data');
+    await page.getByRole('link', { name: 'KYC' }).click();
+    await hasText(page.getByRole('main'), 'Pending review');
+    await hasText(page.getByRole('main'), `kyc approve --business ${shop.business.id}`);
+    await expectNoAxeViolations(page, 'kyc');
+    await shoot(page, 'kyc-live');
+
+    // The API still routes by key: the test key sees test sessions, whatever the portal shows.
+    const listed = await call(server.baseUrl, 'GET', '/api/widget/sessions', {
+      token: shop.keys.test.secretKey,
+    });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.length).toBeGreaterThan(0);
+    expect(listed.body.data.every((session: { environment: string }) => session.environment === 'test')).toBe(
+      true,
+    );
+
+    await page.getByRole('button', { name: 'Test data' }).click();
+    await page.waitForURL('**/portal/kyc');
+    await hasAttribute(page.getByRole('button', { name: 'Test data' }), 'aria-pressed', 'true');
+    await context.close();
+  });
+
+  it('refuses a post without the CSRF token or from another origin with a 403 page, and changes nothing', async () => {
+    const { context, page } = await newPage();
+    await signIn(page, shop.keys.test.secretKey);
+    await page.goto(`${server.baseUrl}/portal/keys`);
+    const keyCount = () =>
+      (
+        server.service.deps.store.db
+          .prepare('SELECT count(*) AS n FROM api_keys WHERE business_id = ?')
+          .get(shop.business.id) as { n: number }
+      ).n;
+    const before = keyCount();
+    // Same origin, the session cookie attached, but no token: what a forged form would send.
+    const answer = await page.evaluate(async () => {
+      const response = await fetch('/portal/keys/roll', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'environment=test&kind=secret&confirm=yes',
+      });
+      return {
+        status: response.status,
+        type: response.headers.get('content-type'),
+        text: await response.text(),
+      };
+    });
+    expect(answer.status).toBe(403);
+    expect(answer.type).toContain('text/html');
+    expect(answer.text).toContain('This form has expired');
+    // A token from the page, but posted by another origin with the cookie (what SameSite would normally stop).
+    const token = await page.locator('input[name="_csrf"]').first().inputValue();
+    const cookie = (await context.cookies()).find((entry) => entry.name === SESSION_COOKIE);
+    const forged = await fetch(`${server.baseUrl}/portal/keys/roll`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        origin: 'http://evil.example',
+        cookie: `${SESSION_COOKIE}=${cookie?.value}`,
+      },
+      body: new URLSearchParams({ _csrf: token, environment: 'test', kind: 'secret', confirm: 'yes' }),
+    });
+    expect(forged.status).toBe(403);
+    expect(keyCount()).toBe(before);
+    expect(
+      (await call(server.baseUrl, 'GET', '/api/widget/sessions', { token: shop.keys.test.secretKey })).status,
+    ).toBe(200);
+    // JSON is not a portal form.
+    const json = await fetch(`${server.baseUrl}/portal/keys/roll`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        origin: server.baseUrl,
+        cookie: `${SESSION_COOKIE}=${cookie?.value}`,
+      },
+      body: JSON.stringify({ _csrf: token, environment: 'test', kind: 'secret', confirm: 'yes' }),
+    });
+    expect(json.status).toBe(415);
+    expect(keyCount()).toBe(before);
+    await context.close();
+  });
+
+  it("refuses another business's session and endpoint with a 403 page", async () => {
+    const { context, page } = await newPage();
+    await signIn(page, shop.keys.test.secretKey);
+    const response = await page.goto(`${server.baseUrl}/portal/sessions/${otherSessionId}`);
+    expect(response?.status()).toBe(403);
+    await hasExactText(page.getByRole('heading', { level: 1 }), 'Not allowed');
+    await lacksText(page.getByRole('main'), 'Other Shop');
+    await expectNoAxeViolations(page, '403');
+    await shoot(page, 'forbidden');
+    const otherEndpoint = await call(server.baseUrl, 'POST', '/api/webhooks', {
+      token: other.keys.test.secretKey,
+      json: { url: receiver.url },
+    });
+    expect(
+      (await page.goto(`${server.baseUrl}/portal/webhooks/${otherEndpoint.body.data.id}`))?.status(),
+    ).toBe(403);
+    const missing = await page.goto(`${server.baseUrl}/portal/no-such-page`);
+    expect(missing?.status()).toBe(404);
+    await context.close();
+  });
+
+  it('signs out: the cookie is cleared and the old session id no longer opens a page', async () => {
+    const { context, page } = await newPage();
+    await signIn(page, shop.keys.test.secretKey);
+    const cookie = (await context.cookies()).find((entry) => entry.name === SESSION_COOKIE);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL('**/portal/sign-in?signedOut=1');
+    await hasText(page.getByRole('status'), 'signed out');
+    expect((await context.cookies()).find((entry) => entry.name === SESSION_COOKIE)).toBeUndefined();
+    const replay = await fetch(`${server.baseUrl}/portal/sessions`, {
+      redirect: 'manual',
+      headers: { cookie: `${SESSION_COOKIE}=${cookie?.value}` },
+    });
+    expect(replay.status).toBe(303);
+    expect(replay.headers.get('location')).toBe('/portal/sign-in');
+    await context.close();
+  });
+
+  it('sent every page under its CSP with no script error, blocked resource or dialog', () => {
+    expect(consoleErrors.filter((text) => !text.includes('status of 40'))).toEqual([]);
+  });
+});
