@@ -13,6 +13,7 @@ import { errorHandler, routeNotFound } from './middleware/error-handler.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
+import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { type BankRouteDeps, bankCounterRoutes, bankNotificationRoutes } from './routes/bank.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { testHelperRoutes } from './routes/test-helpers.ts';
@@ -51,6 +52,7 @@ export function createApp(deps: AppDeps): Express {
     store: deps.store,
     clock: deps.clock,
     businessLimiter: deps.limiters.business,
+    checkoutLimiter: deps.limiters.widget,
     failedAuthLimiter: deps.limiters.failedAuth,
   };
   const perAddressLimit = rateLimitByAddress(deps.limiters.widget, deps.clock);
@@ -80,6 +82,7 @@ export function createApp(deps: AppDeps): Express {
   // The portal's forms are url-encoded and answered in HTML, so it is mounted before the JSON-only body rule.
   if (deps.portal) app.use('/portal', deps.portal);
   app.use(jsonBody(deps.config.bodyLimitBytes));
+  app.use(refuseLoneSurrogates); // issue 8: refused, not stored altered
   app.use(bankCounterRoutes(bank));
   app.use(sessionRoutes(auth, deps.sessions));
   app.use(widgetRoutes(auth, deps.sessions, perAddressLimit));

@@ -34,7 +34,17 @@ export interface ServerConfig {
     widgetPerMinutePerAddress: number;
     /** Failed authentications per rolling minute per address before 429, to slow key guessing. */
     failedAuthPerMinutePerAddress: number;
+    /** Push streams one widget token may hold open at once (issue 8: at most 10). */
+    streamsPerWidgetToken: number;
+    /** Push streams one client address may hold open at once, across widget tokens. */
+    streamsPerAddress: number;
   };
+  /** How long a client may take to send its request headers before 408 (slow-header attacks). */
+  headersTimeoutMs: number;
+  /** How long a client may take to send its whole request, body included, before 408. */
+  requestTimeoutMs: number;
+  /** Open connections at most; one more is answered 503 in the envelope and closed. */
+  maxConnections: number;
   /** Largest JSON body accepted, in bytes. */
   bodyLimitBytes: number;
   /** How long an Idempotency-Key is remembered. */
@@ -77,7 +87,16 @@ export function defaultConfig(): ServerConfig {
     },
     sessionLifetimeMinutes: 120,
     accountLifetimeMinutes: 30,
-    rateLimit: { perMinute: 150, widgetPerMinutePerAddress: 600, failedAuthPerMinutePerAddress: 300 },
+    rateLimit: {
+      perMinute: 150,
+      widgetPerMinutePerAddress: 600,
+      failedAuthPerMinutePerAddress: 300,
+      streamsPerWidgetToken: 10,
+      streamsPerAddress: 100,
+    },
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    maxConnections: 4096,
     bodyLimitBytes: 64 * 1024,
     idempotencyKeyTtlHours: 24,
     sweepIntervalMs: 1000,

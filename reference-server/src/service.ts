@@ -12,7 +12,7 @@ import { InProcessBroadcaster } from './events/broadcaster.ts';
 import { WebhookOutbox } from './events/outbox.ts';
 import { PushStreams } from './events/push-streams.ts'; // issue 3
 import { Webhooks } from './events/webhooks.ts'; // issue 3
-import { answerUnparsableRequest } from './internal/client-error.ts';
+import { createApiServer } from './internal/client-error.ts';
 import { type Clock, systemClock } from './internal/clock.ts';
 import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
@@ -129,7 +129,10 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     { start: () => bank.start(), stop: () => bank.stop() },
   ];
   // --- issue 3: push stream and webhooks (routes after the core API; background parts as tasks) ---
-  const pushStreams = new PushStreams(store, broadcaster);
+  const pushStreams = new PushStreams(store, broadcaster, {
+    maxPerToken: config.rateLimit.streamsPerWidgetToken,
+    maxPerAddress: config.rateLimit.streamsPerAddress,
+  });
   const webhooks = new Webhooks({
     store,
     outbox,
@@ -166,8 +169,13 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     tasks,
     async start() {
       const app = createApp(deps);
-      server = app.listen(config.port, config.host);
-      server.on('clientError', answerUnparsableRequest);
+      // Issue 8: every answer in the envelope, shorter header and body timeouts, a connection cap.
+      server = createApiServer(app, {
+        headersTimeoutMs: config.headersTimeoutMs,
+        requestTimeoutMs: config.requestTimeoutMs,
+        maxConnections: config.maxConnections,
+      });
+      server.listen(config.port, config.host);
       await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
       listeningUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;

@@ -76,11 +76,11 @@ describe('expiry across a restart', () => {
     expect(transfer.status).toBe(200);
     expect(transfer.body.data.outcome).toBe('returned');
     expect((await retrieveSession(second.baseUrl, key, due.id)).status).toBe('expired');
-    // The widget token of the ended session gets no new account.
+    // The widget token lived as long as its session: past that it opens nothing (issue 8).
     expectError(
       await call(second.baseUrl, 'POST', `/api/widget/sessions/${due.id}/accounts`, { token: opened.token }),
-      409,
-      'session_not_active',
+      401,
+      'widget_token_expired',
     );
   });
 

@@ -9,15 +9,34 @@ import type { Broadcaster, SessionUpdate } from './broadcaster.ts';
 const LAST_SEQ = Symbol('servicepay.lastSeq');
 const SESSION_ID = Symbol('servicepay.sessionId');
 const HUB = Symbol('servicepay.hub');
+const OWNER = Symbol('servicepay.owner');
 
-type Stream = ServerResponse & { [LAST_SEQ]: number; [SESSION_ID]: string; [HUB]: PushStreams };
+/** Who opened a stream, for the caps: the widget token (by its hash) and the client address. */
+export interface StreamOwner {
+  token: string;
+  address: string;
+}
+
+type Stream = ServerResponse & {
+  [LAST_SEQ]: number;
+  [SESSION_ID]: string;
+  [HUB]: PushStreams;
+  [OWNER]: StreamOwner | undefined;
+};
 
 type Watched = { streams: Set<Stream>; unsubscribe: () => void };
 
 export interface PushStreamsOptions {
   /** How often every open stream gets a comment line, so proxies and the browser keep it open. */
   heartbeatMs?: number;
+  /** Open streams one widget token may hold at once (a checkout needs one; reconnects overlap briefly). */
+  maxPerToken?: number;
+  /** Open streams one client address may hold at once, across tokens. */
+  maxPerAddress?: number;
 }
+
+/** Which cap a new stream would break, if any. */
+export type StreamCap = 'token' | 'address';
 
 /** One SSE frame: `id:`, `event: status`, `data:` (one line of JSON), blank line. */
 export const statusFrame = (seq: number, message: StatusMessage): string =>
@@ -38,13 +57,17 @@ function onStreamClose(this: Stream): void {
  * @example
  * const streams = new PushStreams(store, broadcaster, { heartbeatMs: 15_000 });
  * streams.start();
- * streams.open(res, sessionId, lastEventId); // inside a route, after the widget token was checked
+ * if (streams.capExceeded(owner) === null) streams.open(res, sessionId, lastEventId, owner); // after the token check
  */
 export class PushStreams {
   private readonly watched = new Map<string, Watched>();
   private timer: NodeJS.Timeout | undefined;
   private openCount = 0;
   private readonly heartbeatMs: number;
+  private readonly maxPerToken: number;
+  private readonly maxPerAddress: number;
+  private readonly perToken = new Map<string, number>();
+  private readonly perAddress = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
@@ -52,6 +75,23 @@ export class PushStreams {
     options: PushStreamsOptions = {},
   ) {
     this.heartbeatMs = options.heartbeatMs ?? 15_000;
+    this.maxPerToken = options.maxPerToken ?? 10;
+    this.maxPerAddress = options.maxPerAddress ?? 100;
+  }
+
+  /**
+   * Whether `owner` may open one more stream: null if so, else the cap it would break. A route checks this and
+   * opens in the same synchronous step, so two requests cannot both take the last place.
+   */
+  capExceeded(owner: StreamOwner): StreamCap | null {
+    if ((this.perToken.get(owner.token) ?? 0) >= this.maxPerToken) return 'token';
+    if ((this.perAddress.get(owner.address) ?? 0) >= this.maxPerAddress) return 'address';
+    return null;
+  }
+
+  /** The limits, for the answer that refuses a stream. */
+  get caps(): { perToken: number; perAddress: number } {
+    return { perToken: this.maxPerToken, perAddress: this.maxPerAddress };
   }
 
   start(): void {
@@ -85,7 +125,7 @@ export class PushStreams {
    * Everything up to the subscription runs synchronously, so no transition can fall between the replay and
    * the live feed (commits and their publishes happen in one synchronous step of the write queue).
    */
-  open(res: ServerResponse, sessionId: string, lastEventId: number | undefined): void {
+  open(res: ServerResponse, sessionId: string, lastEventId: number | undefined, owner?: StreamOwner): void {
     const session = this.store.sessions.find(sessionId);
     if (!session) {
       res.end();
@@ -125,6 +165,11 @@ export class PushStreams {
     stream[LAST_SEQ] = currentSeq;
     stream[SESSION_ID] = sessionId;
     stream[HUB] = this;
+    stream[OWNER] = owner;
+    if (owner) {
+      this.perToken.set(owner.token, (this.perToken.get(owner.token) ?? 0) + 1);
+      this.perAddress.set(owner.address, (this.perAddress.get(owner.address) ?? 0) + 1);
+    }
     let entry = this.watched.get(sessionId);
     if (!entry) {
       entry = { streams: new Set(), unsubscribe: () => undefined };
@@ -141,6 +186,11 @@ export class PushStreams {
     const entry = this.watched.get(stream[SESSION_ID]);
     if (!entry?.streams.delete(stream)) return;
     this.openCount -= 1;
+    const owner = stream[OWNER];
+    if (owner) {
+      release(this.perToken, owner.token);
+      release(this.perAddress, owner.address);
+    }
     if (entry.streams.size === 0) {
       this.watched.delete(stream[SESSION_ID]);
       entry.unsubscribe();
@@ -164,4 +214,11 @@ export class PushStreams {
       }
     }
   };
+}
+
+/** One fewer under `key`; the entry goes when it reaches zero, so the maps follow open streams only. */
+function release(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left <= 0) counts.delete(key);
+  else counts.set(key, left);
 }

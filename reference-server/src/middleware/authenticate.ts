@@ -8,7 +8,7 @@ import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { sha256 } from '../internal/random.ts';
 import type { SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
-import { enforceLimit } from './rate-limit.ts';
+import { addressKey, enforceLimit } from './rate-limit.ts';
 
 /** Who is calling, once `requireApiKey` let the request through. */
 export interface ApiCaller {
@@ -21,13 +21,21 @@ export interface ApiCaller {
 export interface WidgetCaller {
   kind: 'widget';
   session: SessionRecord;
+  /** The token's hash (hex): what its open push streams are counted by, never the token itself. */
+  tokenHash: string;
 }
 
 export interface AuthDeps {
   store: Store;
   clock: Clock;
-  /** 150 per rolling minute per business and environment. */
+  /** 150 per rolling minute per business and environment: secret-key calls only. */
   businessLimiter: SlidingWindowLimiter;
+  /**
+   * The checkout's budget per client address: publishable-key calls and widget-token calls count here (and
+   * bootstrap, through `rateLimitByAddress`), never against the merchant's secret-key budget, because a
+   * publishable key and a widget token are in every payer's browser.
+   */
+  checkoutLimiter: SlidingWindowLimiter;
   /** Failed authentications per address, to slow down key guessing. */
   failedAuthLimiter: SlidingWindowLimiter;
 }
@@ -76,7 +84,7 @@ function bearerToken(req: Request): string {
 
 function fail(deps: AuthDeps, req: Request, res: Response, error: HttpError): never {
   // Count the failure against the address before answering, so guessing keys slows down to 429s.
-  const decision = deps.failedAuthLimiter.hit(`auth-failure:${req.ip ?? 'unknown'}`, deps.clock.now());
+  const decision = deps.failedAuthLimiter.hit(`auth-failure:${addressKey(req)}`, deps.clock.now());
   if (!decision.allowed) enforceLimit(res, decision);
   throw error;
 }
@@ -113,7 +121,12 @@ function identifyKey(deps: AuthDeps, req: Request, res: Response, token: string)
   return { kind: key.kind, business, environment: key.environment };
 }
 
-/** Checks everything after the key was recognised: rate limit, key kind, KYC, the `environment` parameter. */
+/**
+ * Checks everything after the key was recognised: rate limit, key kind, KYC, the `environment` parameter.
+ * The business's budget counts its secret key only: a publishable key is public (spec §2), so anyone could
+ * otherwise spend the merchant's budget with it and lock the merchant's own server out. Publishable-key calls,
+ * refused ones included, count against the calling address's checkout budget instead.
+ */
 function admit(
   deps: AuthDeps,
   req: Request,
@@ -121,10 +134,12 @@ function admit(
   caller: ApiCaller,
   allowPublishable: boolean,
 ): void {
-  enforceLimit(
-    res,
-    deps.businessLimiter.hit(`${caller.business.id}:${caller.environment}`, deps.clock.now()),
-  );
+  const now = deps.clock.now();
+  if (caller.kind === 'secret') {
+    enforceLimit(res, deps.businessLimiter.hit(`${caller.business.id}:${caller.environment}`, now));
+  } else {
+    enforceLimit(res, deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now));
+  }
   if (caller.kind === 'publishable' && !allowPublishable) {
     throw new HttpError(
       403,
@@ -163,7 +178,14 @@ export function requireApiKey(deps: AuthDeps, options: { allowPublishable?: bool
   };
 }
 
+/**
+ * The session a widget token opens. The calling address's checkout budget is spent first, whatever the token:
+ * the token routes face any browser, and a flood of cancels or stream opens must meet 429 (issue 8). A token
+ * past its `expiresAt` (the end of its session's lifetime) answers 401 `widget_token_expired`.
+ */
 function identifyWidget(deps: AuthDeps, req: Request, res: Response, token: string): WidgetCaller {
+  const now = deps.clock.now();
+  enforceLimit(res, deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now));
   if (!WIDGET_TOKEN_PATTERN.test(token)) {
     if (token.startsWith('cs_')) {
       fail(
@@ -186,7 +208,14 @@ function identifyWidget(deps: AuthDeps, req: Request, res: Response, token: stri
   if (session.id !== req.params.id) {
     throw new HttpError(403, 'forbidden', 'This widget token belongs to another session.');
   }
-  return { kind: 'widget', session };
+  if (record.expiresAt <= now) {
+    throw new HttpError(
+      401,
+      'widget_token_expired',
+      'This checkout has ended; ask the merchant for a new payment session.',
+    );
+  }
+  return { kind: 'widget', session, tokenHash: record.tokenHash.toString('hex') };
 }
 
 /** The widget token of the session named in the path. */

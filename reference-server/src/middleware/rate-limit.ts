@@ -1,4 +1,5 @@
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
+import ipaddr from 'ipaddr.js';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { LimitDecision, SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
@@ -21,10 +22,35 @@ export function enforceLimit(res: Response, decision: LimitDecision): void {
   }
 }
 
-/** The limit of the unauthenticated widget and bank-counter routes: per client address. */
+/**
+ * The client address a per-address limit counts by: the socket's peer (express `trust proxy` is off, so a
+ * client cannot choose it with `X-Forwarded-For`). IPv6 clients count by their /64, since one host commonly
+ * holds a whole /64 and could otherwise take a fresh budget per address.
+ *
+ * @example
+ * limiter.hit(`checkout:${addressKey(req)}`, clock.now());
+ */
+export function addressKey(req: Request): string {
+  const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  if (!ipaddr.IPv6.isValid(ip)) return ip;
+  const v6 = ipaddr.IPv6.parse(ip);
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  return `${v6.parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(':')}::/64`;
+}
+
+/**
+ * The checkout's per-address budget on routes without a key (bootstrap, the bank counter). The same budget is
+ * spent by publishable-key and widget-token calls in `authenticate.ts`.
+ *
+ * @example
+ * router.post('/api/widget/bootstrap', rateLimitByAddress(limiters.widget, clock), handler);
+ */
 export function rateLimitByAddress(limiter: SlidingWindowLimiter, clock: Clock): RequestHandler {
   return (req, res, next) => {
-    enforceLimit(res, limiter.hit(`address:${req.ip ?? 'unknown'}`, clock.now()));
+    enforceLimit(res, limiter.hit(`checkout:${addressKey(req)}`, clock.now()));
     next();
   };
 }

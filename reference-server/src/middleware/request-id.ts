@@ -1,9 +1,24 @@
 import type { RequestHandler } from 'express';
 import { randomBase62 } from '../internal/random.ts';
 
-/** Gives every request an id, returned in `Request-Id` and in error envelopes, to quote to support. */
+/**
+ * A fresh request id (`req_` + 16 base62), as every answer carries in `Request-Id`.
+ *
+ * @example
+ * res.setHeader('Request-Id', newRequestId());
+ */
+export const newRequestId = (): string => `req_${randomBase62(16)}`;
+
+/**
+ * Gives every request an id, returned in `Request-Id` and in error envelopes, to quote to support. An id the
+ * server already gave the request before express saw it (`createApiServer`) is kept.
+ *
+ * @example
+ * app.use(requestId);
+ */
 export const requestId: RequestHandler = (_req, res, next) => {
-  const id = `req_${randomBase62(16)}`;
+  const given = res.getHeader('Request-Id');
+  const id = typeof given === 'string' ? given : newRequestId();
   res.locals.requestId = id;
   res.setHeader('Request-Id', id);
   next();

@@ -3,14 +3,42 @@ import { HttpError } from '../errors.ts';
 import type { PushStreams } from '../events/push-streams.ts';
 import type { AuthDeps } from '../middleware/authenticate.ts';
 import { requireWidgetToken, widgetCaller } from '../middleware/authenticate.ts';
+import { addressKey } from '../middleware/rate-limit.ts';
 
 /** Query parameter names that would put a credential in a URL (logs, Referer, browser history). */
 const CREDENTIAL_PARAMS = new Set(['token', 'access_token', 'widget_token', 'authorization', 'auth', 'key']);
 
+/** A widget token, API key or client secret anywhere in a value (`wt_…`, `Bearer wt_…`, `sk_test_…`). */
+const CREDENTIAL_VALUE = /(^|[^0-9A-Za-z])(wt_|(sk|pk|cs)_(test|live)_)[0-9A-Za-z]{8,}/;
+
+/**
+ * Whether the query carries a credential. The app's 'simple' query parser turns a repeated parameter into an
+ * array (`?x=wt_…&x=wt_…`), so every value of every parameter is looked at, not only strings.
+ */
+function carriesCredential(query: Record<string, unknown>): boolean {
+  for (const [name, value] of Object.entries(query)) {
+    if (CREDENTIAL_PARAMS.has(name.toLowerCase())) return true;
+    if (CREDENTIAL_VALUE.test(name)) return true;
+    const values: unknown[] = Array.isArray(value) ? value : [value];
+    for (const item of values) {
+      const text = String(item);
+      if (text.startsWith('wt_') || CREDENTIAL_VALUE.test(text)) return true;
+    }
+  }
+  return false;
+}
+
+const STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-store, no-transform',
+};
+
 /**
  * `GET /api/widget/sessions/{id}/events`: the checkout's real-time push, as server-sent events. The widget
  * token goes in `Authorization: Bearer wt_…`, never in the URL (a URL carrying one is refused with 400, before
- * anything else). `Last-Event-ID` resumes after a transition the client already has.
+ * anything else). `Last-Event-ID` resumes after a transition the client already has. One token holds at most
+ * `maxPerToken` open streams and one address `maxPerAddress` (429 past either); `HEAD` answers the stream's
+ * headers and ends, holding nothing open.
  *
  * @example
  * const deps = { ...appDeps, extraRoutes: [sessionEventRoutes(pushStreams)] };
@@ -22,17 +50,12 @@ export function sessionEventRoutes(streams: PushStreams): (auth: AuthDeps) => Ro
     router.get(
       '/api/widget/sessions/:id/events',
       (req, _res, next) => {
-        for (const [name, value] of Object.entries(req.query)) {
-          if (
-            CREDENTIAL_PARAMS.has(name.toLowerCase()) ||
-            (typeof value === 'string' && value.startsWith('wt_'))
-          ) {
-            throw new HttpError(
-              400,
-              'bad_request',
-              'Send the widget token in the Authorization header (Bearer wt_...), never in the URL.',
-            );
-          }
+        if (carriesCredential(req.query as Record<string, unknown>)) {
+          throw new HttpError(
+            400,
+            'bad_request',
+            'Send the widget token in the Authorization header (Bearer wt_...), never in the URL.',
+          );
         }
         next();
       },
@@ -51,7 +74,29 @@ export function sessionEventRoutes(streams: PushStreams): (auth: AuthDeps) => Ro
           }
           lastEventId = Number(header.trim());
         }
-        streams.open(res, widgetCaller(res).session.id, lastEventId);
+        // HEAD asks what a GET would answer: the headers, then the end. It never subscribes.
+        if (req.method === 'HEAD') {
+          res.writeHead(200, STREAM_HEADERS);
+          res.end();
+          return;
+        }
+        const caller = widgetCaller(res);
+        const owner = { token: caller.tokenHash, address: addressKey(req) };
+        const cap = streams.capExceeded(owner);
+        if (cap !== null) {
+          const limit = cap === 'token' ? streams.caps.perToken : streams.caps.perAddress;
+          throw new HttpError(
+            429,
+            'rate_limited',
+            cap === 'token'
+              ? `This checkout already has ${limit} open streams; close one before opening another.`
+              : `This address already has ${limit} open streams; close one before opening another.`,
+            undefined,
+            // A stream frees its place when it closes, not at a time we can name: retry after a short wait.
+            { 'Retry-After': '5' },
+          );
+        }
+        streams.open(res, caller.session.id, lastEventId, owner);
       },
     );
 

@@ -5,7 +5,10 @@ import { apiCaller, requireApiKey, requireWidgetToken, widgetCaller } from '../m
 import { validationError } from '../middleware/error-handler.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 
-/** What the checkout widget calls: the client-secret exchange, a new account, and the public profile. */
+/**
+ * What the checkout widget calls: the client-secret exchange, a new account, and the public profile. Each is
+ * limited per client address (the checkout's budget), never against the merchant's secret-key budget.
+ */
 export function widgetRoutes(
   auth: AuthDeps,
   sessions: SessionService,
@@ -20,15 +23,11 @@ export function widgetRoutes(
     res.json({ meta: { statusCode: 200, message: 'OK' }, data: result });
   });
 
-  router.post(
-    '/api/widget/sessions/:id/accounts',
-    perAddressLimit,
-    requireWidgetToken(auth),
-    async (_req, res) => {
-      const result = await sessions.newAccount(widgetCaller(res).session.id);
-      res.status(201).json({ meta: { statusCode: 201, message: 'Created' }, data: result });
-    },
-  );
+  // The widget token's check spends the address's checkout budget itself (authenticate.ts).
+  router.post('/api/widget/sessions/:id/accounts', requireWidgetToken(auth), async (_req, res) => {
+    const result = await sessions.newAccount(widgetCaller(res).session.id);
+    res.status(201).json({ meta: { statusCode: 201, message: 'Created' }, data: result });
+  });
 
   router.get('/api/widget/profile', requireApiKey(auth, { allowPublishable: true }), (_req, res) => {
     const caller = apiCaller(res);

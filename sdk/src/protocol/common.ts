@@ -15,6 +15,7 @@ export const ErrorCodeSchema = z.enum([
   'api_key_revoked',
   'client_secret_not_a_credential',
   'invalid_widget_token',
+  'widget_token_expired',
   'invalid_signature',
   // 403
   'publishable_key_not_allowed',
@@ -32,8 +33,9 @@ export const ErrorCodeSchema = z.enum([
   // 404
   'not_found',
   'route_not_found',
-  // 405
+  // 405, 408
   'method_not_allowed',
+  'request_timeout',
   // 409
   'idempotency_key_reused',
   'idempotency_request_in_progress',
@@ -42,9 +44,10 @@ export const ErrorCodeSchema = z.enum([
   'session_not_active',
   // 410
   'client_secret_expired',
-  // 413, 415, 429
+  // 413, 415, 417, 429
   'payload_too_large',
   'unsupported_media_type',
+  'expectation_failed',
   'rate_limited',
   // 5xx: the service's own fault, never the client's input
   'internal_error',

@@ -19,8 +19,18 @@ export type SessionStatus = z.infer<typeof SessionStatusSchema>;
 /** Statuses a session never leaves. */
 export const TERMINAL_SESSION_STATUSES: readonly SessionStatus[] = ['successful', 'expired', 'cancelled'];
 
+/** A UTF-16 surrogate with no partner: JSON can spell one (`"\ud800"`), UTF-8 cannot store it. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * A string that is well-formed Unicode. A lone surrogate would be stored as U+FFFD, altered without a word,
+ * so it is refused (400 `validation_failed` naming the field) instead.
+ */
+export const wellFormedString = () =>
+  z.string().refine((value) => !LONE_SURROGATE.test(value), 'must not contain a lone UTF-16 surrogate');
+
 export const PayerSchema = z.strictObject({
-  name: z.string().trim().min(1).max(200),
+  name: wellFormedString().trim().min(1).max(200),
   email: z.email().max(254),
   phone: z
     .string()
@@ -31,7 +41,7 @@ export type Payer = z.infer<typeof PayerSchema>;
 
 /** Merchant-defined key/value pairs kept with the session: at most 20 keys, keys ≤ 40, values ≤ 500 characters. */
 export const MetadataSchema = z
-  .record(z.string().min(1).max(40), z.string().max(500))
+  .record(wellFormedString().min(1).max(40), wellFormedString().max(500))
   .refine((value) => Object.keys(value).length <= 20, 'metadata holds at most 20 keys');
 export type Metadata = z.infer<typeof MetadataSchema>;
 
