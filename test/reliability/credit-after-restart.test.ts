@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test, vi } from 'vitest';
+import { SimulatedBank } from '../../reference-server/src/bank/simulated-bank.ts';
+import { ManualClock, openDatabase, silentLogger } from '../../reference-server/src/index.ts';
+import { bootstrap, createSession, retrieveSession } from '../support/api.ts';
+import { api, independentlyVerify, startReceiver } from '../support/checkout.ts';
+import { startServer } from '../support/server.ts';
+
+// The probe's restart case: the payer's transfer is credited while the service is down, the session's lifetime
+// ends meanwhile, and on restart the sweeper runs before the bank's retries reach the service. The sweeper must
+// settle with the bank first: the session is paid, not expired, and the bank's late notification changes nothing.
+
+test('a credit made while the service was down pays the session on restart, once, before the sweeper could expire it', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'servicepay-restart-credit-'));
+  const dbPath = join(folder, 'servicepay.db');
+  const clock = new ManualClock(Date.parse('2030-08-01T10:00:00Z'));
+  const receiver = await startReceiver();
+  try {
+    const first = await startServer({}, { dbPath, clock });
+    const created = first.createBusiness({ name: 'Restart Shop' });
+    const sk = created.keys.test.secretKey;
+    const secret: string = (await api(first.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body
+      .data.secret;
+    const session = await createSession(first.baseUrl, sk, { amount: 210_000, expiresInMinutes: 10 });
+    const opened = await bootstrap(first.baseUrl, session.clientSecret);
+    await first.service.close();
+
+    // The service is down; the payer pays at the bank, which credits and queues its notification.
+    const db = openDatabase(dbPath);
+    const bank = new SimulatedBank({
+      db,
+      clock,
+      logger: silentLogger,
+      secret: 'the service is down',
+      bankName: 'ServicePay Test Bank',
+      notificationUrl: () => undefined,
+    });
+    const transfer = await bank.transfer(opened.virtualAccount.accountNumber, 210_000);
+    expect(transfer).toMatchObject({ outcome: 'credited', notification: 'queued' });
+    db.close();
+
+    // Back up after the session's lifetime ended: the start-up sweep runs before the bank's retries.
+    clock.advance(15 * 60_000);
+    const second = await startServer({}, { dbPath, clock });
+    try {
+      const paid = await retrieveSession(second.baseUrl, sk, session.id);
+      expect(paid.status).toBe('successful');
+      expect(paid.paidAt).toBe(new Date(clock.now()).toISOString());
+
+      await second.service.deps.bank.retryDue();
+      const rows = second.service.deps.store.db;
+      expect(
+        rows.prepare('SELECT result FROM bank_notifications WHERE transfer_id = ?').all(transfer.id),
+      ).toEqual([{ result: 'credited' }]);
+      expect(
+        rows
+          .prepare('SELECT delivered_at IS NOT NULL AS delivered FROM bank_outbox WHERE transfer_id = ?')
+          .all(transfer.id),
+      ).toEqual([{ delivered: 1 }]);
+      expect(
+        rows
+          .prepare(
+            "SELECT type FROM events WHERE session_id = ? AND type <> 'session.awaiting_payment' ORDER BY seq",
+          )
+          .all(session.id),
+      ).toEqual([{ type: 'session.successful' }]);
+      expect(rows.prepare('SELECT count(*) AS n FROM unapplied_credits').get()).toEqual({ n: 0 });
+      expect(rows.prepare('SELECT count(*) AS n FROM bank_refunds').get()).toEqual({ n: 0 });
+
+      await vi.waitFor(() => expect(receiver.received).toHaveLength(1), { timeout: 10_000 });
+      const [delivered] = receiver.received;
+      if (!delivered) throw new Error('unreachable');
+      expect(delivered.body.type).toBe('session.successful');
+      expect(delivered.body.data.session).toMatchObject({
+        id: session.id,
+        status: 'successful',
+        amount: 210_000,
+      });
+      expect(
+        independentlyVerify(delivered.raw, String(delivered.headers['x-service-signature']), secret),
+      ).toBe(true);
+    } finally {
+      await second.service.close();
+    }
+  } finally {
+    await receiver.close();
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
