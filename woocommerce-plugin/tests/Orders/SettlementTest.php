@@ -1,0 +1,136 @@
+<?php
+/**
+ * @package ServicePay\WooCommerce
+ */
+
+namespace ServicePay\WooCommerce\Tests\Orders;
+
+use ServicePay\WooCommerce\Orders\OrderSessions;
+use ServicePay\WooCommerce\Orders\Settlement;
+use ServicePay\WooCommerce\Tests\Support\Concurrently;
+use ServicePay\WooCommerce\Tests\WordPressTestCase;
+
+require_once __DIR__ . '/../support/Concurrently.php';
+
+/**
+ * @group wordpress
+ */
+final class SettlementTest extends WordPressTestCase {
+
+	private function session_id(): string {
+		return 'ses_' . wp_generate_password( 24, false );
+	}
+
+	private function stock_of( \WC_Order $order ): int {
+		wp_cache_flush(); // Other processes changed it: read the database, not this process's cache.
+		$items = $order->get_items();
+		return (int) wc_get_product( reset( $items )->get_product_id() )->get_stock_quantity();
+	}
+
+	private function emails_to( string $address ): int {
+		$log = (string) @file_get_contents( WP_CONTENT_DIR . '/mail.log' );
+		return substr_count( $log, '"to":"' . $address . '"' ) + substr_count( $log, '"to":["' . $address . '"]' );
+	}
+
+	public function test_a_paid_session_settles_the_order_once_however_often_it_is_applied(): void {
+		$order   = $this->order_with_session( '25.00', $this->session_id() );
+		$session = $this->session_of( $order, 'successful' );
+		$this->assertSame( Settlement::SETTLED, Settlement::apply( $order, $session, 'evt_1' ) );
+		$this->assertSame( Settlement::ALREADY_PAID, Settlement::apply( $order, $session, 'evt_1' ) );
+		$this->assertSame( Settlement::ALREADY_PAID, Settlement::apply( $order, $session, '' ) );
+		$order = wc_get_order( $order->get_id() );
+		$this->assertSame( 'processing', $order->get_status() );
+		$this->assertSame( $session['id'], $order->get_transaction_id() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Session: ' . $session['id'] . '. Reference: ' . $session['reference'] ) );
+		$this->assertSame( 4, $this->stock_of( $order ) );
+	}
+
+	public function test_six_concurrent_processes_settle_once_with_one_note_one_stock_reduction_one_email(): void {
+		$order = $this->order_with_session( '40.00', $this->session_id() );
+		$email = 'race-' . $order->get_id() . '@example.com';
+		$order->set_billing_email( $email );
+		$order->save();
+		$session = $this->session_of( $order, 'successful' );
+		$results = Concurrently::run( 6, 'settle', $order->get_id(), array( wp_json_encode( $session ) ) );
+		$outcomes = array_count_values( array_column( $results, 'result' ) );
+		$this->assertSame( array( Settlement::SETTLED => 1, Settlement::ALREADY_PAID => 5 ), array( Settlement::SETTLED => $outcomes['settled'] ?? 0, Settlement::ALREADY_PAID => $outcomes['already_paid'] ?? 0 ) );
+		$order = wc_get_order( $order->get_id() );
+		$this->assertSame( 'processing', $order->get_status() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'received by bank transfer' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Stock levels reduced' ) );
+		$this->assertSame( 0, $this->notes_containing( $order->get_id(), 'second ServicePay payment' ) );
+		$this->assertSame( 4, $this->stock_of( $order ) );
+		$this->assertSame( 1, $this->emails_to( $email ) );
+	}
+
+	public function test_an_amount_or_currency_other_than_the_orders_is_not_settled(): void {
+		$order = $this->order_with_session( '25.00', $this->session_id() );
+		$this->assertSame( Settlement::AMOUNT_MISMATCH, Settlement::apply( $order, $this->session_of( $order, 'successful', array( 'amount' => 2499 ) ) ) );
+		$this->assertSame( Settlement::AMOUNT_MISMATCH, Settlement::apply( $order, $this->session_of( $order, 'successful', array( 'amount' => 2499 ) ) ) );
+		$order = wc_get_order( $order->get_id() );
+		$this->assertSame( 'on-hold', $order->get_status() );
+		$this->assertSame( '', $order->get_transaction_id() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'was paid 24.99 USD, but this order is 25.00 USD' ) );
+		// WooCommerce holds stock for an on-hold order (as for a cheque); cancelling it gives the stock back.
+		$this->assertSame( 4, $this->stock_of( $order ) );
+
+		$other = $this->order_with_session( '25.00', $this->session_id() );
+		$this->assertSame( Settlement::AMOUNT_MISMATCH, Settlement::apply( $other, $this->session_of( $other, 'successful', array( 'currency' => 'NGN' ) ) ) );
+		$this->assertTrue( wc_get_order( $other->get_id() )->needs_payment() === false && 'on-hold' === wc_get_order( $other->get_id() )->get_status() );
+	}
+
+	public function test_a_session_of_another_order_is_ignored(): void {
+		$order = $this->order_with_session( '25.00', $this->session_id() );
+		$this->assertSame( Settlement::IGNORED, Settlement::apply( $order, $this->session_of( $order, 'successful', array( 'id' => 'ses_not_this_orders' ) ) ) );
+		$this->assertSame( 'pending', wc_get_order( $order->get_id() )->get_status() );
+	}
+
+	public function test_a_second_session_paying_a_paid_order_asks_for_a_refund_once(): void {
+		$order = $this->order_with_session( '25.00', $this->session_id() );
+		Settlement::apply( $order, $this->session_of( $order, 'successful' ) );
+		$second = $this->session_id();
+		$order  = wc_get_order( $order->get_id() );
+		OrderSessions::remember( $order, array( 'id' => $second ), 2 );
+		$order->save();
+		$this->assertSame( Settlement::ALREADY_PAID, Settlement::apply( $order, $this->session_of( $order, 'successful' ) ) );
+		$this->assertSame( Settlement::ALREADY_PAID, Settlement::apply( $order, $this->session_of( $order, 'successful' ) ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'A second ServicePay payment arrived' ) );
+		$this->assertNotSame( $second, wc_get_order( $order->get_id() )->get_transaction_id() );
+	}
+
+	public function test_expired_fails_the_order_cancelled_keeps_it_payable_and_each_notes_once(): void {
+		$expired = $this->order_with_session( '25.00', $this->session_id() );
+		$this->assertSame( Settlement::NOTED, Settlement::apply( $expired, $this->session_of( $expired, 'expired' ) ) );
+		$this->assertSame( Settlement::IGNORED, Settlement::apply( $expired, $this->session_of( $expired, 'expired' ) ) );
+		$this->assertSame( 'failed', wc_get_order( $expired->get_id() )->get_status() );
+		$this->assertSame( 1, $this->notes_containing( $expired->get_id(), 'expired before the transfer arrived' ) );
+
+		$cancelled = $this->order_with_session( '25.00', $this->session_id() );
+		$this->assertSame( Settlement::NOTED, Settlement::apply( $cancelled, $this->session_of( $cancelled, 'cancelled' ) ) );
+		$this->assertSame( Settlement::IGNORED, Settlement::apply( $cancelled, $this->session_of( $cancelled, 'cancelled' ) ) );
+		$fresh = wc_get_order( $cancelled->get_id() );
+		$this->assertSame( 'pending', $fresh->get_status() );
+		$this->assertTrue( $fresh->needs_payment() );
+		$this->assertSame( 1, $this->notes_containing( $cancelled->get_id(), 'cancelled the ServicePay payment' ) );
+	}
+
+	public function test_an_earlier_attempts_session_ending_does_not_touch_the_order(): void {
+		$order = $this->order_with_session( '25.00', $this->session_id() );
+		$first = $this->session_of( $order, 'cancelled' );
+		OrderSessions::remember( $order, array( 'id' => $this->session_id() ), 2 );
+		$order->save();
+		$this->assertSame( Settlement::IGNORED, Settlement::apply( $order, $first ) );
+		$this->assertSame( 0, $this->notes_containing( $order->get_id(), 'cancelled the ServicePay payment' ) );
+	}
+
+	public function test_a_returned_transfer_of_another_amount_is_noted_once_per_event(): void {
+		$order    = $this->order_with_session( '25.00', $this->session_id() );
+		$session  = $this->session_of( $order, 'mismatch', array( 'lastMismatch' => array( 'expectedAmount' => 2500, 'receivedAmount' => 2000 ) ) );
+		$event    = 'evt_' . wp_generate_password( 24, false );
+		$this->assertSame( Settlement::NOTED, Settlement::apply( $order, $session, $event ) );
+		$this->assertSame( Settlement::IGNORED, Settlement::apply( $order, $session, $event ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'A bank transfer of 20.00 USD arrived, but 25.00 USD is due' ) );
+		$this->assertSame( 'pending', wc_get_order( $order->get_id() )->get_status() );
+		$this->assertSame( Settlement::OPEN, Settlement::apply( $order, $this->session_of( $order, 'awaiting_payment' ) ) );
+	}
+}

@@ -1,0 +1,92 @@
+<?php
+/**
+ * Base for tests that need the real WordPress + WooCommerce (group `wordpress`).
+ *
+ * @package ServicePay\WooCommerce
+ */
+
+namespace ServicePay\WooCommerce\Tests;
+
+use PHPUnit\Framework\TestCase;
+
+/**
+ * Fails (never skips) when WordPress is not loaded: run with SERVICEPAY_WP_DIR, or exclude the group.
+ */
+abstract class WordPressTestCase extends TestCase {
+
+	protected function setUp(): void {
+		parent::setUp();
+		if ( ! function_exists( 'wc_create_order' ) ) {
+			$this->fail( 'Needs WordPress with WooCommerce: set SERVICEPAY_WP_DIR or use --exclude-group wordpress.' );
+		}
+	}
+
+	/**
+	 * A pending order of the gateway with one product line and a current session.
+	 *
+	 * @param string $total      Order total.
+	 * @param string $session_id The session the order has.
+	 * @param string $currency   Currency.
+	 */
+	protected function order_with_session( string $total, string $session_id, string $currency = 'USD' ): \WC_Order {
+		$product = new \WC_Product_Simple();
+		$product->set_name( 'Claim test product' );
+		$product->set_regular_price( $total );
+		$product->set_manage_stock( true );
+		$product->set_stock_quantity( 5 );
+		$product->save();
+		$order = wc_create_order();
+		$order->add_product( $product, 1 );
+		$order->set_currency( $currency );
+		$order->set_billing_email( 'payer@example.com' );
+		$order->set_payment_method( 'servicepay' );
+		$order->calculate_totals( false );
+		$order->set_total( $total );
+		\ServicePay\WooCommerce\Orders\OrderSessions::remember(
+			$order,
+			array(
+				'id'          => $session_id,
+				'reference'   => 'ref-' . $session_id,
+				'environment' => 'test',
+				'expiresAt'   => gmdate( 'c', time() + 3600 ),
+			),
+			1
+		);
+		$order->save();
+		return $order;
+	}
+
+	/**
+	 * The service's view of a session of the order.
+	 *
+	 * @param \WC_Order           $order  Order.
+	 * @param string              $status Status.
+	 * @param array<string,mixed> $extra  Overrides.
+	 * @return array<string,mixed>
+	 */
+	protected function session_of( \WC_Order $order, string $status, array $extra = array() ): array {
+		return array_merge(
+			array(
+				'id'          => $order->get_meta( '_servicepay_session_id' ),
+				'reference'   => 'ref-' . $order->get_meta( '_servicepay_session_id' ),
+				'status'      => $status,
+				'environment' => 'test',
+				'amount'      => \ServicePay\WooCommerce\Money::to_minor( (string) $order->get_total( 'edit' ), $order->get_currency() ),
+				'currency'    => $order->get_currency(),
+				'metadata'    => array( 'wc_order_id' => (string) $order->get_id() ),
+			),
+			$extra
+		);
+	}
+
+	/**
+	 * Notes whose text contains a needle.
+	 *
+	 * @param int    $order_id Order.
+	 * @param string $needle   Text.
+	 */
+	protected function notes_containing( int $order_id, string $needle ): int {
+		$notes = wc_get_order_notes( array( 'order_id' => $order_id ) );
+		return count( array_filter( $notes, static fn ( $n ) => str_contains( $n->content, $needle ) ) );
+	}
+}

@@ -1,0 +1,31 @@
+<?php
+/**
+ * One of several PHP processes racing on the same database, as concurrent HTTP requests would.
+ * Usage: php concurrent-worker.php <claim|settle> <order id> <barrier dir> [claim key | session JSON]
+ * Loads WordPress, says it is ready, waits for the go signal (so that every worker starts its database work
+ * at the same moment), then prints one JSON line.
+ *
+ * @package ServicePay\WooCommerce
+ */
+
+[ , $mode, $order_id, $barrier ] = $argv;
+$url                       = parse_url( (string) getenv( 'WP_URL' ) );
+$_SERVER['HTTP_HOST']      = ( $url['host'] ?? '127.0.0.1' ) . ( isset( $url['port'] ) ? ':' . $url['port'] : '' );
+$_SERVER['SERVER_NAME']    = $url['host'] ?? '127.0.0.1';
+$_SERVER['REQUEST_URI']    = '/';
+$_SERVER['REQUEST_METHOD'] = 'GET';
+require getenv( 'SERVICEPAY_WP_DIR' ) . '/wp-load.php';
+
+touch( $barrier . '/ready-' . getmypid() );
+$deadline = microtime( true ) + 60;
+while ( ! file_exists( $barrier . '/go' ) && microtime( true ) < $deadline ) {
+	usleep( 1000 );
+}
+if ( 'claim' === $mode ) {
+	$won = \ServicePay\WooCommerce\Orders\SettlementClaim::take( $argv[4], (int) $order_id );
+	echo wp_json_encode( array( 'won' => $won ) ), "\n";
+} else {
+	$session = json_decode( $argv[4], true );
+	$result  = \ServicePay\WooCommerce\Orders\Settlement::apply( wc_get_order( (int) $order_id ), $session, 'evt_race' );
+	echo wp_json_encode( array( 'result' => $result ) ), "\n";
+}
