@@ -14,6 +14,7 @@ import { jsonBody } from './middleware/json-body.ts';
 import { rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
+import { openApiRoute } from './openapi/openapi-route.ts';
 import { type BankRouteDeps, bankCounterRoutes, bankNotificationRoutes } from './routes/bank.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { testHelperRoutes } from './routes/test-helpers.ts';
@@ -79,6 +80,7 @@ export function createApp(deps: AppDeps): Express {
   };
   // The bank signs raw bytes, so its route reads the body itself, before the JSON parser.
   app.use(bankNotificationRoutes(bank));
+  app.get('/openapi.json', openApiRoute);
   // The portal's forms are url-encoded and answered in HTML, so it is mounted before the JSON-only body rule.
   if (deps.portal) app.use('/portal', deps.portal);
   app.use(jsonBody(deps.config.bodyLimitBytes));

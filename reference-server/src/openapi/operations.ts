@@ -1,0 +1,576 @@
+import {
+  BankNotificationSchema,
+  BootstrapParamsSchema,
+  BootstrapResultSchema,
+  CheckoutProfileSchema,
+  CreatedSessionSchema,
+  CreateSessionParamsSchema,
+  CreateWebhookEndpointParamsSchema,
+  DeletedWebhookEndpointSchema,
+  ListSessionsParamsSchema,
+  ListWebhookDeliveriesParamsSchema,
+  ListWebhookEndpointsParamsSchema,
+  NewAccountResultSchema,
+  ResendEventParamsSchema,
+  ResendEventResultSchema,
+  SessionSchema,
+  SimulatedTransferSchema,
+  SimulateTransferParamsSchema,
+  UpdateWebhookEndpointParamsSchema,
+  WebhookDeliverySchema,
+  WebhookEndpointSchema,
+  WebhookEndpointWithSecretSchema,
+} from '@servicepay/node/protocol';
+import { z } from 'zod';
+import type { NotificationResult } from '../db/bank-notifications.ts';
+import {
+  CreateEndpointFormSchema,
+  DeliveriesQuerySchema,
+  EnvironmentFormSchema,
+  ResendFormSchema,
+  RevealSecretFormSchema,
+  RollKeyFormSchema,
+  SessionDetailQuerySchema,
+  SessionsQuerySchema,
+  SignInFormSchema,
+  SignOutFormSchema,
+  TransferFormSchema,
+} from '../portal/forms.ts';
+
+/** How a route is authorised; several entries on one operation are alternatives. */
+export type SecurityName = 'secretKey' | 'publishableKey' | 'widgetToken' | 'bankSignature' | 'portalSession';
+
+/** A success answer: `data` in the envelope (`list`: an array with pagination), or a page, a redirect, a stream. */
+export type SuccessSpec =
+  | { kind: 'json'; description: string; data: z.ZodType; name: string; list?: boolean }
+  | { kind: 'html'; description: string }
+  | { kind: 'redirect'; description: string }
+  | { kind: 'event-stream'; description: string }
+  | { kind: 'asset'; description: string };
+
+/** One operation of the service: what it takes and what it answers, by the schemas that check it. */
+export interface OperationSpec {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** OpenAPI path, `{id}` for parameters. */
+  path: string;
+  operationId: string;
+  tag: 'Sessions' | 'Checkout' | 'Webhooks' | 'Bank' | 'Testing' | 'Service' | 'Portal';
+  summary: string;
+  description?: string;
+  security: SecurityName[];
+  query?: z.ZodObject;
+  /** A JSON body, named for `components.schemas`. */
+  body?: { schema: z.ZodType; name: string; required: boolean };
+  /** A portal form (`application/x-www-form-urlencoded`). */
+  form?: z.ZodObject;
+  headers?: Array<{ name: string; description: string; required: boolean; schema: Record<string, unknown> }>;
+  success: Record<number, SuccessSpec>;
+  /** Error statuses this operation answers (in the error envelope, or as a page for the portal). */
+  errors: number[];
+}
+
+/** `data` of `POST /bank/notifications`: what the service made of the bank's notice. */
+export const BankNotificationResultSchema = z.object({
+  id: z.string(),
+  result: z.enum([
+    'credited',
+    'mismatch',
+    'not_credited',
+    'unapplied',
+    'unknown_account',
+  ] as const satisfies readonly NotificationResult[]),
+  duplicate: z.boolean(),
+});
+
+/** `data` of `GET /health`. */
+export const HealthSchema = z.object({ status: z.literal('ok') });
+
+const json = (description: string, data: z.ZodType, name: string, list = false): SuccessSpec => ({
+  kind: 'json',
+  description,
+  data,
+  name,
+  ...(list ? { list } : {}),
+});
+const page = (description: string): SuccessSpec => ({ kind: 'html', description });
+const redirect = (description: string): SuccessSpec => ({ kind: 'redirect', description });
+
+/** Statuses of every secret-key route (spec §5, §7): no or a bad key, a refused key, the rate limit. */
+const SECRET_KEY_ERRORS = [400, 401, 403, 429];
+/** Statuses of a route that reads a JSON body: malformed (400), too large (413), not JSON (415). */
+const BODY_ERRORS = [400, 413, 415];
+const PORTAL_PAGE_ERRORS = [400, 403, 404];
+const PORTAL_FORM_ERRORS = [400, 403, 404, 409, 413, 415, 429];
+
+const idempotencyKey = {
+  name: 'Idempotency-Key',
+  description:
+    'Same key and body within 24 h answers the first response again (Idempotent-Replayed: true); another body: 409.',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
+
+/**
+ * Every operation the reference server's API app answers, mapped to the protocol schemas that check its input
+ * and describe its output. `test/api/openapi.test.ts` compares this with the routes the app really serves.
+ *
+ * @example
+ * OPERATIONS.find((operation) => operation.operationId === 'createSession')?.body?.name; // 'CreateSessionParams'
+ */
+export const OPERATIONS: readonly OperationSpec[] = [
+  {
+    method: 'get',
+    path: '/health',
+    operationId: 'health',
+    tag: 'Service',
+    summary: 'Liveness check',
+    security: [],
+    success: { 200: json('The service is up.', HealthSchema, 'Health') },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openApiDocument',
+    tag: 'Service',
+    summary: 'This OpenAPI 3.1 document',
+    description:
+      'Generated at start from the zod schemas of `@servicepay/node/protocol` with `z.toJSONSchema`.',
+    security: [],
+    success: { 200: { kind: 'asset', description: 'The OpenAPI document (JSON).' } },
+    errors: [],
+  },
+  {
+    method: 'post',
+    path: '/api/widget/sessions',
+    operationId: 'createSession',
+    tag: 'Sessions',
+    summary: 'Create a payment session',
+    description: 'Amount in minor units; the client secret in the answer is shown this once.',
+    security: ['secretKey'],
+    body: { schema: CreateSessionParamsSchema, name: 'CreateSessionParams', required: true },
+    headers: [idempotencyKey],
+    success: { 201: json('The session, with its client secret.', CreatedSessionSchema, 'CreatedSession') },
+    errors: [...SECRET_KEY_ERRORS, 409, 413, 415],
+  },
+  {
+    method: 'get',
+    path: '/api/widget/sessions',
+    operationId: 'listSessions',
+    tag: 'Sessions',
+    summary: 'List sessions, newest first',
+    security: ['secretKey'],
+    query: ListSessionsParamsSchema,
+    success: { 200: json('A page of sessions.', SessionSchema, 'Session', true) },
+    errors: SECRET_KEY_ERRORS,
+  },
+  {
+    method: 'get',
+    path: '/api/widget/sessions/{id}',
+    operationId: 'retrieveSession',
+    tag: 'Sessions',
+    summary: 'Retrieve a session',
+    security: ['secretKey'],
+    success: { 200: json('The session.', SessionSchema, 'Session') },
+    errors: [...SECRET_KEY_ERRORS, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/widget/sessions/{id}/cancel',
+    operationId: 'cancelSession',
+    tag: 'Sessions',
+    summary: 'Cancel an open session (merchant or payer)',
+    security: ['secretKey', 'widgetToken'],
+    success: { 200: json('The cancelled session.', SessionSchema, 'Session') },
+    errors: [...SECRET_KEY_ERRORS, 404, 409],
+  },
+  {
+    method: 'post',
+    path: '/api/widget/bootstrap',
+    operationId: 'bootstrapCheckout',
+    tag: 'Checkout',
+    summary: "Exchange a client secret for a widget token and the session's account",
+    security: [],
+    body: { schema: BootstrapParamsSchema, name: 'BootstrapParams', required: true },
+    success: {
+      200: json(
+        'The widget token, the public session and its account.',
+        BootstrapResultSchema,
+        'BootstrapResult',
+      ),
+    },
+    errors: [...BODY_ERRORS, 409, 410, 429],
+  },
+  {
+    method: 'post',
+    path: '/api/widget/sessions/{id}/accounts',
+    operationId: 'newAccount',
+    tag: 'Checkout',
+    summary: 'A new virtual account after the previous one ran out',
+    security: ['widgetToken'],
+    success: { 201: json('The session and its new account.', NewAccountResultSchema, 'NewAccountResult') },
+    errors: [400, 401, 403, 404, 409, 429],
+  },
+  {
+    method: 'get',
+    path: '/api/widget/sessions/{id}/events',
+    operationId: 'sessionEvents',
+    tag: 'Checkout',
+    summary: "The checkout's real-time push (server-sent events)",
+    description:
+      'Each message is `event: status` with `data:` a `StatusMessage` (see `x-servicepay-event-data`); the first is the current state.',
+    security: ['widgetToken'],
+    headers: [
+      {
+        name: 'Last-Event-ID',
+        description: 'Resume after this event id.',
+        required: false,
+        schema: { type: 'string', pattern: '^\\d{1,15}$' },
+      },
+    ],
+    success: { 200: { kind: 'event-stream', description: 'A text/event-stream of status messages.' } },
+    errors: [400, 401, 403, 404, 429],
+  },
+  {
+    method: 'get',
+    path: '/api/widget/profile',
+    operationId: 'checkoutProfile',
+    tag: 'Checkout',
+    summary: "The business's public checkout profile",
+    security: ['publishableKey', 'secretKey'],
+    success: { 200: json('The merchant name and environment.', CheckoutProfileSchema, 'CheckoutProfile') },
+    errors: SECRET_KEY_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/api/test/transfers',
+    operationId: 'testTransfer',
+    tag: 'Testing',
+    summary: "A simulated payer's transfer to a test session's account",
+    security: ['secretKey'],
+    body: { schema: SimulateTransferParamsSchema, name: 'SimulateTransferParams', required: true },
+    success: {
+      200: json(
+        'What the bank did, and whether its notification was delivered.',
+        SimulatedTransferSchema,
+        'SimulatedTransfer',
+      ),
+    },
+    errors: [...SECRET_KEY_ERRORS, 404, 413, 415],
+  },
+  {
+    method: 'post',
+    path: '/bank/notifications',
+    operationId: 'bankNotification',
+    tag: 'Bank',
+    summary: "The bank's signed notice of a transfer",
+    description:
+      'Signed `X-Bank-Signature: t=<unix>,v1=<hex HMAC-SHA256>` over the raw body; each id processed once.',
+    security: ['bankSignature'],
+    body: { schema: BankNotificationSchema, name: 'BankNotification', required: true },
+    success: {
+      200: json('What the service made of it.', BankNotificationResultSchema, 'BankNotificationResult'),
+    },
+    errors: [400, 401, 413],
+  },
+  {
+    method: 'post',
+    path: '/bank/transfers',
+    operationId: 'bankCounterTransfer',
+    tag: 'Bank',
+    summary: "The simulated bank's payer counter (test accounts only)",
+    security: [],
+    body: { schema: SimulateTransferParamsSchema, name: 'SimulateTransferParams', required: true },
+    success: { 200: json('What the bank did.', SimulatedTransferSchema, 'SimulatedTransfer') },
+    errors: [...BODY_ERRORS, 403, 404, 429],
+  },
+  {
+    method: 'post',
+    path: '/api/webhooks',
+    operationId: 'createWebhookEndpoint',
+    tag: 'Webhooks',
+    summary: 'Register a webhook endpoint',
+    security: ['secretKey'],
+    body: { schema: CreateWebhookEndpointParamsSchema, name: 'CreateWebhookEndpointParams', required: true },
+    success: {
+      201: json(
+        'The endpoint with its signing secret (shown this once).',
+        WebhookEndpointWithSecretSchema,
+        'WebhookEndpointWithSecret',
+      ),
+    },
+    errors: [...SECRET_KEY_ERRORS, 413, 415],
+  },
+  {
+    method: 'get',
+    path: '/api/webhooks',
+    operationId: 'listWebhookEndpoints',
+    tag: 'Webhooks',
+    summary: 'List webhook endpoints',
+    security: ['secretKey'],
+    query: ListWebhookEndpointsParamsSchema,
+    success: { 200: json('A page of endpoints.', WebhookEndpointSchema, 'WebhookEndpoint', true) },
+    errors: SECRET_KEY_ERRORS,
+  },
+  {
+    method: 'get',
+    path: '/api/webhooks/{id}',
+    operationId: 'retrieveWebhookEndpoint',
+    tag: 'Webhooks',
+    summary: 'Retrieve a webhook endpoint',
+    security: ['secretKey'],
+    success: { 200: json('The endpoint (never its secret).', WebhookEndpointSchema, 'WebhookEndpoint') },
+    errors: [...SECRET_KEY_ERRORS, 404],
+  },
+  {
+    method: 'patch',
+    path: '/api/webhooks/{id}',
+    operationId: 'updateWebhookEndpoint',
+    tag: 'Webhooks',
+    summary: 'Change, disable or enable a webhook endpoint',
+    security: ['secretKey'],
+    body: { schema: UpdateWebhookEndpointParamsSchema, name: 'UpdateWebhookEndpointParams', required: true },
+    success: { 200: json('The endpoint.', WebhookEndpointSchema, 'WebhookEndpoint') },
+    errors: [...SECRET_KEY_ERRORS, 404, 413, 415],
+  },
+  {
+    method: 'delete',
+    path: '/api/webhooks/{id}',
+    operationId: 'deleteWebhookEndpoint',
+    tag: 'Webhooks',
+    summary: 'Delete a webhook endpoint',
+    security: ['secretKey'],
+    success: { 200: json('The deleted id.', DeletedWebhookEndpointSchema, 'DeletedWebhookEndpoint') },
+    errors: [...SECRET_KEY_ERRORS, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/webhooks/{id}/roll-secret',
+    operationId: 'rollWebhookSecret',
+    tag: 'Webhooks',
+    summary: 'Roll the signing secret (the previous one signs beside it for 24 h)',
+    security: ['secretKey'],
+    success: {
+      200: json(
+        'The endpoint with its new secret.',
+        WebhookEndpointWithSecretSchema,
+        'WebhookEndpointWithSecret',
+      ),
+    },
+    errors: [...SECRET_KEY_ERRORS, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/webhooks/{id}/deliveries',
+    operationId: 'listWebhookDeliveries',
+    tag: 'Webhooks',
+    summary: "An endpoint's deliveries with every attempt",
+    security: ['secretKey'],
+    query: ListWebhookDeliveriesParamsSchema,
+    success: { 200: json('A page of deliveries.', WebhookDeliverySchema, 'WebhookDelivery', true) },
+    errors: [...SECRET_KEY_ERRORS, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/events/{id}/resend',
+    operationId: 'resendEvent',
+    tag: 'Webhooks',
+    summary: 'Deliver an event again',
+    security: ['secretKey'],
+    body: { schema: ResendEventParamsSchema, name: 'ResendEventParams', required: false },
+    success: { 202: json('The deliveries queued.', ResendEventResultSchema, 'ResendEventResult') },
+    errors: [...SECRET_KEY_ERRORS, 404, 413, 415],
+  },
+  // --- the developer portal: HTML pages and url-encoded forms for a browser, not an API ---
+  {
+    method: 'get',
+    path: '/portal',
+    operationId: 'portalHome',
+    tag: 'Portal',
+    summary: 'Portal entry: to the sessions page, or to sign-in',
+    security: [],
+    success: { 303: redirect('To /portal/sessions or /portal/sign-in.') },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/portal/assets/{name}',
+    operationId: 'portalAsset',
+    tag: 'Portal',
+    summary: "The portal's stylesheet and script",
+    security: [],
+    success: { 200: { kind: 'asset', description: 'portal.css or portal.js.' } },
+    errors: [404],
+  },
+  {
+    method: 'get',
+    path: '/portal/sign-in',
+    operationId: 'portalSignInPage',
+    tag: 'Portal',
+    summary: 'Sign-in page (sets the sign-in form cookie)',
+    security: [],
+    success: { 200: page('The sign-in form.'), 303: redirect('Already signed in.') },
+    errors: [],
+  },
+  {
+    method: 'post',
+    path: '/portal/sign-in',
+    operationId: 'portalSignIn',
+    tag: 'Portal',
+    summary: 'Sign in with a secret key (opens a portal session cookie)',
+    security: [],
+    form: SignInFormSchema,
+    success: { 303: redirect('Signed in: to /portal/sessions.') },
+    errors: [401, 403, 413, 415, 429],
+  },
+  {
+    method: 'post',
+    path: '/portal/sign-out',
+    operationId: 'portalSignOut',
+    tag: 'Portal',
+    summary: 'Sign out',
+    security: ['portalSession'],
+    form: SignOutFormSchema,
+    success: { 303: redirect('To the sign-in page.') },
+    errors: PORTAL_FORM_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/portal/environment',
+    operationId: 'portalEnvironment',
+    tag: 'Portal',
+    summary: 'Switch the environment the portal shows (never API routing)',
+    security: ['portalSession'],
+    form: EnvironmentFormSchema,
+    success: { 303: redirect('Back to the page.') },
+    errors: PORTAL_FORM_ERRORS,
+  },
+  {
+    method: 'get',
+    path: '/portal/keys',
+    operationId: 'portalKeys',
+    tag: 'Portal',
+    summary: 'API keys page',
+    security: ['portalSession'],
+    success: { 200: page('Keys by prefix and last four.'), 303: redirect('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/portal/keys/roll',
+    operationId: 'portalRollKey',
+    tag: 'Portal',
+    summary: 'Roll a key (the old one stops at once; the new one shown once)',
+    security: ['portalSession'],
+    form: RollKeyFormSchema,
+    success: { 200: page('The keys page with the new key.') },
+    errors: PORTAL_FORM_ERRORS,
+  },
+  {
+    method: 'get',
+    path: '/portal/webhooks',
+    operationId: 'portalWebhooks',
+    tag: 'Portal',
+    summary: 'Webhook endpoints page',
+    security: ['portalSession'],
+    success: { 200: page('The endpoints.'), 303: redirect('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/portal/webhooks',
+    operationId: 'portalCreateEndpoint',
+    tag: 'Portal',
+    summary: 'Add a webhook endpoint',
+    security: ['portalSession'],
+    form: CreateEndpointFormSchema,
+    success: { 201: page('The endpoints with the new secret.') },
+    errors: PORTAL_FORM_ERRORS,
+  },
+  {
+    method: 'get',
+    path: '/portal/webhooks/{id}',
+    operationId: 'portalEndpoint',
+    tag: 'Portal',
+    summary: 'One endpoint with its deliveries and attempts',
+    security: ['portalSession'],
+    query: DeliveriesQuerySchema,
+    success: { 200: page('The endpoint.'), 303: redirect('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/portal/webhooks/{id}/reveal',
+    operationId: 'portalRevealSecret',
+    tag: 'Portal',
+    summary: "Reveal an endpoint's signing secret (after a confirm)",
+    security: ['portalSession'],
+    form: RevealSecretFormSchema,
+    success: { 200: page('The endpoint with its secret.') },
+    errors: PORTAL_FORM_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/portal/webhooks/{id}/resend',
+    operationId: 'portalResend',
+    tag: 'Portal',
+    summary: 'Resend an event to this endpoint',
+    security: ['portalSession'],
+    form: ResendFormSchema,
+    success: { 303: redirect('Back to the endpoint.') },
+    errors: PORTAL_FORM_ERRORS,
+  },
+  {
+    method: 'get',
+    path: '/portal/sessions',
+    operationId: 'portalSessions',
+    tag: 'Portal',
+    summary: 'Sessions page (filters, paging)',
+    security: ['portalSession'],
+    query: SessionsQuerySchema,
+    success: { 200: page('A page of sessions.'), 303: redirect('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+  },
+  {
+    method: 'get',
+    path: '/portal/sessions/{id}',
+    operationId: 'portalSession',
+    tag: 'Portal',
+    summary: 'One session with its status history and account',
+    security: ['portalSession'],
+    query: SessionDetailQuerySchema,
+    success: { 200: page('The session.'), 303: redirect('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+  },
+  {
+    method: 'get',
+    path: '/portal/bank',
+    operationId: 'portalBank',
+    tag: 'Portal',
+    summary: 'Test bank page',
+    security: ['portalSession'],
+    success: { 200: page('Test sessions that take a transfer now.'), 303: redirect('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/portal/bank/transfers',
+    operationId: 'portalTransfer',
+    tag: 'Portal',
+    summary: "Send the right or a wrong amount to a test session's account",
+    security: ['portalSession'],
+    form: TransferFormSchema,
+    success: { 303: redirect('To the session, with the outcome.') },
+    errors: PORTAL_FORM_ERRORS,
+  },
+  {
+    method: 'get',
+    path: '/portal/kyc',
+    operationId: 'portalKyc',
+    tag: 'Portal',
+    summary: 'KYC status page',
+    security: ['portalSession'],
+    success: { 200: page('KYC status.'), 303: redirect('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+  },
+];
