@@ -16,6 +16,8 @@ export interface RunningServer {
   baseUrl: string;
   /** The widget hosts' base URLs (`${widgetUrls.test}/latest/widget.js`). */
   widgetUrls: { test: string; live: string };
+  /** Drops every open connection to the API (push streams included), as a network cut would. */
+  dropConnections(): void;
   dbPath: string;
   service: Service;
   createBusiness(options?: { name?: string; kycApproved?: boolean }): CreatedBusiness;
@@ -43,11 +45,12 @@ export async function startServer(
     { port: 0, testWidgetPort: 0, liveWidgetPort: 0, webhooks: { schedule: 'fast' }, ...config, dbPath },
     { logger: options.logger ?? silentLogger, ...(options.clock ? { clock: options.clock } : {}) },
   );
-  const { url, widgetUrls } = await service.start();
+  const { url, server, widgetUrls } = await service.start();
   const clock = options.clock;
   return {
     baseUrl: url,
     widgetUrls,
+    dropConnections: () => server.closeAllConnections(),
     dbPath,
     service,
     createBusiness: ({ name = 'Test Shop', kycApproved = false } = {}) =>

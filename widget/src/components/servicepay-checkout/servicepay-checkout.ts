@@ -150,6 +150,12 @@ export class ServicePayCheckout extends LitElement {
     const target = frame.contentWindow;
     const origin = scriptOrigin();
     if (!target || !origin) return;
+    try {
+      // Readable means same-origin: the initial about:blank, not the widget host's page. Wait for that one.
+      if (target.location.href) return;
+    } catch {
+      // Cross-origin: the widget host's page has loaded.
+    }
     const channel = new MessageChannel();
     this.port = channel.port1;
     this.port.onmessage = (message) => this.onFrameMessage(message.data);
@@ -175,7 +181,8 @@ export class ServicePayCheckout extends LitElement {
         this.renderRoot.querySelector('iframe')?.focus();
         return;
       case 'success':
-        if (this.succeeded || this.cancelled || this.errored) return;
+        // After a connection error the stream may come back with the payment: success still counts.
+        if (this.succeeded || this.cancelled) return;
         this.succeeded = true;
         this.dispatchEvent(new SuccessEvent(message.payment));
         return;

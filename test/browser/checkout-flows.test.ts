@@ -1,0 +1,312 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, openPage } from './support/browser.ts';
+import {
+  type CheckoutWorld,
+  checkoutFrame,
+  heading,
+  merchantLog,
+  openCheckout,
+  shownAccountNumber,
+  startCheckoutWorld,
+} from './support/checkout-world.ts';
+import { axeViolations, cspViolations, leftovers, screenshot } from './support/inspect.ts';
+
+// One browser and one real service (with both widget hosts) for the whole file; a fresh context per test.
+let browser: Browser;
+let world: CheckoutWorld;
+
+beforeAll(async () => {
+  [browser, world] = await Promise.all([launchChromium(), startCheckoutWorld()]);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await world?.close();
+});
+
+const sessionStatus = (id: string) => world.sessionStatus(id);
+
+describe('the checkout on a plain page with the spec CSP', () => {
+  it('pays a test session end to end: every screen on the way, onSuccess once, nothing left behind', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    await page.goto(world.shopUrl());
+    expect(
+      await page.evaluate(() => typeof (window as { ServicePay?: { init?: unknown } }).ServicePay?.init),
+    ).toBe('function');
+    // widget.js creates nothing before init.
+    expect(await leftovers(page)).toMatchObject({ checkouts: 0, iframes: 0, bodyStyle: null });
+
+    const session = await world.createSession(500_000);
+    // Hold the bootstrap a moment (the real request, later) so INITIALIZING can be seen.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/api/widget/bootstrap', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.focus('#pay');
+    await openCheckout(page, session.clientSecret);
+    await heading(page).filter({ hasText: 'Preparing' }).waitFor();
+    await screenshot(page, '1-initializing');
+    expect(await axeViolations(page)).toEqual([]);
+    release();
+
+    const accountNumber = await shownAccountNumber(page);
+    expect(accountNumber).toMatch(/^\d{10}$/);
+    const frame = checkoutFrame(page);
+    await expect(frame.locator('h1').textContent()).resolves.toContain('₦5,000.00');
+    await expect(frame.locator('.details').textContent()).resolves.toContain('ServicePay Test Bank');
+    await expect(frame.locator('.details').textContent()).resolves.toContain('Ada Stores checkout');
+    await expect(frame.locator('.countdown strong').textContent()).resolves.toMatch(/^(30:00|29:5\d)$/);
+    await screenshot(page, '2-awaiting-payment');
+    expect(await axeViolations(page)).toEqual([]);
+
+    // The copy button works inside the sandboxed frame.
+    await frame.getByRole('button', { name: /Copy account number/ }).click();
+    await frame.getByText('Copied', { exact: true }).waitFor();
+    // The frame may only write the clipboard (allow="clipboard-write"); the merchant page reads it back.
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(accountNumber);
+
+    await frame.getByRole('button', { name: "I've sent the money" }).click();
+    await heading(page).filter({ hasText: 'Waiting for your transfer' }).waitFor();
+    await screenshot(page, '3-confirming');
+    expect(await axeViolations(page)).toEqual([]);
+
+    expect((await world.transfer(accountNumber, 500_000)).status).toBe(200);
+    await heading(page).filter({ hasText: 'Payment received' }).waitFor();
+    await screenshot(page, '4-success');
+    expect(await axeViolations(page)).toEqual([]);
+    expect(await merchantLog(page)).toEqual([
+      {
+        callback: 'onSuccess',
+        payload: { id: session.id, reference: session.reference, status: 'successful' },
+      },
+    ]);
+    expect(await sessionStatus(session.id)).toBe('successful');
+
+    // Back to the merchant by itself after 3 s: no element, no frame, no style, focus back on the button.
+    await page.waitForSelector('servicepay-checkout', { state: 'detached', timeout: 6_000 });
+    expect(await leftovers(page)).toEqual({
+      checkouts: 0,
+      iframes: 0,
+      bodyStyle: null,
+      rootStyle: null,
+      focused: 'pay',
+    });
+    expect(await merchantLog(page)).toHaveLength(1);
+    expect(await cspViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('the visible continue control returns to the merchant before the 3 s are up', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(120_000);
+    await openCheckout(page, session.clientSecret);
+    await world.transfer(await shownAccountNumber(page), 120_000);
+    await checkoutFrame(page).getByRole('button', { name: 'Continue' }).click();
+    await page.waitForSelector('servicepay-checkout', { state: 'detached', timeout: 2_000 });
+    expect(await merchantLog(page)).toHaveLength(1);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a wrong amount shows MISMATCH (expected against received) and the exact amount still pays', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(500_000);
+    await openCheckout(page, session.clientSecret);
+    const accountNumber = await shownAccountNumber(page);
+    expect((await world.transfer(accountNumber, 450_000)).status).toBe(200);
+    await heading(page).filter({ hasText: 'The amount did not match' }).waitFor();
+    const compare = await checkoutFrame(page).locator('.compare').textContent();
+    expect(compare).toContain('₦5,000.00');
+    expect(compare).toContain('₦4,500.00');
+    // The same account is still shown for the exact amount.
+    expect(await checkoutFrame(page).locator('.digits').textContent()).toBe(accountNumber);
+    await screenshot(page, '5-mismatch');
+    expect(await axeViolations(page)).toEqual([]);
+    expect(await merchantLog(page)).toEqual([]);
+
+    await world.transfer(accountNumber, 500_000);
+    await heading(page).filter({ hasText: 'Payment received' }).waitFor();
+    expect(await merchantLog(page)).toEqual([
+      {
+        callback: 'onSuccess',
+        payload: { id: session.id, reference: session.reference, status: 'successful' },
+      },
+    ]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('Escape cancels: the session is cancelled on the service, CANCELLED shows, onCancel fires once', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(75_000);
+    await openCheckout(page, session.clientSecret);
+    const accountNumber = await shownAccountNumber(page);
+    await page.keyboard.press('Escape');
+    await heading(page).filter({ hasText: 'Payment cancelled' }).waitFor();
+    await screenshot(page, '6-cancelled');
+    expect(await axeViolations(page)).toEqual([]);
+    expect(await sessionStatus(session.id)).toBe('cancelled');
+    expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
+    // A transfer to the closed account is returned, never credited.
+    expect((await world.transfer(accountNumber, 75_000)).body.data.outcome).toBe('returned');
+    // Escape again on the final screen closes the overlay; onCancel stays at one.
+    await page.keyboard.press('Escape');
+    await page.waitForSelector('servicepay-checkout', { state: 'detached', timeout: 2_000 });
+    expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
+    expect(await leftovers(page)).toMatchObject({
+      checkouts: 0,
+      iframes: 0,
+      bodyStyle: null,
+      rootStyle: null,
+    });
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('the overlay close control cancels the same way, and its focus is visible', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(75_000);
+    await openCheckout(page, session.clientSecret);
+    await shownAccountNumber(page);
+    const close = page.getByRole('button', { name: 'Close checkout' });
+    await close.focus();
+    const outline = await close.evaluate((element) => getComputedStyle(element).outlineStyle);
+    expect(outline).not.toBe('none');
+    await close.click();
+    await heading(page).filter({ hasText: 'Payment cancelled' }).waitFor();
+    expect(await sessionStatus(session.id)).toBe('cancelled');
+    await checkoutFrame(page).getByRole('button', { name: 'Back to Ada Stores' }).click();
+    await page.waitForSelector('servicepay-checkout', { state: 'detached', timeout: 2_000 });
+    expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('the push stream in a real browser', () => {
+  it('a dropped network: the stream reconnects with Last-Event-ID and the payment still lands', async () => {
+    const { page, context, problems } = await openPage(browser);
+    const streamRequests: Array<string | undefined> = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/events')) streamRequests.push(request.headers()['last-event-id']);
+    });
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(500_000);
+    await openCheckout(page, session.clientSecret);
+    const accountNumber = await shownAccountNumber(page);
+    await context.setOffline(true);
+    world.server.dropConnections();
+    await world.transfer(accountNumber, 500_000);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await context.setOffline(false);
+    await heading(page).filter({ hasText: 'Payment received' }).waitFor({ timeout: 15_000 });
+    expect(streamRequests[0]).toBeUndefined();
+    expect(streamRequests.slice(1).some((id) => id !== undefined && /^\d+$/.test(id))).toBe(true);
+    expect(await merchantLog(page)).toEqual([
+      {
+        callback: 'onSuccess',
+        payload: { id: session.id, reference: session.reference, status: 'successful' },
+      },
+    ]);
+    // Failed fetches while offline are the browser's own console lines, not the widget's.
+    expect(
+      problems.filter(
+        (line) => !/ERR_INTERNET_DISCONNECTED|Failed to load resource|Failed to fetch/.test(line),
+      ),
+    ).toEqual([]);
+    await context.close();
+  });
+
+  it('a network that stays down ends in ERROR with onError once; back online it resumes and the payment lands', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(500_000);
+    await openCheckout(page, session.clientSecret);
+    const accountNumber = await shownAccountNumber(page);
+    await context.setOffline(true);
+    world.server.dropConnections();
+    await heading(page).filter({ hasText: 'Something went wrong' }).waitFor({ timeout: 20_000 });
+    await screenshot(page, '9-error');
+    expect(await axeViolations(page)).toEqual([]);
+    const log = await merchantLog(page);
+    expect(log).toHaveLength(1);
+    expect(log[0]?.callback).toBe('onError');
+    expect(typeof (log[0]?.payload as { message: unknown }).message).toBe('string');
+    await checkoutFrame(page).getByRole('button', { name: 'Try again' }).waitFor();
+    // Back online, the browser's online event resumes the stream by itself (the button does the same).
+    await context.setOffline(false);
+    await checkoutFrame(page).locator('.digits').waitFor();
+    await world.transfer(accountNumber, 500_000);
+    await heading(page).filter({ hasText: 'Payment received' }).waitFor();
+    const after = await merchantLog(page);
+    expect(after.map((entry) => entry.callback)).toEqual(['onError', 'onSuccess']);
+    expect(
+      problems.filter(
+        (line) => !/ERR_INTERNET_DISCONNECTED|Failed to load resource|Failed to fetch/.test(line),
+      ),
+    ).toEqual([]);
+    await context.close();
+  }, 45_000);
+});
+
+describe('environments', () => {
+  it('a cs_test_ secret on the production host ends in ERROR naming the test host, and the secret is not spent', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl('live'));
+    const session = await world.createSession(30_000, 'test');
+    await openCheckout(page, session.clientSecret);
+    await heading(page).filter({ hasText: 'Something went wrong' }).waitFor();
+    const log = await merchantLog(page);
+    expect(log).toHaveLength(1);
+    expect(log[0]?.callback).toBe('onError');
+    const message = (log[0]?.payload as { message: string }).message;
+    expect(message).toContain(`${world.server.widgetUrls.test}/latest/widget.js`);
+    expect(await checkoutFrame(page).locator('.lead').textContent()).toContain(world.server.widgetUrls.test);
+    expect(await sessionStatus(session.id)).toBe('pending');
+
+    // The same secret still opens on the right host.
+    await page.goto(world.shopUrl('test'));
+    await openCheckout(page, session.clientSecret);
+    expect(await shownAccountNumber(page)).toMatch(/^\d{10}$/);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a cs_live_ secret on the test host names the production host', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl('test'));
+    const session = await world.createSession(30_000, 'live');
+    await openCheckout(page, session.clientSecret);
+    await heading(page).filter({ hasText: 'Something went wrong' }).waitFor();
+    const log = await merchantLog(page);
+    expect((log[0]?.payload as { message: string }).message).toContain(
+      `${world.server.widgetUrls.live}/latest/widget.js`,
+    );
+    expect(await world.sessionStatus(session.id, 'live')).toBe('pending');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a live session pays on the production host (its CSP names that host)', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl('live'));
+    const session = await world.createSession(30_000, 'live');
+    await openCheckout(page, session.clientSecret);
+    expect(await shownAccountNumber(page)).toMatch(/^\d{10}$/);
+    expect(await checkoutFrame(page).locator('.badge').count()).toBe(0);
+    expect(await cspViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
