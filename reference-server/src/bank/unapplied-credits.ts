@@ -81,7 +81,7 @@ export class UnappliedCredits {
     });
     if ('refused' in refund) {
       // Nothing left the bank: an operator must look (a forged or mistaken notification, most likely).
-      this.logger.warn('unapplied credit not refunded: the bank holds no such credit', {
+      this.logger.error('unapplied credit not refunded: the bank holds no such credit', {
         creditId: credit.id,
         transferId: transfer.id,
         refused: refund.refused,
