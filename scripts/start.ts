@@ -153,17 +153,6 @@ function developmentBusiness(service: ReturnType<typeof createService>, keysFile
   return created;
 }
 
-/** The widget hosts' URLs as the service reports them, or where they would be (older services). */
-function widgetUrlsOf(
-  started: object,
-  ports: { test: number; live: number },
-): { test: string; live: string } {
-  const reported = (started as { widgetUrls?: { test?: unknown; live?: unknown } }).widgetUrls;
-  if (typeof reported?.test === 'string' && typeof reported.live === 'string')
-    return { test: reported.test, live: reported.live };
-  return { test: `http://${HOST}:${ports.test}`, live: `http://${HOST}:${ports.live}` };
-}
-
 /** The ports asked for, to name the variable when one is taken. */
 let askedPorts: Record<string, number> = {};
 
@@ -213,11 +202,7 @@ async function main(): Promise<void> {
     if (code === 'EADDRINUSE' && port !== undefined) throw new PortInUseError(port);
     throw error;
   }
-  const { url } = started;
-  const widgetUrls = widgetUrlsOf(started, {
-    test: ports.SERVICEPAY_TEST_WIDGET_PORT,
-    live: ports.SERVICEPAY_LIVE_WIDGET_PORT,
-  });
+  const { url, widgetUrls } = started;
   shop = await startShop({
     secretKey: business.keys.test.secretKey,
     apiUrl: url,

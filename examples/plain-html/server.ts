@@ -71,13 +71,13 @@ const server = createServer(async (req, res) => {
     if (req.method === 'POST' && path === '/webhooks/servicepay') {
       // The signature covers the exact bytes: verify them before parsing anything.
       const event = constructEvent(await rawBody(req), req.headers['x-service-signature'], webhookSecret);
+      if (event.type !== 'session.successful') return json(res, 200, { received: true });
       const { reference, amount, currency, status } = event.data.session;
       const order = orders.get(reference);
       if (order) order.deliveries += 1;
       // Paid once: only a pending order, only a successful session, only the exact amount and currency.
       if (
         order?.status === 'pending' &&
-        event.type === 'session.successful' &&
         status === 'successful' &&
         amount === TICKET.amount &&
         currency === TICKET.currency

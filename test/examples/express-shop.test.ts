@@ -4,10 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateTestHeader } from '@servicepay/node';
 import Database from 'better-sqlite3';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../browser/support/browser.ts';
 import { bootstrap, call } from '../support/api.ts';
 import { eventually, ROOT, type RunningProcess, startProcess } from '../support/child-process.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
+import { payInBrowser } from './pay-in-browser.ts';
 
 // The Express example shop as a merchant runs it: its own process (`src/main.ts`, what `npm start -w
 // examples/express-shop` runs) against the real reference server, paid at the simulated bank's counter.
@@ -19,6 +22,7 @@ let server: RunningServer;
 let secretKey: string;
 let shop: RunningProcess | undefined;
 let shopUrl: string;
+let browser: Browser | undefined;
 
 function startShop(env: Record<string, string> = {}): RunningProcess {
   return startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
@@ -26,7 +30,7 @@ function startShop(env: Record<string, string> = {}): RunningProcess {
     env: {
       SERVICEPAY_SECRET_KEY: secretKey,
       SERVICEPAY_API_URL: server.baseUrl,
-      SERVICEPAY_WIDGET_URL: 'http://127.0.0.1:4243',
+      SERVICEPAY_WIDGET_URL: server.widgetUrls.test,
       SHOP_PORT: '0',
       SHOP_DB: shopDb,
       ...env,
@@ -73,13 +77,14 @@ async function bankTransfer(accountNumber: string, amount: number) {
 const shopOrder = async (orderId: string) => (await call(shopUrl, 'GET', `/api/orders/${orderId}`)).body;
 
 beforeAll(async () => {
-  server = await startServer({ testWidgetPort: 0, liveWidgetPort: 0 });
+  server = await startServer();
   secretKey = server.createBusiness({ name: 'Paper & Ink' }).keys.test.secretKey;
   shop = startShop();
   shopUrl = (await shop.waitFor(/Example shop on (http:\S+)/))[1] as string;
 });
 
 afterAll(async () => {
+  await browser?.close();
   await shop?.stop();
   await server?.close();
   rmSync(folder, { recursive: true, force: true });
@@ -89,12 +94,40 @@ describe('examples/express-shop', () => {
   it('serves its checkout page under the spec CSP, with the widget by one script tag', async () => {
     const page = await call(shopUrl, 'GET', '/');
     expect(page.status).toBe(200);
+    const widget = server.widgetUrls.test;
     expect(page.headers.get('content-security-policy')).toBe(
-      `script-src 'self' http://127.0.0.1:4243; connect-src 'self' ${server.baseUrl}; frame-src 'self' http://127.0.0.1:4243`,
+      `script-src 'self' ${widget}; connect-src 'self' ${server.baseUrl}; frame-src 'self' ${widget}`,
     );
     expect(page.text.match(/<script /g)).toHaveLength(2); // the widget, and the page's own checkout.js
-    expect(page.text).toContain('<script src="http://127.0.0.1:4243/latest/widget.js"></script>');
+    expect(page.text).toContain(`<script src="${widget}/latest/widget.js"></script>`);
     expect(page.text).not.toMatch(/<script>|on(click|submit)=/); // nothing inline for the CSP to refuse
+  });
+
+  it('is paid through in Chromium: the widget opens under the CSP, the bank pays, the order turns paid once', async () => {
+    browser = await launchChromium();
+    const paid = await payInBrowser({
+      browser,
+      pageUrl: shopUrl,
+      apiUrl: server.baseUrl,
+      secretKey,
+      payButton: /Pay by bank transfer/,
+      paidSelector: '#order-status[data-status="paid"]',
+      amount: 500_000,
+    });
+    try {
+      const orderId = (await paid.page.locator('#order-id').textContent()) as string;
+      expect(await paid.page.locator('#status').textContent()).toBe('Thank you: your order is paid.');
+      const seen = books(orderId);
+      expect(seen.fulfilments).toBe(1);
+      // Settled by the signed webhook: the shop records only events that verified.
+      await eventually(async () =>
+        books(orderId).events.some((event) => event.type === 'session.successful') ? true : undefined,
+      );
+      expect(books(orderId).fulfilments).toBe(1);
+      expect(paid.problems).toEqual([]); // no CSP violation, no error, on the page or in the frame
+    } finally {
+      await paid.close();
+    }
   });
 
   it('fixes the amount on the server: a browser sends only a product id', async () => {

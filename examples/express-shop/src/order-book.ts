@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Session, WebhookEvent } from '@servicepay/node';
+import type { Session } from '@servicepay/node';
 import Database from 'better-sqlite3';
 import type { Product } from './catalog.ts';
 
@@ -64,7 +64,7 @@ CREATE TABLE IF NOT EXISTS fulfilments (
 CREATE TABLE IF NOT EXISTS webhook_events (
   event_id TEXT PRIMARY KEY,
   type TEXT NOT NULL,
-  session_id TEXT NOT NULL,
+  session_id TEXT,
   received_at TEXT NOT NULL,
   deliveries INTEGER NOT NULL DEFAULT 1
 );
@@ -134,14 +134,15 @@ export class OrderBook {
   }
 
   /**
-   * Records a verified event; returns true the first time its id is seen, false for a repeat delivery.
+   * Records a verified event (its id, its type, and the session it is about, if any); returns true the first
+   * time its id is seen, false for a repeat delivery.
    */
-  recordEvent(event: WebhookEvent, now = new Date()): boolean {
+  recordEvent(event: { id: string; type: string; sessionId: string | null }, now = new Date()): boolean {
     const inserted = this.#db
       .prepare(
         'INSERT OR IGNORE INTO webhook_events (event_id, type, session_id, received_at) VALUES (?, ?, ?, ?)',
       )
-      .run(event.id, event.type, event.data.session.id, now.toISOString());
+      .run(event.id, event.type, event.sessionId, now.toISOString());
     if (inserted.changes === 1) return true;
     this.#db
       .prepare('UPDATE webhook_events SET deliveries = deliveries + 1 WHERE event_id = ?')

@@ -3,7 +3,13 @@ import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { constructEvent, InvalidRequestError, ServicePay, ServicePayError } from '@servicepay/node';
+import {
+  constructEvent,
+  InvalidRequestError,
+  ServicePay,
+  ServicePayError,
+  type Session,
+} from '@servicepay/node';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { CATALOG, findProduct } from './catalog.ts';
 import { OrderBook } from './order-book.ts';
@@ -133,15 +139,28 @@ export async function startShop(options: ShopOptions): Promise<Shop> {
       }
       throw error;
     }
-    const first = orders.recordEvent(event);
-    const session = event.data.session;
-    if (event.type === 'session.successful') {
+    // Events of a type this SDK version does not know arrive too (the service grows): record, answer 2xx.
+    let session: Session | undefined;
+    switch (event.type) {
+      case 'session.successful':
+      case 'session.mismatch':
+      case 'session.expired':
+      case 'session.cancelled':
+      case 'session.credit_unapplied':
+        session = event.data.session;
+    }
+    const first = orders.recordEvent({
+      id: event.id,
+      type: String(event.type),
+      sessionId: session?.id ?? null,
+    });
+    if (session && event.type === 'session.successful') {
       const outcome = orders.settle(session, 'webhook');
       if (outcome === 'settled') log(`order ${session.reference} paid (webhook ${event.id})`);
       else if (outcome === 'amount_mismatch' || outcome === 'session_mismatch')
         log(`order ${session.reference} NOT paid: ${outcome} (webhook ${event.id})`);
     } else if (first) {
-      log(`order ${session.reference}: ${event.type} (webhook ${event.id})`);
+      log(`order ${session?.reference ?? '-'}: ${String(event.type)} (webhook ${event.id})`);
     }
     res.status(200).json({ received: true, duplicate: !first });
   });

@@ -1,8 +1,14 @@
 import type { ServicePay, WebhookEndpoint } from '@servicepay/node';
 import type { OrderBook } from './order-book.ts';
 
-/** The events the shop acts on or records. */
-const EVENTS = ['session.successful', 'session.mismatch', 'session.expired', 'session.cancelled'] as const;
+/** The events the shop acts on or records (a credit no session could take is refunded by ServicePay: logged). */
+const EVENTS = [
+  'session.successful',
+  'session.mismatch',
+  'session.expired',
+  'session.cancelled',
+  'session.credit_unapplied',
+] as const;
 
 const secretKey = (endpointId: string) => `webhook-secret:${endpointId}`;
 
