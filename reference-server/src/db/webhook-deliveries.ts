@@ -22,7 +22,16 @@ export interface WebhookAttemptRecord {
   latencyMs: number;
   error: string | null;
   responseExcerpt: string | null;
+  /** Why `responseExcerpt` is null although the receiver answered (`receiver_not_public`), else null. */
+  responseExcerptWithheld: string | null;
 }
+
+/**
+ * How a withheld answer is recorded until `webhook_attempts` has a column of its own for it: in `error`, which
+ * is always NULL when the receiver answered (an attempt has an error or an answer, never both), behind a
+ * prefix no error text starts with. Only this repository reads or writes it.
+ */
+const WITHHELD_PREFIX = 'withheld:';
 
 /** What the worker needs to make one attempt, read in one query. */
 export interface DueDelivery {
@@ -137,7 +146,14 @@ export class WebhookDeliveryRepository {
         `SELECT delivery_id, attempted_at, status_code, latency_ms, error, response_excerpt FROM webhook_attempts
          WHERE delivery_id IN (SELECT value FROM json_each(?)) ORDER BY id`,
       ),
-      insertAttempt: db.prepare(
+      insertAttempt: db.prepare<{
+        deliveryId: string;
+        attemptedAt: number;
+        statusCode: number | null;
+        latencyMs: number;
+        error: string | null;
+        responseExcerpt: string | null;
+      }>(
         `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_excerpt)
          VALUES (@deliveryId, @attemptedAt, @statusCode, @latencyMs, @error, @responseExcerpt)`,
       ),
@@ -216,7 +232,7 @@ export class WebhookDeliveryRepository {
         attemptedAt: row.attempted_at,
         statusCode: row.status_code,
         latencyMs: row.latency_ms,
-        error: row.error,
+        ...readError(row.error),
         responseExcerpt: row.response_excerpt,
       };
       const list = grouped.get(row.delivery_id);
@@ -226,8 +242,16 @@ export class WebhookDeliveryRepository {
     return grouped;
   }
 
+  /** One attempt; a withheld answer keeps no excerpt, only the reason (see `WITHHELD_PREFIX`). */
   recordAttempt(attempt: WebhookAttemptRecord): void {
-    this.statements.insertAttempt.run(attempt);
+    const { responseExcerptWithheld, ...row } = attempt;
+    this.statements.insertAttempt.run({
+      ...row,
+      error:
+        row.error ??
+        (responseExcerptWithheld === null ? null : `${WITHHELD_PREFIX}${responseExcerptWithheld}`),
+      responseExcerpt: responseExcerptWithheld === null ? row.responseExcerpt : null,
+    });
   }
 
   markSucceeded(id: string, now: number): void {
@@ -256,4 +280,12 @@ export class WebhookDeliveryRepository {
   failPendingForEndpoint(endpointId: string, now: number): void {
     this.statements.failAll.run(now, endpointId);
   }
+}
+
+/** The stored `error` column as the attempt's `error` and `responseExcerptWithheld`. */
+function readError(stored: string | null): { error: string | null; responseExcerptWithheld: string | null } {
+  if (stored?.startsWith(WITHHELD_PREFIX)) {
+    return { error: null, responseExcerptWithheld: stored.slice(WITHHELD_PREFIX.length) };
+  }
+  return { error: stored, responseExcerptWithheld: null };
 }

@@ -1,7 +1,9 @@
 import { WebhookEventSchema } from '@servicepay/node/protocol';
-import { expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { api, startReceiver } from '../../../test/support/checkout.ts';
 import { startServer } from '../../../test/support/server.ts';
+import { WebhookDeliveryRepository } from '../db/webhook-deliveries.ts';
+import { WebhookEndpointRepository } from '../db/webhook-endpoints.ts';
 import { ManualClock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import { jittered, RETRY_SCHEDULES, WebhookWorker, webhookBody } from './webhook-worker.ts';
@@ -90,8 +92,12 @@ test('a failing endpoint is retried on schedule, the delivery fails at the end, 
       await vi.waitFor(async () => expect((await delivery()).attemptCount).toBe(attempt));
       const current = await delivery();
       const last = current.attempts.at(-1);
-      expect(last).toMatchObject({ statusCode: 500, error: null });
-      expect(Buffer.byteLength(last.responseExcerpt)).toBe(1024);
+      expect(last).toMatchObject({
+        statusCode: 500,
+        error: null,
+        responseExcerpt: null,
+        responseExcerptWithheld: 'receiver_not_public',
+      });
       const delay = delaysMs[attempt - 1];
       if (delay === undefined) {
         expect(current.status).toBe('failed');
@@ -125,4 +131,88 @@ test('a failing endpoint is retried on schedule, the delivery fails at the end, 
     await receiver.close();
     await server.close();
   }
+});
+
+describe('what a receiver answered (issue 8)', () => {
+  /** A cancelled session with one endpoint pointing at `receiver`; the service's own worker is stopped. */
+  async function oneDelivery(answer: string) {
+    const server = await startServer();
+    const receiver = await startReceiver((_received, res) => {
+      res.statusCode = 200;
+      res.end(answer);
+    });
+    const own = server.service.tasks.find((task): task is WebhookWorker => task instanceof WebhookWorker);
+    if (!own) throw new Error('the webhook worker is not a task of the service');
+    await own.stop();
+    const sk = server.createBusiness().keys.test.secretKey;
+    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body
+      .data;
+    const created = await api(server.baseUrl, sk, 'POST', '/api/widget/sessions', {
+      amount: 10_000,
+      currency: 'NGN',
+      payer: { name: 'Ada', email: 'ada@example.com' },
+    });
+    await api(server.baseUrl, sk, 'POST', `/api/widget/sessions/${created.body.data.id}/cancel`);
+    const { db } = server.service.deps.store;
+    const worker = (revealsAnswerOf?: (address: string) => boolean) =>
+      new WebhookWorker({
+        store: server.service.deps.store,
+        endpoints: new WebhookEndpointRepository(db),
+        deliveries: new WebhookDeliveryRepository(db),
+        secretBox: server.service.secretBox,
+        clock: server.service.deps.clock,
+        logger: server.service.deps.logger,
+        schedule: RETRY_SCHEDULES.fast,
+        ...(revealsAnswerOf ? { revealsAnswerOf } : {}),
+      });
+    const attempts = async () =>
+      (await api(server.baseUrl, sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries`)).body.data[0].attempts;
+    return {
+      worker,
+      attempts,
+      async close() {
+        await receiver.close();
+        await server.close();
+      },
+    };
+  }
+
+  test('a loopback receiver: status and timing only, its answer never stored nor shown', async () => {
+    const setup = await oneDelivery('{"secret":"whatever the local service said"}');
+    try {
+      await setup.worker().runDue();
+      const [attempt] = await setup.attempts();
+      expect(attempt).toMatchObject({
+        statusCode: 200,
+        error: null,
+        responseExcerpt: null,
+        responseExcerptWithheld: 'receiver_not_public',
+      });
+      expect(Number.isInteger(attempt.latencyMs)).toBe(true);
+      expect(JSON.stringify(await setup.attempts())).not.toContain('whatever the local service said');
+    } finally {
+      await setup.close();
+    }
+  });
+
+  test('a public receiver keeps its first kilobyte (injected: this loopback receiver stands in for a public one)', async () => {
+    const setup = await oneDelivery(`thanks ${'x'.repeat(5000)}`);
+    try {
+      const seen: string[] = [];
+      await setup
+        .worker((address) => {
+          seen.push(address);
+          return true;
+        })
+        .runDue();
+      // The decision is made on the address the answer came from, not on the URL.
+      expect(seen).toEqual(['127.0.0.1']);
+      const [attempt] = await setup.attempts();
+      expect(attempt).toMatchObject({ statusCode: 200, error: null, responseExcerptWithheld: null });
+      expect(attempt.responseExcerpt.startsWith('thanks ')).toBe(true);
+      expect(Buffer.byteLength(attempt.responseExcerpt)).toBe(1024);
+    } finally {
+      await setup.close();
+    }
+  });
 });

@@ -10,7 +10,7 @@ import { type Clock, toIso } from '../internal/clock.ts';
 import { type Logger, redact } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import { signPayload } from '../internal/signature.ts';
-import { checkUrlStatically, guardedLookup, hostOf } from './webhook-url-policy.ts';
+import { checkUrlStatically, classifyAddress, guardedLookup, hostOf } from './webhook-url-policy.ts';
 
 /** How a delivery is retried, how long one attempt may take, and when a failing endpoint is turned off. */
 export interface RetrySchedule {
@@ -77,13 +77,28 @@ export interface WebhookWorkerOptions {
   /** Attempts in flight at once, across all endpoints. */
   concurrency?: number;
   random?: () => number;
+  /**
+   * Whether what the receiver at this address answered may be kept and shown back in the deliveries API.
+   * Public unicast addresses only, by default: a test key's endpoint may point at loopback, and showing what
+   * answered there would let any test key read any loopback port of the service's machine (issue 8). Tests
+   * that need an excerpt from their loopback receiver say so with this option.
+   */
+  revealsAnswerOf?: (address: string) => boolean;
 }
+
+/** Why an attempt's `responseExcerpt` is null although the receiver answered. */
+export type ExcerptWithheldReason = 'receiver_not_public';
 
 type AttemptOutcome = {
   statusCode: number | null;
   error: string | null;
   responseExcerpt: string | null;
+  responseExcerptWithheld: ExcerptWithheldReason | null;
 };
+
+const NO_ANSWER = { responseExcerpt: null, responseExcerptWithheld: null } as const;
+
+const revealsPublicOnly = (address: string): boolean => classifyAddress(address) === 'public';
 
 /**
  * The webhook delivery worker. The pending rows of `webhook_deliveries` are its queue: it picks the due ones
@@ -110,6 +125,7 @@ export class WebhookWorker {
   private readonly secretCache = new Map<string, string>();
   private readonly concurrency: number;
   private readonly random: () => number;
+  private readonly revealsAnswerOf: (address: string) => boolean;
   private readonly httpAgent: HttpAgent;
   private readonly httpsAgent: HttpsAgent;
   private readonly lookups: Record<Environment, ReturnType<typeof guardedLookup>> = {
@@ -120,6 +136,7 @@ export class WebhookWorker {
   constructor(private readonly options: WebhookWorkerOptions) {
     this.concurrency = options.concurrency ?? 64;
     this.random = options.random ?? Math.random;
+    this.revealsAnswerOf = options.revealsAnswerOf ?? revealsPublicOnly;
     this.httpAgent = new HttpAgent({ keepAlive: true, maxSockets: this.concurrency });
     this.httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: this.concurrency });
   }
@@ -239,7 +256,7 @@ export class WebhookWorker {
       const signature = signPayload(body, secrets, Math.floor(attemptedAt / 1000));
       outcome = await this.send(delivery, body, signature, signal);
     } catch (error) {
-      outcome = { statusCode: null, error: describe(error), responseExcerpt: null };
+      outcome = { statusCode: null, error: describe(error), ...NO_ANSWER };
     }
     if (signal.aborted && !this.running) return; // shutting down: the delivery stays pending, retried later
     const latencyMs = Math.round(performance.now() - started);
@@ -258,7 +275,7 @@ export class WebhookWorker {
       return Promise.resolve({
         statusCode: null,
         error: `refused: ${checked.message}`,
-        responseExcerpt: null,
+        ...NO_ANSWER,
       });
     const url = checked.url;
     const secure = url.protocol === 'https:';
@@ -291,9 +308,11 @@ export class WebhookWorker {
         const chunks: Buffer[] = [];
         let kept = 0;
         let total = 0;
+        // The address this very answer came from (after DNS and the connect-time check), not the URL's name.
+        const revealed = this.revealsAnswerOf(response.socket?.remoteAddress ?? '');
         response.on('data', (chunk: Buffer) => {
           total += chunk.length;
-          if (kept < RESPONSE_EXCERPT_BYTES) {
+          if (revealed && kept < RESPONSE_EXCERPT_BYTES) {
             const part = chunk.subarray(0, RESPONSE_EXCERPT_BYTES - kept);
             chunks.push(part);
             kept += part.length;
@@ -305,6 +324,7 @@ export class WebhookWorker {
             statusCode: response.statusCode ?? null,
             error: null,
             responseExcerpt: kept === 0 ? null : redact(Buffer.concat(chunks).toString('utf8')),
+            responseExcerptWithheld: revealed ? null : 'receiver_not_public',
           });
         response.on('end', done);
         response.on('close', done);
@@ -315,9 +335,7 @@ export class WebhookWorker {
         request.destroy(new Error(`timed out after ${this.options.schedule.timeoutMs} ms`));
       }, this.options.schedule.timeoutMs);
       signal.addEventListener('abort', onAbort, { once: true });
-      request.on('error', (error) =>
-        finish({ statusCode: null, error: describe(error), responseExcerpt: null }),
-      );
+      request.on('error', (error) => finish({ statusCode: null, error: describe(error), ...NO_ANSWER }));
       request.end(payload);
     });
   }
@@ -341,6 +359,7 @@ export class WebhookWorker {
         latencyMs,
         error: outcome.error === null ? null : outcome.error.slice(0, 300),
         responseExcerpt: outcome.responseExcerpt,
+        responseExcerptWithheld: outcome.responseExcerptWithheld,
       });
       if (ok) {
         deliveries.markSucceeded(delivery.id, now);

@@ -328,6 +328,7 @@ function toDeliveryView(
     latencyMs: number;
     error: string | null;
     responseExcerpt: string | null;
+    responseExcerptWithheld: string | null;
   }>,
 ): WebhookDelivery {
   return {
@@ -344,6 +345,7 @@ function toDeliveryView(
       latencyMs: attempt.latencyMs,
       error: attempt.error,
       responseExcerpt: attempt.responseExcerpt,
+      responseExcerptWithheld: attempt.responseExcerptWithheld,
     })),
     createdAt: toIso(delivery.createdAt),
   };

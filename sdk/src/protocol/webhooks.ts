@@ -106,8 +106,16 @@ export const WebhookAttemptSchema = z.object({
   statusCode: z.number().int().nullable(),
   latencyMs: z.number().int(),
   error: z.string().nullable(),
-  /** The first bytes of the receiver's answer, for debugging. */
+  /**
+   * The first kilobyte of the receiver's answer (secrets masked), for debugging; null when it answered nothing,
+   * or when the answer is withheld (see `responseExcerptWithheld`).
+   */
   responseExcerpt: z.string().nullable(),
+  /**
+   * Why `responseExcerpt` is null although the receiver answered: `receiver_not_public` (a loopback or private
+   * address: only status and timing are shown). Null otherwise; absent from servers older than this field.
+   */
+  responseExcerptWithheld: z.string().nullable().optional(),
 });
 export type WebhookAttempt = z.infer<typeof WebhookAttemptSchema>;
 
