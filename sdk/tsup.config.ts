@@ -1,13 +1,14 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', protocol: 'src/protocol/index.ts' },
+  // `webhooks` is the edge entry (`@servicepay/node/webhooks`): Web Crypto only, nothing of Node's.
+  entry: { index: 'src/index.ts', protocol: 'src/protocol/index.ts', webhooks: 'src/webhooks-edge.ts' },
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,
   sourcemap: true,
   target: 'node20',
-  splitting: false,
-  // Keep `node:crypto` as written: Node 20+ only, and bundlers for edge runtimes recognise the prefix.
-  removeNodeProtocol: false,
+  // Shared chunks: the entries share one copy of the error classes and schemas, so an error thrown by
+  // `@servicepay/node/webhooks` is `instanceof` the class imported from `@servicepay/node`.
+  splitting: true,
 });

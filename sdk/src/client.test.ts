@@ -28,13 +28,19 @@ import {
 } from './errors.ts';
 import { VERSION } from './internal/version.ts';
 
-// Waiting between retries is replaced by a recorder: the table below checks the delays, not the clock.
+// Waiting between retries is replaced by a recorder: the table below checks the delays, not the clock. The
+// tests of aborting a wait switch the real wait back on (`realSleep.on`), under fake timers.
 const sleeps = vi.hoisted(() => [] as number[]);
-vi.mock('./internal/sleep.ts', () => ({
-  sleep: async (ms: number) => {
-    sleeps.push(ms);
-  },
-}));
+const realSleep = vi.hoisted(() => ({ on: false }));
+vi.mock('./internal/sleep.ts', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('./internal/sleep.ts')>();
+  return {
+    sleep: async (ms: number, signal?: AbortSignal) => {
+      sleeps.push(ms);
+      if (realSleep.on) await actual.sleep(ms, signal);
+    },
+  };
+});
 
 const PARAMS = { amount: 500_000, currency: 'NGN', payer: { name: 'Ada', email: 'ada@example.com' } };
 
@@ -82,6 +88,8 @@ describe('new ServicePay(key) refuses what is not a secret key', () => {
   it('refuses nonsense options', () => {
     expect(() => new ServicePay(TEST_KEY, { timeout: 0 })).toThrow(RangeError);
     expect(() => new ServicePay(TEST_KEY, { maxRetries: -1 })).toThrow(RangeError);
+    expect(() => new ServicePay(TEST_KEY, { maxRetryAfter: -1 })).toThrow(RangeError);
+    expect(() => new ServicePay(TEST_KEY, { baseUrl: 'not a url' })).toThrow(TypeError);
   });
 });
 
@@ -177,13 +185,67 @@ describe('ServicePay transport (mocked transport)', () => {
     expect(keys[0]).not.toBe(keys[1]);
   });
 
-  it('tolerates fields the service adds later and drops them', async () => {
+  it('keeps fields the service adds later, and passes a status this SDK does not know', async () => {
+    const later = {
+      ...session(),
+      status: 'refunded',
+      addedLater: 'x',
+      payer: { ...session().payer, tier: 2 },
+    };
     api.agent
       .get(ORIGIN)
       .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
-      .reply(200, { ...ok({ ...session(), addedLater: 'x' }), alsoNew: true });
+      .reply(200, { ...ok(later), alsoNew: true });
     const retrieved = await api.client.sessions.retrieve('ses_1');
-    expect(retrieved).toEqual(session());
+    expect(retrieved).toEqual(later);
+    expect(retrieved.status).toBe('refunded');
+  });
+
+  it('lists sessions whose status, environment and account fields are newer than this SDK', async () => {
+    const newer = session({ id: 'ses_2' });
+    api.agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions', method: 'GET' })
+      .reply(200, {
+        ...ok([
+          { ...newer, status: 'partially_refunded', environment: 'sandbox', virtualAccount: null },
+          session({ id: 'ses_1', status: 'successful' }),
+        ]),
+        pagination: { hasMore: false, nextCursor: null, total: 2 },
+      });
+    const page = await api.client.sessions.list();
+    expect(page.data.map((s) => [s.id, s.status, s.environment])).toEqual([
+      ['ses_2', 'partially_refunded', 'sandbox'],
+      ['ses_1', 'successful', 'test'],
+    ]);
+  });
+
+  it('gives the status, headers and request id of a successful answer with withResponse()', async () => {
+    api.agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions/ses_1', method: 'GET' })
+      .reply(200, ok(session()), { headers: { 'request-id': 'req_ok1', 'ratelimit-remaining': '149' } });
+    const { data, response } = await api.client.sessions.retrieve('ses_1').withResponse();
+    expect(data).toEqual(session());
+    expect(response).toMatchObject({ statusCode: 200, requestId: 'req_ok1' });
+    expect(response.headers['ratelimit-remaining']).toBe('149');
+  });
+
+  it('gives each page of a list its response', async () => {
+    api.agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions', method: 'GET' })
+      .reply(
+        200,
+        { ...ok([session()]), pagination: { hasMore: false, nextCursor: null } },
+        {
+          headers: { 'request-id': 'req_list1' },
+        },
+      );
+    const { data: page, response } = await api.client.sessions.list().withResponse();
+    expect(page.data).toHaveLength(1);
+    expect(response.requestId).toBe('req_list1');
+    expect(page.response.requestId).toBe('req_list1');
   });
 
   it('refuses a success body that is not the documented shape', async () => {
@@ -266,6 +328,7 @@ interface RetryCase {
   name: string;
   replies: Reply[];
   maxRetries?: number;
+  maxRetryAfter?: number;
   /** What the call ends with: success, or the error class and code. */
   outcome:
     | 'ok'
@@ -287,12 +350,13 @@ const codeFor = (status: number): string =>
     429: 'rate_limited',
     500: 'internal_error',
     502: 'internal_error',
-    503: 'service_unavailable',
+    503: 'internal_error',
     504: 'internal_error',
   })[status] ?? 'internal_error';
 
 // The retry table runs with `Date` frozen at this instant, so a date-valued Retry-After means a fixed wait.
 const FROZEN_NOW = Date.parse('2026-11-21T12:00:00.000Z');
+const inFourSeconds = new Date(FROZEN_NOW + 4_000).toUTCString();
 const inHalfAMinute = new Date(FROZEN_NOW + 30_000).toUTCString();
 
 const retryCases: RetryCase[] = [
@@ -322,9 +386,35 @@ const retryCases: RetryCase[] = [
   },
   {
     name: '429 with Retry-After as an HTTP date waits until then',
-    replies: [{ status: 429, headers: { 'retry-after': inHalfAMinute } }, { status: 200 }],
+    replies: [{ status: 429, headers: { 'retry-after': inFourSeconds } }, { status: 200 }],
     outcome: 'ok',
-    waits: [30_000],
+    waits: [4_000],
+  },
+  {
+    name: '429 with a Retry-After date past the 5 s cap is not waited for',
+    replies: [{ status: 429, headers: { 'retry-after': inHalfAMinute } }],
+    outcome: { errorClass: RateLimitError, code: 'rate_limited', retryAfter: 30 },
+    waits: [],
+  },
+  {
+    name: '429 with Retry-After 6 (just over the 5 s cap) throws at once with retryAfter',
+    replies: [{ status: 429, headers: { 'retry-after': '6' } }],
+    outcome: { errorClass: RateLimitError, code: 'rate_limited', retryAfter: 6 },
+    waits: [],
+  },
+  {
+    name: 'maxRetryAfter 30 000 waits out a 20 s Retry-After',
+    replies: [{ status: 429, headers: { 'retry-after': '20' } }, { status: 200 }],
+    maxRetryAfter: 30_000,
+    outcome: 'ok',
+    waits: [20_000],
+  },
+  {
+    name: 'maxRetryAfter 0 never waits for a Retry-After',
+    replies: [{ status: 503, headers: { 'retry-after': '1' } }],
+    maxRetryAfter: 0,
+    outcome: { errorClass: APIError, code: 'internal_error' },
+    waits: [],
   },
   {
     name: '429 without Retry-After backs off',
@@ -410,8 +500,11 @@ describe('retries (mocked transport)', () => {
     await agent.close();
   });
 
-  it.each(retryCases)('$name', async ({ replies, maxRetries, outcome, waits }) => {
-    const options = maxRetries === undefined ? {} : { maxRetries };
+  it.each(retryCases)('$name', async ({ replies, maxRetries, maxRetryAfter, outcome, waits }) => {
+    const options = {
+      ...(maxRetries === undefined ? {} : { maxRetries }),
+      ...(maxRetryAfter === undefined ? {} : { maxRetryAfter }),
+    };
     const client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, dispatcher: agent, ...options });
     const pool = agent.get(ORIGIN);
     let attempts = 0;
@@ -510,5 +603,98 @@ describe('connection errors (loopback, nothing listening)', () => {
     expect(error.code).toBe('connection_error');
     expect(error.cause).toMatchObject({ code: 'ECONNREFUSED' });
     await client.close();
+  });
+});
+
+describe('a caller who gives up is not kept waiting (real waits under fake timers)', () => {
+  // The clock never moves in these tests: a call that slept out its Retry-After would never settle, so a
+  // settled call proves the abort ended the wait itself.
+  beforeEach(() => {
+    sleeps.length = 0;
+    realSleep.on = true;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  });
+
+  afterEach(() => {
+    realSleep.on = false;
+    vi.useRealTimers();
+  });
+
+  const rateLimited = (seconds: string) =>
+    vi.fn(async () =>
+      Response.json(fail(429, 'rate_limited'), { status: 429, headers: { 'retry-after': seconds } }),
+    );
+
+  const untilWaiting = async () => {
+    while (sleeps.length === 0) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  it('an AbortSignal ends a 4 s Retry-After wait at once, with its reason', async () => {
+    const fetch = rateLimited('4');
+    const client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, fetch });
+    const controller = new AbortController();
+    const reason = new Error('the shopper left');
+    const call = client.sessions.retrieve('ses_1', { signal: controller.signal });
+    await untilWaiting();
+    expect(sleeps).toEqual([4000]);
+    controller.abort(reason);
+    await expect(call).rejects.toBe(reason);
+    expect(fetch).toHaveBeenCalledTimes(1);
+  });
+
+  it('an AbortSignal ends a backoff wait after a 503 at once', async () => {
+    const fetch = vi.fn(async () => Response.json(fail(503, 'internal_error'), { status: 503 }));
+    const client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, fetch });
+    const controller = new AbortController();
+    const call = client.sessions.create(PARAMS, { signal: controller.signal });
+    await untilWaiting();
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ name: 'AbortError' });
+    expect(fetch).toHaveBeenCalledTimes(1);
+  });
+
+  it('an already aborted signal sends nothing', async () => {
+    const fetch = rateLimited('1');
+    const client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, fetch });
+    await expect(client.sessions.retrieve('ses_1', { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
+    expect(fetch).not.toHaveBeenCalled();
+  });
+});
+
+describe('the environment (SERVICEPAY_SECRET_KEY, SERVICEPAY_API_URL)', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('reads the key and the address when they are not passed', async () => {
+    vi.stubEnv('SERVICEPAY_SECRET_KEY', LIVE_KEY);
+    vi.stubEnv('SERVICEPAY_API_URL', 'http://api.from-env.test/');
+    const fetch = vi.fn(async (_url: string, _init: RequestInit) => Response.json(ok(session())));
+    const client = new ServicePay(undefined, { fetch });
+    expect(client.environment).toBe('live');
+    await client.sessions.retrieve('ses_1');
+    const [url, init] = fetch.mock.calls[0] ?? [];
+    expect(url).toBe('http://api.from-env.test/api/widget/sessions/ses_1');
+    expect(headerOf(init?.headers, 'authorization')).toBe(`Bearer ${LIVE_KEY}`);
+  });
+
+  it('prefers what is passed to what the environment says', () => {
+    vi.stubEnv('SERVICEPAY_SECRET_KEY', LIVE_KEY);
+    expect(new ServicePay(TEST_KEY).environment).toBe('test');
+  });
+
+  it('names the variable when neither gives a key', () => {
+    vi.stubEnv('SERVICEPAY_SECRET_KEY', '');
+    let caught: unknown;
+    try {
+      new ServicePay();
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(AuthenticationError);
+    expect(caught).toMatchObject({ code: 'authentication_required' });
+    expect(String((caught as Error).message)).toContain('SERVICEPAY_SECRET_KEY');
   });
 });

@@ -23,7 +23,13 @@ export type ClientErrorCode =
   | 'webhook_timestamp_out_of_tolerance'
   /** No `v1=` signature matches any of the given secrets. */
   | 'webhook_signature_mismatch'
-  /** The signature is good but the body is not a webhook event. */
+  /** `constructEventAsync` found no Web Crypto (`globalThis.crypto.subtle`) in this runtime. */
+  | 'webhook_crypto_unavailable'
+  /** `constructEvent` (synchronous) found no `node:crypto`: use `constructEventAsync` in this runtime. */
+  | 'webhook_node_crypto_unavailable'
+  /** The signature is good but the body is not JSON. */
+  | 'webhook_payload_not_json'
+  /** The signature is good but the body is not a webhook event (or not a valid one of a known type). */
   | 'webhook_payload_invalid';
 
 /**
@@ -201,12 +207,27 @@ export class TimeoutError extends ConnectionError {
 
 /**
  * A webhook could not be verified: not the raw body, no or malformed signature header, a timestamp out of
- * tolerance, or no matching signature. Answer such a request with 400 and do not process it.
+ * tolerance, no matching signature, or (as its subclass {@link WebhookPayloadError}) a signed body that is not
+ * an event. Answer such a request with 400 and do not process it.
  *
  * @example
  * import { SignatureVerificationError } from '@servicepay/node';
  * const statusFor = (error: unknown) => (error instanceof SignatureVerificationError ? 400 : 500);
  */
 export class SignatureVerificationError extends ServicePayError {
-  override readonly name = 'SignatureVerificationError';
+  override readonly name: string = 'SignatureVerificationError';
+}
+
+/**
+ * A webhook whose signature is good but whose body is not an event: not JSON (`webhook_payload_not_json`) or
+ * not an event's shape (`webhook_payload_invalid`). A {@link SignatureVerificationError}, so a handler that
+ * answers 400 to those answers 400 here too: the body cannot be processed, and it is not the receiver's fault.
+ * An event of a type this SDK does not know is not an error: it is returned as an `UnknownWebhookEvent`.
+ *
+ * @example
+ * import { WebhookPayloadError } from '@servicepay/node';
+ * const isBadBody = (error: unknown) => error instanceof WebhookPayloadError && error.code === 'webhook_payload_not_json';
+ */
+export class WebhookPayloadError extends SignatureVerificationError {
+  override readonly name = 'WebhookPayloadError';
 }

@@ -18,6 +18,7 @@ import {
   RateLimitError,
   type RequestOptions,
   type ResendEventResult,
+  type ResponseInfo,
   ServicePay,
   ServicePayError,
   type ServicePayErrorCode,
@@ -26,6 +27,7 @@ import {
   SignatureVerificationError,
   type SimulatedTransfer,
   TimeoutError,
+  type UnknownWebhookEvent,
   type WebhookDelivery,
   type WebhookEndpoint,
   type WebhookEndpointWithSecret,
@@ -40,7 +42,7 @@ const client = new ServicePay(`sk_test_${'a'.repeat(32)}`);
 
 describe('the public API (types)', () => {
   it('takes a key and options with an undici dispatcher', () => {
-    expectTypeOf(ServicePay).constructorParameters.toEqualTypeOf<[string, ServicePayOptions?]>();
+    expectTypeOf(ServicePay).constructorParameters.toEqualTypeOf<[string?, ServicePayOptions?]>();
     expectTypeOf<ServicePayOptions['dispatcher']>().toEqualTypeOf<Dispatcher | undefined>();
     expectTypeOf(new Agent()).toExtend<NonNullable<ServicePayOptions['dispatcher']>>();
     expectTypeOf<ServicePayOptions>().toHaveProperty('baseUrl');
@@ -94,6 +96,42 @@ describe('the public API (types)', () => {
     expectTypeOf(constructEvent).toBeCallableWith({ id: 'evt_1' }, 'header', 'whsec_a');
     expectTypeOf(generateTestHeader).returns.toEqualTypeOf<string>();
     expectTypeOf(client.webhooks.constructEvent).returns.toEqualTypeOf<WebhookEvent>();
+  });
+
+  it('narrows a webhook event by its type, keeping an unknown type as its own member', () => {
+    const event = {} as WebhookEvent;
+    if (event.type === 'session.successful') {
+      expectTypeOf(event.data.session.reference).toEqualTypeOf<string>();
+      expectTypeOf(event.type).toEqualTypeOf<'session.successful'>();
+    }
+    switch (event.type) {
+      case 'session.successful':
+      case 'session.mismatch':
+      case 'session.expired':
+      case 'session.cancelled':
+      case 'session.credit_unapplied':
+        expectTypeOf(event.data.session.status).toExtend<string>();
+        break;
+      default:
+        expectTypeOf(event).toEqualTypeOf<UnknownWebhookEvent>();
+        expectTypeOf(String(event.type)).toEqualTypeOf<string>();
+    }
+    // @ts-expect-error a misspelt type is caught at compile time
+    expectTypeOf(event.type === 'session.sucessful').toBeBoolean();
+  });
+
+  it('types statuses leniently: known values complete, later ones are strings', () => {
+    expectTypeOf<Session['status']>().toExtend<string>();
+    expectTypeOf<'successful'>().toExtend<Session['status']>();
+    expectTypeOf<'refunded'>().toExtend<Session['status']>();
+  });
+
+  it('gives the response of a success with withResponse()', () => {
+    expectTypeOf(client.sessions.retrieve('ses_1').withResponse()).resolves.toEqualTypeOf<{
+      data: Session;
+      response: ResponseInfo;
+    }>();
+    expectTypeOf<ResponseInfo['requestId']>().toEqualTypeOf<string | null>();
   });
 
   it('gives every error statusCode, code, requestId and message', () => {

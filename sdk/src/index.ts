@@ -3,23 +3,25 @@
  *
  * @example
  * import { ServicePay } from '@servicepay/node';
- * const servicepay = new ServicePay(process.env.SERVICEPAY_SECRET_KEY ?? '');
+ * const servicepay = new ServicePay(); // reads SERVICEPAY_SECRET_KEY (and SERVICEPAY_API_URL)
  * const session = await servicepay.sessions.create({ amount: 500_000, currency: 'NGN', payer: { name: 'Ada', email: 'ada@example.com' } });
  */
+export { APIPromise, type ResponseInfo } from './api-promise.ts';
 export {
   DEFAULT_BASE_URL,
   DEFAULT_MAX_RETRIES,
+  DEFAULT_MAX_RETRY_AFTER,
   DEFAULT_TIMEOUT,
+  type FetchLike,
   type RequestOptions,
   ServicePay,
   type ServicePayOptions,
 } from './client.ts';
 export * from './errors.ts';
 export { type ListParams, Page, PagePromise } from './pagination.ts';
-// The types of what the methods take and return, for convenience; the schemas (and every type) live in
+// The types of what the methods take, for convenience; the schemas (and every type) live in
 // '@servicepay/node/protocol'.
 export type {
-  CreatedSession,
   CreateSessionParams,
   CreateWebhookEndpointParams,
   Environment,
@@ -27,30 +29,39 @@ export type {
   FieldError,
   Payer,
   ResendEventParams,
-  ResendEventResult,
-  Session,
   SessionStatus,
-  SimulatedTransfer,
   SimulateTransferParams,
   UpdateWebhookEndpointParams,
-  VirtualAccount,
-  WebhookAttempt,
-  WebhookDelivery,
   WebhookDeliveryStatus,
-  WebhookEndpoint,
-  WebhookEndpointWithSecret,
-  WebhookEvent,
   WebhookEventType,
 } from './protocol/index.ts';
 export { Events } from './resources/events.ts';
 export { type ListSessionsParams, Sessions } from './resources/sessions.ts';
 export { TestHelpers } from './resources/test-helpers.ts';
 export {
-  type DeletedWebhookEndpoint,
   type ListWebhookDeliveriesParams,
   type ListWebhookEndpointsParams,
   WebhookEndpoints,
 } from './resources/webhook-endpoints.ts';
+// The types of what the methods return: the contract's, read leniently (values and fields added later pass).
+export type {
+  CreatedSession,
+  DeletedWebhookEndpoint,
+  KnownWebhookEvent,
+  Mismatch,
+  ResendEventResult,
+  Session,
+  SimulatedTransfer,
+  UnappliedCredit,
+  UnknownEventType,
+  UnknownWebhookEvent,
+  VirtualAccount,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookEvent,
+} from './responses.ts';
 export {
   type ConstructEventOptions,
   constructEvent,
@@ -62,5 +73,6 @@ export {
   SIGNATURE_HEADER,
   type SignatureHeader,
   verifySignature,
+  verifySignatureAsync,
   Webhooks,
 } from './webhooks.ts';

@@ -1,3 +1,4 @@
+import type { ResponseInfo } from './api-promise.ts';
 import type { Pagination } from './protocol/index.ts';
 
 /**
@@ -27,12 +28,15 @@ export class Page<T> implements AsyncIterable<T> {
   readonly hasMore: boolean;
   /** Pass as `startingAfter` to get the next page; `null` on the last page. */
   readonly nextCursor: string | null;
+  /** The HTTP answer this page came in: status, headers, request id. */
+  readonly response: ResponseInfo;
   readonly #fetchNext: PageFetcher<T>;
 
-  constructor(data: readonly T[], pagination: Pagination, fetchNext: PageFetcher<T>) {
+  constructor(data: readonly T[], pagination: Pagination, response: ResponseInfo, fetchNext: PageFetcher<T>) {
     this.data = data;
     this.hasMore = pagination.hasMore;
     this.nextCursor = pagination.nextCursor;
+    this.response = response;
     this.#fetchNext = fetchNext;
   }
 
@@ -87,6 +91,11 @@ export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
 
   finally(onfinally?: (() => void) | null): Promise<Page<T>> {
     return this.#page.finally(onfinally);
+  }
+
+  /** The first page and the HTTP answer it came in (also `page.response`). */
+  withResponse(): Promise<{ data: Page<T>; response: ResponseInfo }> {
+    return this.#page.then((page) => ({ data: page, response: page.response }));
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<T> {

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { event } from '../test-support/fixtures.ts';
-import { ServicePayError, SignatureVerificationError } from './errors.ts';
+import { ServicePayError, SignatureVerificationError, WebhookPayloadError } from './errors.ts';
 import {
   constructEvent,
   constructEventAsync,
@@ -9,6 +9,7 @@ import {
   verifySignature,
   Webhooks,
 } from './webhooks.ts';
+import { constructEventAsync as edgeConstructEventAsync } from './webhooks-edge.ts';
 
 const SECRET = 'whsec_current0000000000000000000000';
 const OLD_SECRET = 'whsec_previous000000000000000000000';
@@ -27,6 +28,7 @@ type Verify = (
 const variants: [string, Verify][] = [
   ['constructEvent (node:crypto)', async (...args) => constructEvent(...args)],
   ['constructEventAsync (WebCrypto)', (...args) => constructEventAsync(...args)],
+  ['constructEventAsync from @servicepay/node/webhooks', (...args) => edgeConstructEventAsync(...args)],
   ['client.webhooks.constructEvent', async (...args) => new Webhooks().constructEvent(...args)],
 ];
 
@@ -138,19 +140,64 @@ describe.each(variants)('%s', (_name, verify) => {
     await expect(codeOf(verify(payload, header, []))).resolves.toBe('webhook_secret_missing');
   });
 
-  it('refuses a signed body that is not an event', async () => {
-    const body = JSON.stringify({ hello: 'world' });
+  it.each([
+    ['not JSON', 'not json', 'webhook_payload_not_json'],
+    ['JSON but not an event', JSON.stringify({ hello: 'world' }), 'webhook_payload_invalid'],
+    ['a bare JSON value', '42', 'webhook_payload_invalid'],
+    [
+      'a known type without its session',
+      JSON.stringify({ ...event(), data: { note: 'no session' } }),
+      'webhook_payload_invalid',
+    ],
+  ])('refuses a signed body that is %s as a SignatureVerificationError (so 400)', async (_l, body, code) => {
     const header = generateTestHeader({ payload: body, secret: SECRET });
-    await expect(codeOf(verify(body, header, SECRET))).resolves.toBe('webhook_payload_invalid');
-    const notJson = 'not json';
-    const header2 = generateTestHeader({ payload: notJson, secret: SECRET });
-    await expect(codeOf(verify(notJson, header2, SECRET))).resolves.toBe('webhook_payload_invalid');
+    await expect(codeOf(verify(body, header, SECRET))).resolves.toBe(code);
+    const error = await verify(body, header, SECRET).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SignatureVerificationError);
+    expect(error).toBeInstanceOf(WebhookPayloadError);
   });
 
-  it('drops fields a later service version adds to the event', async () => {
-    const body = JSON.stringify({ ...event(), addedLater: true });
+  it('keeps fields a later service version adds to the event and its session', async () => {
+    const later = event();
+    const body = JSON.stringify({
+      ...later,
+      addedLater: true,
+      data: { ...later.data, session: { ...later.data.session, refundedAmount: 0 } },
+    });
     const header = generateTestHeader({ payload: body, secret: SECRET });
-    await expect(verify(body, header, SECRET)).resolves.toEqual(event());
+    await expect(verify(body, header, SECRET)).resolves.toEqual(JSON.parse(body));
+  });
+
+  it('returns an event of a type this SDK does not know, as it came, instead of throwing', async () => {
+    const refunded = {
+      id: 'evt_2',
+      type: 'session.refunded',
+      environment: 'test',
+      createdAt: '2025-01-01T12:00:00.000Z',
+      data: { session: { id: 'ses_1', status: 'refunded' }, refund: { amount: 500_000 } },
+    };
+    const body = JSON.stringify(refunded);
+    const header = generateTestHeader({ payload: body, secret: SECRET });
+    await expect(verify(body, header, SECRET)).resolves.toEqual(refunded);
+  });
+
+  it('returns a known event whose session has a status this SDK does not know', async () => {
+    const later = event();
+    const body = JSON.stringify({
+      ...later,
+      data: { session: { ...later.data.session, status: 'on_hold' } },
+    });
+    const header = generateTestHeader({ payload: body, secret: SECRET });
+    await expect(verify(body, header, SECRET)).resolves.toMatchObject({
+      type: 'session.successful',
+      data: { session: { status: 'on_hold' } },
+    });
+  });
+
+  it('still refuses an unknown-type body whose signature does not match', async () => {
+    const body = JSON.stringify({ ...event(), type: 'session.refunded' });
+    const header = generateTestHeader({ payload: body, secret: OLD_SECRET });
+    await expect(codeOf(verify(body, header, SECRET))).resolves.toBe('webhook_signature_mismatch');
   });
 });
 

@@ -1,78 +1,55 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { constructEventAsync, verifySignatureAsync } from './construct-event-async.ts';
 import { ServicePayError } from './errors.ts';
+import { parseEvent, toBytes } from './internal/event.ts';
 import {
   assertRawBody,
   assertWithinTolerance,
+  type ConstructEventOptions,
   DEFAULT_TOLERANCE_SECONDS,
+  nowSeconds,
   parseSignatureHeader,
   type RawBody,
+  SIGNATURE_HEADER,
+  type SignatureHeader,
   secretsOf,
   signatureMismatch,
 } from './internal/signature.ts';
-import { type WebhookEvent, WebhookEventSchema } from './protocol/index.ts';
+import type { WebhookEvent } from './responses.ts';
 
-export { DEFAULT_TOLERANCE_SECONDS, type RawBody };
+export {
+  type ConstructEventOptions,
+  constructEventAsync,
+  DEFAULT_TOLERANCE_SECONDS,
+  type RawBody,
+  SIGNATURE_HEADER,
+  type SignatureHeader,
+  verifySignatureAsync,
+};
 
-/** The header every webhook carries (lower-case, as Node gives headers). */
-export const SIGNATURE_HEADER = 'x-service-signature';
+type NodeCrypto = typeof import('node:crypto');
 
 /**
- * Options of {@link constructEvent}.
- *
- * @example
- * import type { ConstructEventOptions } from '@servicepay/node';
- * const options: ConstructEventOptions = { tolerance: 600 };
+ * `node:crypto`, taken when first needed rather than imported: the module then loads in runtimes without it
+ * (edge runtimes using `fetch` and `constructEventAsync`), and only the synchronous helpers need Node.
  */
-export interface ConstructEventOptions {
-  /** Seconds the signed timestamp may be older (or newer) than now. Default 300. `Infinity` turns it off. */
-  tolerance?: number;
-}
-
-/** The `X-Service-Signature` value as it arrives: Node gives `string | string[] | undefined`. */
-export type SignatureHeader = string | readonly string[] | null | undefined;
-
-const toBytes = (payload: RawBody): Uint8Array =>
-  typeof payload === 'string'
-    ? new TextEncoder().encode(payload)
-    : payload instanceof ArrayBuffer
-      ? new Uint8Array(payload)
-      : payload;
-
-const toText = (payload: RawBody): string => {
-  if (typeof payload === 'string') return payload;
-  if (Buffer.isBuffer(payload)) return payload.toString('utf8');
-  return new TextDecoder().decode(toBytes(payload));
-};
-
-const parseEvent = (payload: RawBody): WebhookEvent => {
-  let json: unknown;
-  try {
-    json = JSON.parse(toText(payload));
-  } catch (cause) {
+const nodeCrypto = (): NodeCrypto => {
+  const crypto = typeof process === 'undefined' ? undefined : process.getBuiltinModule?.('node:crypto');
+  if (crypto === undefined) {
     throw new ServicePayError({
-      code: 'webhook_payload_invalid',
-      message: 'The webhook body is not JSON.',
-      cause,
+      code: 'webhook_node_crypto_unavailable',
+      message:
+        'constructEvent, verifySignature and generateTestHeader need node:crypto, which this runtime lacks: use constructEventAsync (from @servicepay/node/webhooks).',
     });
   }
-  const parsed = WebhookEventSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new ServicePayError({
-      code: 'webhook_payload_invalid',
-      message: 'The webhook body is signed but is not an event this SDK version knows.',
-      cause: parsed.error,
-    });
-  }
-  return parsed.data;
+  return crypto;
 };
 
-const nowSeconds = (): number => Math.floor(Date.now() / 1000);
-
-const hmacHex = (secret: string, timestamp: number, payload: RawBody): Buffer => {
-  const hmac = createHmac('sha256', secret).update(`${timestamp}.`);
-  hmac.update(typeof payload === 'string' ? payload : toBytes(payload));
-  return hmac.digest();
-};
+const hmac = (secret: string, timestamp: number, payload: RawBody) =>
+  nodeCrypto()
+    .createHmac('sha256', secret)
+    .update(`${timestamp}.`)
+    .update(typeof payload === 'string' ? payload : toBytes(payload))
+    .digest();
 
 /**
  * Checks a webhook's `X-Service-Signature` against the raw body, without reading the body: the part of
@@ -98,10 +75,10 @@ export function verifySignature(
   assertRawBody(rawBody);
   const secrets = secretsOf(secret);
   const { timestamp, signatures } = parseSignatureHeader(header);
-  const bytes = typeof rawBody === 'string' ? rawBody : toBytes(rawBody);
+  const { timingSafeEqual } = nodeCrypto();
   let matched = false;
   for (const candidate of secrets) {
-    const expected = createHmac('sha256', candidate).update(`${timestamp}.`).update(bytes).digest();
+    const expected = hmac(candidate, timestamp, rawBody);
     for (const signature of signatures) {
       if (timingSafeEqual(expected, Buffer.from(signature, 'hex'))) matched = true;
     }
@@ -115,8 +92,10 @@ export function verifySignature(
  * Checks a webhook's `X-Service-Signature` against the raw body and returns the body's event, or throws a
  * `SignatureVerificationError` (answer 400 and do nothing). Accepts several secrets, so a rolled secret and
  * the previous one both verify while you switch. Refuses a timestamp more than `tolerance` seconds (300)
- * from now, either way, and compares signatures in constant time. The event is checked against the
- * contract's schema (fields added later are dropped).
+ * from now, either way, and compares signatures in constant time. An event of a known type is checked
+ * against the contract (read leniently: values and fields added later pass through); an event of a type this
+ * SDK version does not know is returned as an `UnknownWebhookEvent`, never thrown. A signed body that is not
+ * an event throws a `WebhookPayloadError` (a `SignatureVerificationError`: answer 400).
  *
  * @example
  * import express from 'express';
@@ -135,60 +114,6 @@ export function constructEvent(
   options: ConstructEventOptions = {},
 ): WebhookEvent {
   verifySignature(rawBody, header, secret, options);
-  return parseEvent(rawBody);
-}
-
-const fromHex = (hex: string): Uint8Array<ArrayBuffer> => {
-  const bytes = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < bytes.length; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return bytes;
-};
-
-/**
- * {@link constructEvent} on WebCrypto (`crypto.subtle`) instead of `node:crypto`, for edge runtimes (Vercel
- * Edge, Cloudflare Workers, Deno) where only WebCrypto exists. Same checks, same errors; returns a Promise.
- *
- * @example
- * import { constructEventAsync } from '@servicepay/node';
- * export async function POST(req: Request) {
- *   const event = await constructEventAsync(await req.text(), req.headers.get('x-service-signature'), process.env.SERVICEPAY_WEBHOOK_SECRET ?? '');
- *   return new Response(null, { status: event ? 204 : 400 });
- * }
- */
-export async function constructEventAsync(
-  rawBody: RawBody,
-  header: SignatureHeader,
-  secret: string | readonly string[],
-  options: ConstructEventOptions = {},
-): Promise<WebhookEvent> {
-  assertRawBody(rawBody);
-  const secrets = secretsOf(secret);
-  const { timestamp, signatures } = parseSignatureHeader(header);
-  const subtle = globalThis.crypto?.subtle;
-  if (subtle === undefined)
-    throw new Error('constructEventAsync needs WebCrypto (globalThis.crypto.subtle).');
-  const encoder = new TextEncoder();
-  const prefix = encoder.encode(`${timestamp}.`);
-  const body = toBytes(rawBody);
-  const signed = new Uint8Array(prefix.length + body.length);
-  signed.set(prefix, 0);
-  signed.set(body, prefix.length);
-  let matched = false;
-  for (const candidate of secrets) {
-    const key = await subtle.importKey(
-      'raw',
-      encoder.encode(candidate),
-      { name: 'HMAC', hash: 'SHA-256' },
-      false,
-      ['verify'],
-    );
-    for (const signature of signatures) {
-      // subtle.verify compares in constant time.
-      if (await subtle.verify('HMAC', key, fromHex(signature), signed)) matched = true;
-    }
-  }
-  if (!matched) throw signatureMismatch();
-  assertWithinTolerance(timestamp, options.tolerance ?? DEFAULT_TOLERANCE_SECONDS, nowSeconds());
   return parseEvent(rawBody);
 }
 
@@ -224,7 +149,7 @@ export function generateTestHeader({
 }: GenerateTestHeaderOptions): string {
   assertRawBody(payload);
   secretsOf(secret);
-  return `t=${timestamp},v1=${hmacHex(secret, timestamp, payload).toString('hex')}`;
+  return `t=${timestamp},v1=${hmac(secret, timestamp, payload).toString('hex')}`;
 }
 
 /**

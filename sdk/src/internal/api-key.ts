@@ -10,7 +10,7 @@ export const environmentOfSecretKey = (key: unknown): Environment => {
     throw new AuthenticationError({
       code: 'authentication_required',
       message:
-        'No secret key given. Pass your secret key (sk_test_… or sk_live_…) from the developer portal: new ServicePay(process.env.SERVICEPAY_SECRET_KEY).',
+        'No secret key given. Pass your secret key (sk_test_… or sk_live_…), or set the SERVICEPAY_SECRET_KEY environment variable and call new ServicePay().',
     });
   }
   if (key.startsWith('pk_')) {

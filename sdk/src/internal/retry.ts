@@ -5,8 +5,11 @@ export const isRetryableStatus = (status: number): boolean =>
 /** First wait between attempts, doubled each time, capped at {@link MAX_BACKOFF_MS}. */
 export const INITIAL_BACKOFF_MS = 500;
 export const MAX_BACKOFF_MS = 8_000;
-/** A `Retry-After` longer than this is not waited for: the error is thrown at once, with `retryAfter`. */
-export const MAX_RETRY_AFTER_MS = 60_000;
+/**
+ * Default longest `Retry-After` the SDK waits out inside a call (`maxRetryAfter`): a longer one is not slept
+ * on inside a merchant's request; the error is thrown at once, with `retryAfter`.
+ */
+export const DEFAULT_MAX_RETRY_AFTER_MS = 5_000;
 
 /**
  * Exponential backoff with jitter: 500 ms, 1 s, 2 s … up to 8 s, each shortened by up to 25 % at random so

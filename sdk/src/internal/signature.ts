@@ -6,18 +6,45 @@ export const DEFAULT_TOLERANCE_SECONDS = 300;
 /** What a raw webhook body may be: exactly the bytes received, as text or bytes. */
 export type RawBody = string | Uint8Array | ArrayBuffer;
 
+/** The header every webhook carries (lower-case, as Node gives headers). */
+export const SIGNATURE_HEADER = 'x-service-signature';
+
+/** The `X-Service-Signature` value as it arrives: Node gives `string | string[] | undefined`. */
+export type SignatureHeader = string | readonly string[] | null | undefined;
+
+/**
+ * Options of `constructEvent` and `constructEventAsync`.
+ *
+ * @example
+ * import type { ConstructEventOptions } from '@servicepay/node';
+ * const options: ConstructEventOptions = { tolerance: 600 };
+ */
+export interface ConstructEventOptions {
+  /** Seconds the signed timestamp may be older (or newer) than now. Default 300. `Infinity` turns it off. */
+  tolerance?: number;
+}
+
+export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
+
 export interface ParsedSignatureHeader {
   timestamp: number;
   /** Every `v1=` value (64 hex digits). */
   signatures: string[];
 }
 
+// By tag rather than `instanceof`: bytes made in another realm (a vm context, an iframe, a worker's polyfill)
+// are still bytes. A Node `Buffer` is a `Uint8Array`.
+const tagOf = (value: unknown): string => Object.prototype.toString.call(value);
+export const isUint8Array = (value: unknown): value is Uint8Array => tagOf(value) === '[object Uint8Array]';
+export const isArrayBuffer = (value: unknown): value is ArrayBuffer =>
+  tagOf(value) === '[object ArrayBuffer]';
+
 /**
  * Refuses anything but the raw body. A parsed object cannot be verified: re-serialising it never gives back
  * the exact bytes that were signed.
  */
 export const assertRawBody: (payload: unknown) => asserts payload is RawBody = (payload) => {
-  if (typeof payload === 'string' || payload instanceof Uint8Array || payload instanceof ArrayBuffer) return;
+  if (typeof payload === 'string' || isUint8Array(payload) || isArrayBuffer(payload)) return;
   const what = payload === null ? 'null' : Array.isArray(payload) ? 'an array' : typeof payload;
   throw new SignatureVerificationError({
     code: 'webhook_payload_not_raw',

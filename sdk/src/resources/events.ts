@@ -1,13 +1,9 @@
-import type { RequestOptions, Transport } from '../client.ts';
+import type { APIPromise } from '../api-promise.ts';
+import type { RequestOptions } from '../client.ts';
 import { segment } from '../internal/query.ts';
-import {
-  envelopeOf,
-  type ResendEventParams,
-  type ResendEventResult,
-  ResendEventResultSchema,
-} from '../protocol/index.ts';
-
-const ResendEnvelope = envelopeOf(ResendEventResultSchema);
+import type { ResendEventParams } from '../protocol/index.ts';
+import { Envelopes, type ResendEventResult } from '../responses.ts';
+import { APIResource } from './api-resource.ts';
 
 /**
  * Events the service recorded (`evt_…`, the `id` of every webhook body). Reached as `servicepay.events`.
@@ -17,13 +13,7 @@ const ResendEnvelope = envelopeOf(ResendEventResultSchema);
  * const servicepay = new ServicePay(process.env.SERVICEPAY_SECRET_KEY ?? '');
  * await servicepay.events.resend('evt_123', { endpointId: 'we_123' });
  */
-export class Events {
-  readonly #transport: Transport;
-
-  constructor(transport: Transport) {
-    this.#transport = transport;
-  }
-
+export class Events extends APIResource {
   /**
    * Queues the event again for one endpoint (`endpointId`) or for every endpoint subscribed to its type.
    * Resolves once the service accepted it (202) with the ids of the deliveries it queued; the deliveries
@@ -34,18 +24,17 @@ export class Events {
    * const servicepay = new ServicePay(process.env.SERVICEPAY_SECRET_KEY ?? '');
    * const { deliveries } = await servicepay.events.resend('evt_123');
    */
-  async resend(
+  resend(
     id: string,
     params: ResendEventParams = {},
     options?: RequestOptions,
-  ): Promise<ResendEventResult> {
-    const response = await this.#transport.send({
+  ): APIPromise<ResendEventResult> {
+    return this.call({
       method: 'POST',
       path: `/api/events/${segment(id)}/resend`,
       body: params,
-      schema: ResendEnvelope,
+      schema: Envelopes.resendResult,
       options,
     });
-    return response.data;
   }
 }

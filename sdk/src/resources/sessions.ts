@@ -1,16 +1,10 @@
-import type { RequestOptions, Transport } from '../client.ts';
+import type { APIPromise } from '../api-promise.ts';
+import type { RequestOptions } from '../client.ts';
 import { segment } from '../internal/query.ts';
-import { type ListParams, Page, PagePromise } from '../pagination.ts';
-import {
-  type CreatedSession,
-  CreatedSessionSchema,
-  type CreateSessionParams,
-  envelopeOf,
-  type ListSessionsParams as ListSessionsQuery,
-  listEnvelopeOf,
-  type Session,
-  SessionSchema,
-} from '../protocol/index.ts';
+import type { ListParams, PagePromise } from '../pagination.ts';
+import type { CreateSessionParams, ListSessionsParams as ListSessionsQuery } from '../protocol/index.ts';
+import { type CreatedSession, Envelopes, type Session } from '../responses.ts';
+import { APIResource } from './api-resource.ts';
 
 /**
  * Filters and page of {@link Sessions.list}: `environment`, `status`, `reference`, `limit` (1–100, default 20),
@@ -22,10 +16,6 @@ import {
  */
 export type ListSessionsParams = ListParams<ListSessionsQuery>;
 
-const SessionEnvelope = envelopeOf(SessionSchema);
-const CreatedSessionEnvelope = envelopeOf(CreatedSessionSchema);
-const SessionListEnvelope = listEnvelopeOf(SessionSchema);
-
 /**
  * Payment sessions: the amount, currency and payer fixed on your server before the widget opens.
  * Reached as `servicepay.sessions`.
@@ -36,13 +26,7 @@ const SessionListEnvelope = listEnvelopeOf(SessionSchema);
  * const session = await servicepay.sessions.retrieve('ses_123');
  * if (session.status === 'successful') console.log('paid', session.reference);
  */
-export class Sessions {
-  readonly #transport: Transport;
-
-  constructor(transport: Transport) {
-    this.#transport = transport;
-  }
-
+export class Sessions extends APIResource {
   /**
    * Creates a session and returns it with its `clientSecret` (shown this once) for the widget.
    * Sent with an `Idempotency-Key` (random unless you pass `options.idempotencyKey`), so a retry never
@@ -56,15 +40,14 @@ export class Sessions {
    *   { idempotencyKey: 'order-1042' },
    * );
    */
-  async create(params: CreateSessionParams, options?: RequestOptions): Promise<CreatedSession> {
-    const response = await this.#transport.send({
+  create(params: CreateSessionParams, options?: RequestOptions): APIPromise<CreatedSession> {
+    return this.call({
       method: 'POST',
       path: '/api/widget/sessions',
       body: params,
-      schema: CreatedSessionEnvelope,
+      schema: Envelopes.createdSession,
       options,
     });
-    return response.data;
   }
 
   /**
@@ -75,14 +58,13 @@ export class Sessions {
    * const servicepay = new ServicePay(process.env.SERVICEPAY_SECRET_KEY ?? '');
    * const { status, paidAt } = await servicepay.sessions.retrieve('ses_123');
    */
-  async retrieve(id: string, options?: RequestOptions): Promise<Session> {
-    const response = await this.#transport.send({
+  retrieve(id: string, options?: RequestOptions): APIPromise<Session> {
+    return this.call({
       method: 'GET',
       path: `/api/widget/sessions/${segment(id)}`,
-      schema: SessionEnvelope,
+      schema: Envelopes.session,
       options,
     });
-    return response.data;
   }
 
   /**
@@ -95,17 +77,7 @@ export class Sessions {
    * for await (const session of servicepay.sessions.list({ status: 'successful' })) console.log(session.id);
    */
   list(params: ListSessionsParams = {}, options?: RequestOptions): PagePromise<Session> {
-    const fetchPage = async (startingAfter: string | undefined): Promise<Page<Session>> => {
-      const response = await this.#transport.send({
-        method: 'GET',
-        path: '/api/widget/sessions',
-        query: { ...params, startingAfter: startingAfter ?? params.startingAfter },
-        schema: SessionListEnvelope,
-        options,
-      });
-      return new Page(response.data, response.pagination, (cursor) => fetchPage(cursor));
-    };
-    return new PagePromise(fetchPage(undefined));
+    return this.paginate('/api/widget/sessions', params, Envelopes.sessionList, options);
   }
 
   /**
@@ -117,13 +89,12 @@ export class Sessions {
    * const servicepay = new ServicePay(process.env.SERVICEPAY_SECRET_KEY ?? '');
    * const { status } = await servicepay.sessions.cancel('ses_123'); // 'cancelled'
    */
-  async cancel(id: string, options?: RequestOptions): Promise<Session> {
-    const response = await this.#transport.send({
+  cancel(id: string, options?: RequestOptions): APIPromise<Session> {
+    return this.call({
       method: 'POST',
       path: `/api/widget/sessions/${segment(id)}/cancel`,
-      schema: SessionEnvelope,
+      schema: Envelopes.session,
       options,
     });
-    return response.data;
   }
 }

@@ -1,13 +1,9 @@
-import type { RequestOptions, Transport } from '../client.ts';
+import { APIPromise } from '../api-promise.ts';
+import type { RequestOptions } from '../client.ts';
 import { PermissionError } from '../errors.ts';
-import {
-  envelopeOf,
-  type SimulatedTransfer,
-  SimulatedTransferSchema,
-  type SimulateTransferParams,
-} from '../protocol/index.ts';
-
-const TransferEnvelope = envelopeOf(SimulatedTransferSchema);
+import type { SimulateTransferParams } from '../protocol/index.ts';
+import { Envelopes, type SimulatedTransfer } from '../responses.ts';
+import { APIResource } from './api-resource.ts';
 
 /**
  * Test-mode helpers, for an `sk_test_` key only. Reached as `servicepay.testHelpers`.
@@ -17,13 +13,7 @@ const TransferEnvelope = envelopeOf(SimulatedTransferSchema);
  * const servicepay = new ServicePay(process.env.SERVICEPAY_TEST_SECRET_KEY ?? '');
  * await servicepay.testHelpers.simulateTransfer({ accountNumber: '0123456789', amount: 500_000 });
  */
-export class TestHelpers {
-  readonly #transport: Transport;
-
-  constructor(transport: Transport) {
-    this.#transport = transport;
-  }
-
+export class TestHelpers extends APIResource {
   /**
    * Makes the simulated bank transfer `amount` (minor units) to a virtual account, as a payer would: the
    * bank then sends the service a real, signed notification. The exact session amount is credited and pays
@@ -36,24 +26,21 @@ export class TestHelpers {
    * const transfer = await servicepay.testHelpers.simulateTransfer({ accountNumber: '0123456789', amount: 500_000 });
    * console.log(transfer.outcome); // 'credited' or 'returned'
    */
-  async simulateTransfer(
-    params: SimulateTransferParams,
-    options?: RequestOptions,
-  ): Promise<SimulatedTransfer> {
-    if (this.#transport.environment !== 'test') {
-      throw new PermissionError({
+  simulateTransfer(params: SimulateTransferParams, options?: RequestOptions): APIPromise<SimulatedTransfer> {
+    if (this.environment !== 'test') {
+      const refused = new PermissionError({
         code: 'test_mode_only',
         message:
           'Simulated transfers exist only in test mode: this client holds a live key (sk_live_…). Use your sk_test_ key.',
       });
+      return new APIPromise(Promise.reject(refused));
     }
-    const response = await this.#transport.send({
+    return this.call({
       method: 'POST',
       path: '/api/test/transfers',
       body: params,
-      schema: TransferEnvelope,
+      schema: Envelopes.simulatedTransfer,
       options,
     });
-    return response.data;
   }
 }

@@ -57,18 +57,31 @@ describe('webhook endpoints, events and test helpers (mocked transport)', () => 
       patch = bodyOf(options);
       return { statusCode: 200, data: ok(endpoint({ enabled: false })) };
     });
-    pool.intercept({ path: '/api/webhooks/we_1', method: 'DELETE' }).reply(204, '');
     pool
-      .intercept({ path: '/api/webhooks/we_2', method: 'DELETE' })
-      .reply(200, ok({ id: 'we_2', deleted: true }));
+      .intercept({ path: '/api/webhooks/we_1', method: 'DELETE' })
+      .reply(200, ok({ id: 'we_1', deleted: true }), { headers: { 'request-id': 'req_del' } });
     await expect(api.client.webhookEndpoints.retrieve('we_1')).resolves.toMatchObject({ enabled: true });
     await expect(api.client.webhookEndpoints.update('we_1', { enabled: false })).resolves.toMatchObject({
       enabled: false,
     });
     expect(patch).toEqual({ enabled: false });
-    await expect(api.client.webhookEndpoints.delete('we_1')).resolves.toEqual({ id: 'we_1', deleted: true });
-    await expect(api.client.webhookEndpoints.delete('we_2')).resolves.toEqual({ id: 'we_2', deleted: true });
+    const { data, response } = await api.client.webhookEndpoints.delete('we_1').withResponse();
+    expect(data).toEqual({ id: 'we_1', deleted: true });
+    expect(response.requestId).toBe('req_del');
   });
+
+  it.each([
+    ['an empty 204', 204, ''],
+    ['deleted: false', 200, ok({ id: 'we_1', deleted: false })],
+    ['no id', 200, ok({ deleted: true })],
+  ])(
+    'refuses a delete answer that is not the contract’s (%s) instead of inventing one',
+    async (_l, status, body) => {
+      api.agent.get(ORIGIN).intercept({ path: '/api/webhooks/we_1', method: 'DELETE' }).reply(status, body);
+      const error = await api.client.webhookEndpoints.delete('we_1').catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'APIError', code: 'invalid_response', statusCode: status });
+    },
+  );
 
   it('rolls the secret', async () => {
     api.agent

@@ -1,22 +1,21 @@
-import { z } from 'zod';
-import type { RequestOptions, Transport } from '../client.ts';
+import type { APIPromise } from '../api-promise.ts';
+import type { RequestOptions } from '../client.ts';
 import { segment } from '../internal/query.ts';
-import { type ListParams, Page, PagePromise } from '../pagination.ts';
-import {
-  type CreateWebhookEndpointParams,
-  envelopeOf,
-  type ListWebhookDeliveriesParams as ListWebhookDeliveriesQuery,
-  type ListWebhookEndpointsParams as ListWebhookEndpointsQuery,
-  listEnvelopeOf,
-  MetaSchema,
-  type UpdateWebhookEndpointParams,
-  type WebhookDelivery,
-  WebhookDeliverySchema,
-  type WebhookEndpoint,
-  WebhookEndpointSchema,
-  type WebhookEndpointWithSecret,
-  WebhookEndpointWithSecretSchema,
+import type { ListParams, PagePromise } from '../pagination.ts';
+import type {
+  CreateWebhookEndpointParams,
+  ListWebhookDeliveriesParams as ListWebhookDeliveriesQuery,
+  ListWebhookEndpointsParams as ListWebhookEndpointsQuery,
+  UpdateWebhookEndpointParams,
 } from '../protocol/index.ts';
+import {
+  type DeletedWebhookEndpoint,
+  Envelopes,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEndpointWithSecret,
+} from '../responses.ts';
+import { APIResource } from './api-resource.ts';
 
 /**
  * Filters and page of {@link WebhookEndpoints.list}: `environment`, `limit`, `startingAfter`.
@@ -36,25 +35,6 @@ export type ListWebhookEndpointsParams = ListParams<ListWebhookEndpointsQuery>;
  */
 export type ListWebhookDeliveriesParams = ListParams<ListWebhookDeliveriesQuery>;
 
-const EndpointEnvelope = envelopeOf(WebhookEndpointSchema);
-const EndpointWithSecretEnvelope = envelopeOf(WebhookEndpointWithSecretSchema);
-const EndpointListEnvelope = listEnvelopeOf(WebhookEndpointSchema);
-const DeliveryListEnvelope = listEnvelopeOf(WebhookDeliverySchema);
-/** The contract does not fix what a deletion answers (204, or an envelope): both are accepted. */
-const DeletionEnvelope = z.object({ meta: MetaSchema, data: z.unknown().optional() }).optional();
-
-/**
- * What {@link WebhookEndpoints.delete} returns.
- *
- * @example
- * import type { DeletedWebhookEndpoint } from '@servicepay/node';
- * const gone: DeletedWebhookEndpoint = { id: 'we_123', deleted: true };
- */
-export interface DeletedWebhookEndpoint {
-  id: string;
-  deleted: true;
-}
-
 /**
  * The URLs the service sends webhooks to, per environment. Reached as `servicepay.webhookEndpoints`.
  *
@@ -64,13 +44,7 @@ export interface DeletedWebhookEndpoint {
  * const endpoint = await servicepay.webhookEndpoints.create({ url: 'https://shop.example.com/webhooks/servicepay' });
  * // store endpoint.secret (whsec_…): it is shown only now, and verifies every webhook
  */
-export class WebhookEndpoints {
-  readonly #transport: Transport;
-
-  constructor(transport: Transport) {
-    this.#transport = transport;
-  }
-
+export class WebhookEndpoints extends APIResource {
   /**
    * Registers an endpoint. The answer holds its signing `secret` (`whsec_…`), shown this once.
    * `events` defaults to every event type.
@@ -83,18 +57,17 @@ export class WebhookEndpoints {
    *   events: ['session.successful', 'session.mismatch'],
    * });
    */
-  async create(
+  create(
     params: CreateWebhookEndpointParams,
     options?: RequestOptions,
-  ): Promise<WebhookEndpointWithSecret> {
-    const response = await this.#transport.send({
+  ): APIPromise<WebhookEndpointWithSecret> {
+    return this.call({
       method: 'POST',
       path: '/api/webhooks',
       body: params,
-      schema: EndpointWithSecretEnvelope,
+      schema: Envelopes.endpointWithSecret,
       options,
     });
-    return response.data;
   }
 
   /**
@@ -107,17 +80,7 @@ export class WebhookEndpoints {
    * for await (const endpoint of servicepay.webhookEndpoints.list({ environment: 'test' })) console.log(endpoint.url);
    */
   list(params: ListWebhookEndpointsParams = {}, options?: RequestOptions): PagePromise<WebhookEndpoint> {
-    const fetchPage = async (startingAfter: string | undefined): Promise<Page<WebhookEndpoint>> => {
-      const response = await this.#transport.send({
-        method: 'GET',
-        path: '/api/webhooks',
-        query: { ...params, startingAfter: startingAfter ?? params.startingAfter },
-        schema: EndpointListEnvelope,
-        options,
-      });
-      return new Page(response.data, response.pagination, (cursor) => fetchPage(cursor));
-    };
-    return new PagePromise(fetchPage(undefined));
+    return this.paginate('/api/webhooks', params, Envelopes.endpointList, options);
   }
 
   /**
@@ -128,14 +91,13 @@ export class WebhookEndpoints {
    * const servicepay = new ServicePay(process.env.SERVICEPAY_SECRET_KEY ?? '');
    * const { enabled, disabledReason } = await servicepay.webhookEndpoints.retrieve('we_123');
    */
-  async retrieve(id: string, options?: RequestOptions): Promise<WebhookEndpoint> {
-    const response = await this.#transport.send({
+  retrieve(id: string, options?: RequestOptions): APIPromise<WebhookEndpoint> {
+    return this.call({
       method: 'GET',
       path: `/api/webhooks/${segment(id)}`,
-      schema: EndpointEnvelope,
+      schema: Envelopes.endpoint,
       options,
     });
-    return response.data;
   }
 
   /**
@@ -146,37 +108,36 @@ export class WebhookEndpoints {
    * const servicepay = new ServicePay(process.env.SERVICEPAY_SECRET_KEY ?? '');
    * await servicepay.webhookEndpoints.update('we_123', { enabled: true });
    */
-  async update(
+  update(
     id: string,
     params: UpdateWebhookEndpointParams,
     options?: RequestOptions,
-  ): Promise<WebhookEndpoint> {
-    const response = await this.#transport.send({
+  ): APIPromise<WebhookEndpoint> {
+    return this.call({
       method: 'PATCH',
       path: `/api/webhooks/${segment(id)}`,
       body: params,
-      schema: EndpointEnvelope,
+      schema: Envelopes.endpoint,
       options,
     });
-    return response.data;
   }
 
   /**
-   * Deletes an endpoint: nothing more is sent to it.
+   * Deletes an endpoint: nothing more is sent to it, and its pending deliveries become `failed`. Answers
+   * `{ id, deleted: true }` as the service sent it (the contract's `DeletedWebhookEndpointSchema`).
    *
    * @example
    * import { ServicePay } from '@servicepay/node';
    * const servicepay = new ServicePay(process.env.SERVICEPAY_SECRET_KEY ?? '');
    * await servicepay.webhookEndpoints.delete('we_123');
    */
-  async delete(id: string, options?: RequestOptions): Promise<DeletedWebhookEndpoint> {
-    await this.#transport.send({
+  delete(id: string, options?: RequestOptions): APIPromise<DeletedWebhookEndpoint> {
+    return this.call({
       method: 'DELETE',
       path: `/api/webhooks/${segment(id)}`,
-      schema: DeletionEnvelope,
+      schema: Envelopes.deletedEndpoint,
       options,
     });
-    return { id, deleted: true };
   }
 
   /**
@@ -188,14 +149,13 @@ export class WebhookEndpoints {
    * const servicepay = new ServicePay(process.env.SERVICEPAY_SECRET_KEY ?? '');
    * const { secret } = await servicepay.webhookEndpoints.rollSecret('we_123');
    */
-  async rollSecret(id: string, options?: RequestOptions): Promise<WebhookEndpointWithSecret> {
-    const response = await this.#transport.send({
+  rollSecret(id: string, options?: RequestOptions): APIPromise<WebhookEndpointWithSecret> {
+    return this.call({
       method: 'POST',
       path: `/api/webhooks/${segment(id)}/roll-secret`,
-      schema: EndpointWithSecretEnvelope,
+      schema: Envelopes.endpointWithSecret,
       options,
     });
-    return response.data;
   }
 
   /**
@@ -213,16 +173,6 @@ export class WebhookEndpoints {
     params: ListWebhookDeliveriesParams = {},
     options?: RequestOptions,
   ): PagePromise<WebhookDelivery> {
-    const fetchPage = async (startingAfter: string | undefined): Promise<Page<WebhookDelivery>> => {
-      const response = await this.#transport.send({
-        method: 'GET',
-        path: `/api/webhooks/${segment(id)}/deliveries`,
-        query: { ...params, startingAfter: startingAfter ?? params.startingAfter },
-        schema: DeliveryListEnvelope,
-        options,
-      });
-      return new Page(response.data, response.pagination, (cursor) => fetchPage(cursor));
-    };
-    return new PagePromise(fetchPage(undefined));
+    return this.paginate(`/api/webhooks/${segment(id)}/deliveries`, params, Envelopes.deliveryList, options);
   }
 }
