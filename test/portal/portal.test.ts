@@ -308,6 +308,9 @@ describe('developer portal', () => {
     const oldKey = rolling.keys.test.secretKey;
     const { context, page } = await newPage();
     await signIn(page, oldKey);
+    // Another browser signed in with the same key (say, whoever it leaked to).
+    const elsewhere = await newPage();
+    await signIn(elsewhere.page, oldKey);
     await page.getByRole('link', { name: 'API keys' }).click();
     const secretRow = page.getByRole('row').filter({ hasText: 'Secret key' });
     await hasText(secretRow, `sk_test_…${oldKey.slice(-4)}`);
@@ -325,8 +328,13 @@ describe('developer portal', () => {
       (await call(server.baseUrl, 'GET', '/api/widget/sessions', { token: oldKey })).body.meta.code,
     ).toBe('api_key_revoked');
     expect((await call(server.baseUrl, 'GET', '/api/widget/sessions', { token: newKey })).status).toBe(200);
+    // The session that rolled the key carries on; the other one, opened with the old key, has ended.
+    await elsewhere.page.goto(`${server.baseUrl}/portal/keys`);
+    await expect.poll(() => elsewhere.page.url()).toContain('/portal/sign-in');
+    await elsewhere.context.close();
     // Shown once: the keys page now shows only its prefix and last four.
     await page.goto(`${server.baseUrl}/portal/keys`);
+    expect(page.url()).toContain('/portal/keys');
     await lacksText(page.getByRole('main'), newKey);
     await hasText(page.getByRole('row').filter({ hasText: 'Secret key' }), `sk_test_…${newKey.slice(-4)}`);
     await context.close();

@@ -88,6 +88,8 @@ export function findPortalSession(
   if (!record) return undefined;
   const now = clock.now();
   if (record.expiresAt <= now || record.lastSeenAt + SESSION_IDLE_MS <= now) return undefined;
+  // The key that opened the session was rolled (perhaps because it leaked): the session ends with it.
+  if (record.keyRevokedAt !== null) return undefined;
   const business = store.businesses.find(record.businessId);
   if (!business) return undefined;
   return {

@@ -220,6 +220,7 @@ export function portalRoutes(deps: PortalDeps): Router {
       store.portalSessions.insert({
         idHash: sha256(cookieId),
         businessId: business.id,
+        apiKeyId: record.id,
         environment: record.environment,
         createdAt: now,
         lastSeenAt: now,
@@ -265,9 +266,17 @@ export function portalRoutes(deps: PortalDeps): Router {
   router.post('/keys/roll', ...post, signedIn, csrf, async (req, res) => {
     const parsed = RollKeyFormSchema.parse(req.body);
     const context = { ...portalContext(res), environment: parsed.environment };
-    const rolled = await store.writes.run(() =>
-      rollKey(store, context.business.id, parsed.environment, parsed.kind, clock.now()),
-    );
+    const rolled = await store.writes.run(() => {
+      const result = rollKey(store, context.business.id, parsed.environment, parsed.kind, clock.now());
+      // Rolling the key this session was opened with ends every other portal session opened with it; the
+      // one that rolled it moves to the new key.
+      const current = store.portalSessions.find(context.idHash);
+      const replacement = result && store.apiKeys.findByHash(sha256(result.key));
+      if (current && current.keyRevokedAt !== null && replacement) {
+        store.portalSessions.rebind(context.idHash, replacement.id);
+      }
+      return result;
+    });
     if (!rolled) throw new HttpError(404, 'not_found', 'No such business.');
     logger.info('portal key rolled', {
       businessId: context.business.id,
