@@ -62,3 +62,53 @@ describe('simulated bank: a notification the service did not take is retried unt
     expect(outbox.delivered_at).not.toBeNull();
   });
 });
+
+describe('simulated bank: closing an account and refunding, by its own books', () => {
+  const bankOver = () =>
+    new SimulatedBank({
+      db: server.service.deps.store.db,
+      clock: new ManualClock(),
+      logger: silentLogger,
+      secret: server.service.config.bank.secret,
+      bankName: server.service.config.bank.name,
+      notificationUrl: () => undefined,
+    });
+
+  it('answers a credit made before the close instead of "closed", and keeps answering it', async () => {
+    const created = await createSession(server.baseUrl, secretKey);
+    const opened = await bootstrap(server.baseUrl, created.clientSecret);
+    const bank = bankOver();
+    const accountNumber = opened.virtualAccount.accountNumber;
+    const transfer = await bank.transfer(accountNumber, created.amount);
+    const credit = { id: transfer.id, accountNumber, amount: created.amount, currency: 'NGN' };
+    expect(bank.closeAccount(accountNumber)).toEqual({ alreadyCredited: credit });
+    expect(bank.closeAccount(accountNumber)).toEqual({ alreadyCredited: credit });
+  });
+
+  it('closes an account nobody paid; a later transfer is returned', async () => {
+    const created = await createSession(server.baseUrl, secretKey);
+    const opened = await bootstrap(server.baseUrl, created.clientSecret);
+    const bank = bankOver();
+    expect(bank.closeAccount(opened.virtualAccount.accountNumber)).toEqual({ closed: true });
+    const late = await bank.transfer(opened.virtualAccount.accountNumber, created.amount);
+    expect(late).toMatchObject({ outcome: 'returned', returnReason: 'account_closed' });
+    expect(bank.refund(late.id, 'test')).toEqual({ refused: 'not_credited' });
+  });
+
+  it('refunds a credited transfer once, in full; refuses a transfer it never made', async () => {
+    const created = await createSession(server.baseUrl, secretKey, { amount: 77_700 });
+    const opened = await bootstrap(server.baseUrl, created.clientSecret);
+    const bank = bankOver();
+    const transfer = await bank.transfer(opened.virtualAccount.accountNumber, 77_700);
+    const first = bank.refund(transfer.id, 'session_ended');
+    expect(first).toEqual({ refunded: { id: expect.stringMatching(/^rfd_[0-9A-Za-z]{24}$/) } });
+    expect(bank.refund(transfer.id, 'session_ended')).toEqual(first);
+    const books = server.service.deps.store.db
+      .prepare('SELECT amount, currency, reason FROM bank_refunds WHERE transfer_id = ?')
+      .all(transfer.id);
+    expect(books).toEqual([{ amount: 77_700, currency: 'NGN', reason: 'session_ended' }]);
+    expect(bank.refund('trf_000000000000000000000000', 'session_ended')).toEqual({
+      refused: 'unknown_transfer',
+    });
+  });
+});
