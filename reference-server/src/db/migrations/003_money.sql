@@ -74,3 +74,6 @@ CREATE TABLE bank_refunds (
   reason       TEXT NOT NULL,
   created_at   INTEGER NOT NULL
 ) STRICT;
+
+-- Closing an account asks the bank's books whether it was credited: one lookup per cancel or expiry.
+CREATE INDEX bank_transfers_by_account ON bank_transfers (account_number);
