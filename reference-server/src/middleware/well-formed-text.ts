@@ -7,6 +7,11 @@ const LONE_SURROGATE = /\p{Surrogate}/u;
 /** Field errors reported at most, so a body full of them does not make a huge answer. */
 const MAX_ERRORS = 10;
 
+/** A path longer than this (a body nested thousands deep) is cut, for the same reason. */
+const MAX_PATH = 200;
+
+const shown = (path: string): string => (path.length > MAX_PATH ? `${path.slice(0, MAX_PATH)}…` : path);
+
 /**
  * Refuses a JSON body holding a lone UTF-16 surrogate in any string, key or value, at any depth: 400
  * `validation_failed` with the dotted path of each (up to ten). SQLite stores text as UTF-8, where a lone
@@ -27,13 +32,16 @@ export const refuseLoneSurrogates: RequestHandler = (req, _res, next) => {
     const { value, path } = pending.pop() as { value: unknown; path: string };
     if (typeof value === 'string') {
       if (LONE_SURROGATE.test(value)) {
-        errors.push({ path, message: 'must not contain a lone UTF-16 surrogate' });
+        errors.push({ path: shown(path), message: 'must not contain a lone UTF-16 surrogate' });
       }
     } else if (value !== null && typeof value === 'object') {
       for (const [key, child] of Object.entries(value)) {
         const childPath = path === '' ? key : `${path}.${key}`;
         if (LONE_SURROGATE.test(key)) {
-          errors.push({ path: childPath, message: 'the name must not contain a lone UTF-16 surrogate' });
+          errors.push({
+            path: shown(childPath),
+            message: 'the name must not contain a lone UTF-16 surrogate',
+          });
         }
         pending.push({ value: child, path: childPath });
       }
