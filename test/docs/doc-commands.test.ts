@@ -116,7 +116,7 @@ describe('the commands in docs/', () => {
     }
   });
 
-  it('starts or sets up only what the test knows how to stand in for', () => {
+  it('starts or sets up only what the test knows how to stand in for, here and in the README', () => {
     const all = GUIDES.flatMap(blocksOf).map((block) => block.code.trim());
     expect(all).toContain('npm start');
     for (const code of all) {
@@ -124,5 +124,12 @@ describe('the commands in docs/', () => {
       if (lines.some((line) => SETUP.includes(line)))
         expect(lines.every((line) => SETUP.includes(line))).toBe(true);
     }
+    // The README's "Try it" is the same two steps; what follows them is in the quick start, run above.
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const tryIt = readme.slice(readme.indexOf('## Try it'), readme.indexOf('## What is here'));
+    const commands = [...tryIt.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].flatMap((m) =>
+      (m[1] as string).trim().split('\n'),
+    );
+    expect(commands).toEqual(['npm ci', 'npm start']);
   });
 });
