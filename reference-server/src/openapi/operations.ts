@@ -69,7 +69,12 @@ export interface OperationSpec {
   errors: number[];
 }
 
-/** `data` of `POST /bank/notifications`: what the service made of the bank's notice. */
+/**
+ * `data` of `POST /bank/notifications`: what the service made of the bank's notice.
+ *
+ * @example
+ * BankNotificationResultSchema.parse({ id: 'ntf_1', result: 'credited', duplicate: false });
+ */
 export const BankNotificationResultSchema = z.object({
   id: z.string(),
   result: z.enum([
@@ -82,7 +87,12 @@ export const BankNotificationResultSchema = z.object({
   duplicate: z.boolean(),
 });
 
-/** `data` of `GET /health`. */
+/**
+ * `data` of `GET /health`.
+ *
+ * @example
+ * HealthSchema.parse({ status: 'ok' });
+ */
 export const HealthSchema = z.object({ status: z.literal('ok') });
 
 const json = (description: string, data: z.ZodType, name: string, list = false): SuccessSpec => ({

@@ -44,6 +44,12 @@ export function formatTime(iso: string | null | undefined): SafeHtml {
   return html`<time datetime="${iso}">${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC</time>`;
 }
 
+/**
+ * Epoch milliseconds as `formatTime` shows them.
+ *
+ * @example
+ * formatEpoch(session.createdAt);
+ */
 export const formatEpoch = (ms: number | null): SafeHtml =>
   formatTime(ms === null ? null : new Date(ms).toISOString());
 
@@ -66,7 +72,12 @@ export function statusBadge(status: SessionStatus): SafeHtml {
   return html`<span class="badge badge-${status}">${STATUS_LABELS[status]}</span>`;
 }
 
-/** A neutral or coloured badge for other states (delivery status, KYC, enabled). */
+/**
+ * A neutral or coloured badge for other states (delivery status, KYC, enabled).
+ *
+ * @example
+ * badge('Enabled', 'good');
+ */
 export function badge(text: string, tone: 'good' | 'warn' | 'bad' | 'info' | 'neutral'): SafeHtml {
   return html`<span class="badge badge-${tone}">${text}</span>`;
 }

@@ -1,7 +1,12 @@
 import { html, type SafeHtml } from './html.ts';
 import type { PortalContext } from './portal-auth.ts';
 
-/** The portal's sections, in navigation order. */
+/**
+ * The portal's sections, in navigation order.
+ *
+ * @example
+ * SECTIONS.map((section) => section.path); // ['/portal/sessions', …]
+ */
 export const SECTIONS = [
   { id: 'sessions', label: 'Sessions', path: '/portal/sessions' },
   { id: 'bank', label: 'Test bank', path: '/portal/bank' },
@@ -23,7 +28,12 @@ export interface PageOptions {
   body: SafeHtml;
 }
 
-/** The hidden synchronizer token every state-changing form carries. */
+/**
+ * The hidden synchronizer token every state-changing form carries.
+ *
+ * @example
+ * html`<form method="post" action="/portal/sign-out">${csrfField(context)}…</form>`;
+ */
 export const csrfField = (context: PortalContext): SafeHtml =>
   html`<input type="hidden" name="_csrf" value="${context.csrfToken}">`;
 

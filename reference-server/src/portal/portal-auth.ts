@@ -27,10 +27,20 @@ export interface PortalContext {
   csrfToken: string;
 }
 
-/** The signed-in context of a portal request (set by `requirePortalSession`). */
+/**
+ * The signed-in context of a portal request (set by `requirePortalSession`).
+ *
+ * @example
+ * const { business, environment } = portalContext(res);
+ */
 export const portalContext = (res: Response): PortalContext => res.locals.portal as PortalContext;
 
-/** Cookies of a request, by name (first value wins); values are not decoded (ours are base62). */
+/**
+ * Cookies of a request, by name (first value wins); values are not decoded (ours are base62).
+ *
+ * @example
+ * readCookies(req).get(SESSION_COOKIE); // the raw id, or undefined
+ */
 export function readCookies(req: Request): Map<string, string> {
   const cookies = new Map<string, string>();
   for (const part of (req.headers.cookie ?? '').split(';')) {
@@ -45,6 +55,9 @@ export function readCookies(req: Request): Map<string, string> {
 /**
  * `HttpOnly` (no script reads it), `SameSite=Strict` (no other site's request carries it), `Path=/portal` (the
  * API never sees it), `Secure` when served over HTTPS.
+ *
+ * @example
+ * setPortalCookie(req, res, SESSION_COOKIE, newCookieId(), SESSION_LIFETIME_MS);
  */
 export function setPortalCookie(
   req: Request,
@@ -67,7 +80,12 @@ export function setPortalCookie(
 export const clearPortalCookie = (req: Request, res: Response, name: string) =>
   setPortalCookie(req, res, name, '', 0);
 
-/** The CSRF token of a session: an HMAC of the cookie's id, so nothing more is stored and it dies with it. */
+/**
+ * The CSRF token of a session: an HMAC of the cookie's id, so nothing more is stored and it dies with it.
+ *
+ * @example
+ * html`<input type="hidden" name="_csrf" value="${csrfTokenFor(cookieId)}">`;
+ */
 export const csrfTokenFor = (cookieId: string): string =>
   createHmac('sha256', cookieId).update('servicepay-portal-csrf').digest('base64url');
 
@@ -75,7 +93,12 @@ const COOKIE_ID = /^[0-9A-Za-z]{32}$/;
 
 export const newCookieId = (): string => randomBase62(32);
 
-/** The portal session of this request, or undefined (no cookie, unknown, expired or idle too long). */
+/**
+ * The portal session of this request, or undefined (no cookie, unknown, expired or idle too long).
+ *
+ * @example
+ * if (findPortalSession(store, clock, req)) res.redirect(303, '/portal/sessions');
+ */
 export function findPortalSession(
   store: Store,
   clock: Clock,
@@ -104,6 +127,9 @@ export function findPortalSession(
 /**
  * Signed-in pages: without a live portal session a page redirects to sign-in (a form post answers 403: a
  * redirect would drop what was sent). Keeps the session alive while it is used.
+ *
+ * @example
+ * router.get('/keys', requirePortalSession(store, clock), handler);
  */
 export function requirePortalSession(store: Store, clock: Clock): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -129,6 +155,9 @@ export function requirePortalSession(store: Store, clock: Clock): RequestHandler
 /**
  * The request came from a portal page of this very server: `Origin` (or, where a browser sends none,
  * `Referer`) must name this server's origin. A cross-site form post fails here even before its token does.
+ *
+ * @example
+ * router.post('/keys/roll', (req, _res, next) => { assertSameOrigin(req); next(); }, handler);
  */
 export function assertSameOrigin(req: Request): void {
   const expected = `${req.protocol}://${req.get('host') ?? ''}`;
@@ -146,7 +175,12 @@ export function assertSameOrigin(req: Request): void {
   );
 }
 
-/** The form's `_csrf` equals the session's token (constant time). */
+/**
+ * The form's `_csrf` equals the session's token (constant time).
+ *
+ * @example
+ * assertCsrfToken(req.body._csrf, portalContext(res).csrfToken);
+ */
 export function assertCsrfToken(sent: unknown, expected: string): void {
   if (typeof sent !== 'string' || !safeEqual(sent, expected)) {
     throw new HttpError(403, 'forbidden', 'This form has expired. Reload the page and try again.');

@@ -82,6 +82,9 @@ export interface PortalDeps {
 /**
  * No inline script or style anywhere; forms post only to the portal; no framing; nothing else loads.
  * `Referrer-Policy: same-origin` keeps `Origin` on the portal's own form posts (the CSRF check reads it).
+ *
+ * @example
+ * res.setHeader('Content-Security-Policy', PORTAL_CSP);
  */
 export const PORTAL_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +

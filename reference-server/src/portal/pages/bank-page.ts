@@ -4,7 +4,12 @@ import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
 
-/** Whether the session's current account takes a transfer now. */
+/**
+ * Whether the session's current account takes a transfer now.
+ *
+ * @example
+ * sessions.filter(takesTransfer);
+ */
 export const takesTransfer = (session: Session): boolean =>
   (session.status === 'awaiting_payment' || session.status === 'mismatch') && session.virtualAccount !== null;
 

@@ -10,7 +10,12 @@ const KIND_TEXT: Record<KeyKind, { label: string; use: string }> = {
   publishable: { label: 'Publishable key', use: 'Reads your public checkout profile. Safe in HTML.' },
 };
 
-/** A key as the portal shows it after creation: prefix and last four only. */
+/**
+ * A key as the portal shows it after creation: prefix and last four only.
+ *
+ * @example
+ * maskedKey(key); // 'sk_test_…a1B2'
+ */
 export const maskedKey = (key: ApiKey): string => `${key.prefix}…${key.last4}`;
 
 function keyRow(context: PortalContext, environment: Environment, kind: KeyKind, keys: ApiKey[]): SafeHtml {
