@@ -48,10 +48,10 @@ export function bankPage(context: PortalContext, open: Session[]): SafeHtml {
   const rows = open.map(
     (session) => html`<tr>
   <th scope="row"><a href="/portal/sessions/${session.id}">${session.reference}</a><span class="cell-help">${session.payer.name}</span></th>
-  <td>${statusBadge(session.status)}</td>
-  <td class="num">${formatMoney(session.amount, session.currency)}</td>
-  <td><code>${session.virtualAccount?.accountNumber ?? ''}</code><span class="cell-help">until ${formatTime(session.virtualAccount?.expiresAt)}</span></td>
-  <td>${transferForm(context, session)}</td>
+  <td data-label="Status">${statusBadge(session.status)}</td>
+  <td class="num" data-label="Amount">${formatMoney(session.amount, session.currency)}</td>
+  <td data-label="Account"><code>${session.virtualAccount?.accountNumber ?? ''}</code><span class="cell-help">until ${formatTime(session.virtualAccount?.expiresAt)}</span></td>
+  <td data-label="Send">${transferForm(context, session)}</td>
 </tr>`,
   );
   return page({
@@ -69,7 +69,7 @@ ${
     ? html`<p class="empty">The test bank moves simulated money only, so it works on test data. Switch to test data at the top.</p>`
     : open.length === 0
       ? html`<p class="empty">No test session is waiting for money. A session gets its account when the checkout opens it (the widget, or <code>POST /api/widget/bootstrap</code>).</p>`
-      : html`<div class="table-wrap" role="region" aria-labelledby="bank-caption" tabindex="0"><table>
+      : html`<div class="table-wrap" role="region" aria-labelledby="bank-caption" tabindex="0"><table class="stack">
   <caption id="bank-caption">Sessions waiting for a transfer</caption>
   <thead><tr><th scope="col">Reference</th><th scope="col">Status</th><th scope="col">Amount</th><th scope="col">Account</th><th scope="col">Send</th></tr></thead>
   <tbody>${rows}</tbody>

@@ -34,10 +34,10 @@ export function sessionsPage(
   const rows = list.data.map(
     (session) => html`<tr>
   <th scope="row"><a href="/portal/sessions/${session.id}">${session.reference}</a></th>
-  <td>${statusBadge(session.status)}</td>
-  <td class="num">${formatMoney(session.amount, session.currency)}</td>
-  <td>${session.payer.name}<span class="cell-help">${session.payer.email}</span></td>
-  <td>${formatTime(session.createdAt)}</td>
+  <td data-label="Status">${statusBadge(session.status)}</td>
+  <td class="num" data-label="Amount">${formatMoney(session.amount, session.currency)}</td>
+  <td data-label="Payer">${session.payer.name}<span class="cell-help">${session.payer.email}</span></td>
+  <td data-label="Created">${formatTime(session.createdAt)}</td>
 </tr>`,
   );
   return page({
@@ -68,7 +68,7 @@ export function sessionsPage(
 ${
   list.data.length === 0
     ? html`<p class="empty">${filters.status || filters.reference || filters.startingAfter ? 'No session matches.' : `No ${context.environment} sessions yet. Create one with POST /api/widget/sessions and a ${context.environment} secret key.`}</p>`
-    : html`<div class="table-wrap" role="region" aria-labelledby="sessions-caption" tabindex="0"><table>
+    : html`<div class="table-wrap" role="region" aria-labelledby="sessions-caption" tabindex="0"><table class="stack">
   <caption id="sessions-caption">${filters.startingAfter ? 'Older sessions' : 'Newest sessions first'}</caption>
   <thead><tr><th scope="col">Reference</th><th scope="col">Status</th><th scope="col">Amount</th><th scope="col">Payer</th><th scope="col">Created</th></tr></thead>
   <tbody>${rows}</tbody>
