@@ -171,6 +171,15 @@ export async function startShop(options: ShopOptions): Promise<Shop> {
     res.json({ products: CATALOG });
   });
 
+  // What a frontend that loads the widget itself (the React shop) needs: the environment and the widget host.
+  app.get('/api/config', (_req, res) => {
+    res.json({
+      mode: servicepay.environment === 'live' ? 'LIVE' : 'TEST',
+      widgetHost: new URL(options.widgetScriptUrl).origin,
+      widgetScriptUrl: options.widgetScriptUrl,
+    });
+  });
+
   app.post('/api/orders', async (req, res) => {
     const product = findProduct(req.body?.productId);
     const name = typeof req.body?.name === 'string' ? req.body.name.trim() : '';
