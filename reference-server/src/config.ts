@@ -8,7 +8,10 @@ export interface CurrencyBounds {
 
 /** Everything the service can be told at start. Every field has a default; see `defaultConfig`. */
 export interface ServerConfig {
-  /** SQLite file; `:memory:` is refused by the CLI because nothing would survive. */
+  /**
+   * SQLite file. `:memory:` is accepted (in-process tests) but keeps nothing past the process, and CLI commands
+   * run in another process cannot see it.
+   */
   dbPath: string;
   /**
    * Production mode (`--production` or `NODE_ENV=production`): the secrets key must come from

@@ -11,15 +11,26 @@ import {
   RateLimitError,
   ServicePay,
   type ServicePayError,
+  SignatureVerificationError,
   type WebhookEvent,
 } from '@servicepay/node';
-import { BootstrapResultSchema, type CreatedBusiness, envelopeOf } from '@servicepay/node/protocol';
+import {
+  BootstrapResultSchema,
+  type CreatedBusiness,
+  envelopeOf,
+  WebhookEventSchema,
+} from '@servicepay/node/protocol';
 import express from 'express';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../support/server.ts';
+import { contractFetch } from './contract-fetch.ts';
 
-// The SDK against the real reference server: no mocks. Every call goes over loopback HTTP.
+// The SDK against the real reference server: no mocks. Every call goes over loopback HTTP, through a fetch
+// that holds every answer to the contract's schemas (contract-fetch.ts): a test fails if any answer it saw
+// carries a shape, a status or a field the contract does not declare.
+const contract = contractFetch();
+const clientFor = (secretKey: string, baseUrl: string, options: { maxRetries?: number } = {}) =>
+  new ServicePay(secretKey, { baseUrl, fetch: contract.fetch, ...options });
 
 const payer = { name: 'Ada Lovelace', email: 'ada@example.com' };
 const randomKey = (environment: 'test' | 'live') =>
@@ -38,15 +49,17 @@ const rejectionOf = async (promise: PromiseLike<unknown>): Promise<ServicePayErr
 };
 
 /** What the widget does with the client secret: exchange it for a virtual account. */
-const bootstrap = async (baseUrl: string, clientSecret: string) => {
-  const response = await request(`${baseUrl}/api/widget/bootstrap`, {
+const exchange = (baseUrl: string, clientSecret: string) =>
+  contract.fetch(`${baseUrl}/api/widget/bootstrap`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ clientSecret }),
   });
-  const body = await response.body.json();
-  expect(response.statusCode).toBe(200);
-  return envelopeOf(BootstrapResultSchema).parse(body).data;
+
+const bootstrap = async (baseUrl: string, clientSecret: string) => {
+  const response = await exchange(baseUrl, clientSecret);
+  expect(response.status).toBe(200);
+  return envelopeOf(BootstrapResultSchema).parse(await response.json()).data;
 };
 
 const waitFor = async <T>(check: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> => {
@@ -69,7 +82,7 @@ describe('SDK contract against the reference server', () => {
     server = await startServer();
     shop = server.createBusiness({ name: 'Contract Shop' });
     other = server.createBusiness({ name: 'Other Shop' });
-    servicepay = new ServicePay(shop.keys.test.secretKey, { baseUrl: server.baseUrl });
+    servicepay = clientFor(shop.keys.test.secretKey, server.baseUrl);
   });
 
   afterAll(async () => {
@@ -164,7 +177,7 @@ describe('SDK contract against the reference server', () => {
   });
 
   it('maps an unknown key to AuthenticationError (401)', async () => {
-    const stranger = new ServicePay(randomKey('test'), { baseUrl: server.baseUrl, maxRetries: 0 });
+    const stranger = clientFor(randomKey('test'), server.baseUrl, { maxRetries: 0 });
     const error = await rejectionOf(stranger.sessions.list());
     expect(error).toBeInstanceOf(AuthenticationError);
     expect(error).toMatchObject({ statusCode: 401, code: 'invalid_api_key' });
@@ -173,7 +186,7 @@ describe('SDK contract against the reference server', () => {
 
   it("maps another business's session to PermissionError (403)", async () => {
     const created = await servicepay.sessions.create({ amount: 5000, currency: 'NGN', payer });
-    const otherClient = new ServicePay(other.keys.test.secretKey, { baseUrl: server.baseUrl });
+    const otherClient = clientFor(other.keys.test.secretKey, server.baseUrl);
     const error = await rejectionOf(otherClient.sessions.retrieve(created.id));
     expect(error).toBeInstanceOf(PermissionError);
     expect(error).toMatchObject({ statusCode: 403, code: 'forbidden' });
@@ -181,7 +194,7 @@ describe('SDK contract against the reference server', () => {
   });
 
   it('maps a live key of a business without KYC to PermissionError (403)', async () => {
-    const live = new ServicePay(shop.keys.live.secretKey, { baseUrl: server.baseUrl });
+    const live = clientFor(shop.keys.live.secretKey, server.baseUrl);
     expect(live.environment).toBe('live');
     const error = await rejectionOf(live.sessions.list());
     expect(error).toBeInstanceOf(PermissionError);
@@ -207,6 +220,64 @@ describe('SDK contract against the reference server', () => {
     expect(error).toMatchObject({ statusCode: 400, code: 'validation_failed' });
     expect((error as InvalidRequestError).errors.map((e) => e.path)).toContain('payer.email');
   });
+
+  it.each([
+    ['a negative amount', -5, 'validation_failed'],
+    ['a zero amount', 0, 'validation_failed'],
+    ['a fractional amount', 1.5, 'validation_failed'],
+    ['a whole amount below the NGN minimum (100)', 50, 'amount_out_of_range'],
+    ['a whole amount above the NGN maximum', 10_000_000_001, 'amount_out_of_range'],
+  ])('answers %s as docs/protocol.md says (%s → %s, path amount)', async (_what, amount, code) => {
+    const error = await rejectionOf(servicepay.sessions.create({ amount, currency: 'NGN', payer }));
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect(error).toMatchObject({ statusCode: 400, code });
+    expect((error as InvalidRequestError).errors.map((e) => e.path)).toEqual(['amount']);
+  });
+
+  it('names an unknown field by its path, at the top and inside payer', async () => {
+    const typo = { amount: 5000, currency: 'NGN', payer, ammount: 5000 };
+    const top = await rejectionOf(servicepay.sessions.create(typo as never));
+    expect(top).toMatchObject({ statusCode: 400, code: 'validation_failed' });
+    expect((top as InvalidRequestError).errors.map((e) => e.path)).toEqual(['ammount']);
+    const nested = { amount: 5000, currency: 'NGN', payer: { ...payer, nickname: 'A', age: 3 } };
+    const inner = await rejectionOf(servicepay.sessions.create(nested as never));
+    expect((inner as InvalidRequestError).errors.map((e) => e.path).sort()).toEqual([
+      'payer.age',
+      'payer.nickname',
+    ]);
+  });
+
+  it('answers a used client secret 409 even once its session is paid, and an unused one of an ended session 410', async () => {
+    const paidSession = await servicepay.sessions.create({ amount: 4_000, currency: 'NGN', payer });
+    const opened = await bootstrap(server.baseUrl, paidSession.clientSecret);
+    await servicepay.testHelpers.simulateTransfer({
+      accountNumber: opened.virtualAccount.accountNumber,
+      amount: 4_000,
+    });
+    await expect(servicepay.sessions.retrieve(paidSession.id)).resolves.toMatchObject({
+      status: 'successful',
+    });
+    const again = await exchange(server.baseUrl, paidSession.clientSecret);
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { meta: { code: string } }).meta.code).toBe('client_secret_already_used');
+
+    const neverOpened = await servicepay.sessions.create({ amount: 4_000, currency: 'NGN', payer });
+    await servicepay.sessions.cancel(neverOpened.id);
+    const ended = await exchange(server.baseUrl, neverOpened.clientSecret);
+    expect(ended.status).toBe(410);
+    expect(((await ended.json()) as { meta: { code: string } }).meta.code).toBe('client_secret_expired');
+  });
+
+  it('gives the request id and headers of a success, as the service sent them', async () => {
+    const created = await servicepay.sessions.create({ amount: 5000, currency: 'NGN', payer });
+    const before = contract.seen.length;
+    const { data, response } = await servicepay.sessions.retrieve(created.id).withResponse();
+    expect(data.id).toBe(created.id);
+    const wire = contract.seen.slice(before).find((entry) => entry.path.endsWith(created.id));
+    expect(response.requestId).toMatch(/^req_/);
+    expect(response.requestId).toBe(wire?.requestId);
+    expect(Number(response.headers['ratelimit-remaining'])).toBeGreaterThanOrEqual(0);
+  });
 });
 
 describe('SDK contract: rate limit', () => {
@@ -222,7 +293,7 @@ describe('SDK contract: rate limit', () => {
 
   it('maps the 151st request of the minute (here the 4th) to RateLimitError with retryAfter', async () => {
     const shop = server.createBusiness();
-    const client = new ServicePay(shop.keys.test.secretKey, { baseUrl: server.baseUrl, maxRetries: 0 });
+    const client = clientFor(shop.keys.test.secretKey, server.baseUrl, { maxRetries: 0 });
     for (let i = 0; i < 3; i++) await client.sessions.list();
     const error = await rejectionOf(client.sessions.list());
     expect(error).toBeInstanceOf(RateLimitError);
@@ -230,26 +301,39 @@ describe('SDK contract: rate limit', () => {
     expect((error as RateLimitError).retryAfter).toBeGreaterThan(0);
     await client.close();
   });
+
+  it('does not sleep on a Retry-After beyond maxRetryAfter: one 429, thrown with retryAfter, no retry sent', async () => {
+    const shop = server.createBusiness();
+    // Default retries (2) and the default 5 s cap; the window's Retry-After is far longer.
+    const client = clientFor(shop.keys.test.secretKey, server.baseUrl);
+    for (let i = 0; i < 3; i++) await client.sessions.list();
+    const before = contract.seen.length;
+    const error = await rejectionOf(client.sessions.list());
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect((error as RateLimitError).retryAfter).toBeGreaterThan(5);
+    expect(contract.seen.slice(before).map((entry) => entry.status)).toEqual([429]);
+    await client.close();
+  });
 });
 
 describe('SDK contract: webhooks', () => {
   let server: RunningServer;
   let receiver: Server;
-  let receiverUrl: string;
-  const received: { body: Buffer; signature: string | undefined }[] = [];
+  let baseReceiverUrl: string;
+  const received: { path: string; body: Buffer; signature: string | undefined }[] = [];
 
   beforeAll(async () => {
     server = await startServer();
     const app = express();
     // The README's express snippet: the raw body, exactly as received.
-    app.post('/webhooks/servicepay', express.raw({ type: 'application/json' }), (req, res) => {
-      received.push({ body: req.body as Buffer, signature: req.get('x-service-signature') });
+    app.post('/webhooks/:name', express.raw({ type: 'application/json' }), (req, res) => {
+      received.push({ path: req.path, body: req.body as Buffer, signature: req.get('x-service-signature') });
       res.sendStatus(204);
     });
     receiver = await new Promise<Server>((resolve) => {
       const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
     });
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks/servicepay`;
+    baseReceiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/webhooks`;
   });
 
   afterAll(async () => {
@@ -258,12 +342,29 @@ describe('SDK contract: webhooks', () => {
     await server?.close();
   });
 
-  it('manages an endpoint, receives a signed session.successful webhook and verifies it', async () => {
-    const shop = server.createBusiness({ name: 'Webhook Shop' });
-    const client = new ServicePay(shop.keys.test.secretKey, { baseUrl: server.baseUrl });
+  /** Creates, opens and pays a session; resolves with its id once it is paid. */
+  const paySession = async (client: ServicePay, amount: number) => {
+    const created = await client.sessions.create({ amount, currency: 'NGN', payer });
+    const { virtualAccount } = await bootstrap(server.baseUrl, created.clientSecret);
+    await client.testHelpers.simulateTransfer({ accountNumber: virtualAccount.accountNumber, amount });
+    return created.id;
+  };
 
-    const endpoint = await client.webhookEndpoints.create({ url: receiverUrl, description: 'contract' });
-    expect(endpoint).toMatchObject({ url: receiverUrl, environment: 'test', enabled: true });
+  const deliveriesTo = (endpointId: string, eventId?: string) =>
+    server.service.deps.store.db
+      .prepare<[string], { event_id: string }>(
+        'SELECT event_id FROM webhook_deliveries WHERE endpoint_id = ?',
+      )
+      .all(endpointId)
+      .filter((row) => eventId === undefined || row.event_id === eventId);
+
+  it('manages an endpoint, receives a signed session.successful webhook of the contract and verifies it', async () => {
+    const shop = server.createBusiness({ name: 'Webhook Shop' });
+    const client = clientFor(shop.keys.test.secretKey, server.baseUrl);
+    const url = `${baseReceiverUrl}/manage`;
+
+    const endpoint = await client.webhookEndpoints.create({ url, description: 'contract' });
+    expect(endpoint).toMatchObject({ url, environment: 'test', enabled: true });
     expect(endpoint.secret).toMatch(/^whsec_/);
     const listed = await client.webhookEndpoints.list({ environment: 'test' });
     expect(listed.data.map((e) => e.id)).toContain(endpoint.id);
@@ -272,42 +373,110 @@ describe('SDK contract: webhooks', () => {
       client.webhookEndpoints.update(endpoint.id, { events: ['session.successful', 'session.mismatch'] }),
     ).resolves.toMatchObject({ events: ['session.successful', 'session.mismatch'] });
 
-    const created = await client.sessions.create({ amount: 99_000, currency: 'NGN', payer });
-    const { virtualAccount } = await bootstrap(server.baseUrl, created.clientSecret);
-    await client.testHelpers.simulateTransfer({
-      accountNumber: virtualAccount.accountNumber,
-      amount: 99_000,
-    });
-
-    const delivery = await waitFor(async () => received.find((r) => r.body.includes(created.id)));
+    const sessionId = await paySession(client, 99_000);
+    const delivery = await waitFor(async () => received.find((r) => r.body.includes(sessionId)));
+    expect(delivery.path).toBe('/webhooks/manage');
+    // The body is the contract's event, field for field (no field the contract does not declare).
+    const raw: unknown = JSON.parse(delivery.body.toString('utf8'));
+    expect(WebhookEventSchema.parse(raw)).toEqual(raw);
     const event: WebhookEvent = constructEvent(delivery.body, delivery.signature, endpoint.secret);
     expect(event).toMatchObject({ type: 'session.successful', environment: 'test' });
-    expect(event.data.session).toMatchObject({ id: created.id, status: 'successful' });
+    if (event.type !== 'session.successful') throw new Error('expected session.successful');
+    expect(event.data.session).toMatchObject({ id: sessionId, status: 'successful', amount: 99_000 });
 
-    const deliveries = await waitFor(async () => {
+    const succeeded = await waitFor(async () => {
       const page = await client.webhookEndpoints.deliveries(endpoint.id, { eventId: event.id });
       return page.data.find((d) => d.status === 'succeeded');
     });
-    expect(deliveries.attempts.at(-1)?.statusCode).toBe(204);
+    expect(succeeded.attempts.at(-1)?.statusCode).toBe(204);
+    await client.close();
+  });
 
-    // Resend, then verify the copy with the rolled secret and the old one side by side.
+  it('rolls a secret: a copy sent after the roll carries both signatures, each secret alone verifies it', async () => {
+    const shop = server.createBusiness({ name: 'Rotation Shop' });
+    const client = clientFor(shop.keys.test.secretKey, server.baseUrl);
+    const endpoint = await client.webhookEndpoints.create({ url: `${baseReceiverUrl}/rotation` });
+    const sessionId = await paySession(client, 12_000);
+    const first = await waitFor(async () =>
+      received.find((r) => r.path === '/webhooks/rotation' && r.body.includes(sessionId)),
+    );
+    const event = constructEvent(first.body, first.signature, endpoint.secret);
+    // Before the roll: one signature, by the only secret.
+    expect(first.signature?.match(/v1=/g)).toHaveLength(1);
+
     const rolled = await client.webhookEndpoints.rollSecret(endpoint.id);
+    expect(rolled.secret).toMatch(/^whsec_/);
     expect(rolled.secret).not.toBe(endpoint.secret);
     const before = received.length;
     const resent = await client.events.resend(event.id, { endpointId: endpoint.id });
-    expect(resent.eventId).toBe(event.id);
-    expect(resent.deliveries).toHaveLength(1);
+    expect(resent).toEqual({ eventId: event.id, deliveries: [expect.stringMatching(/^wd_/)] });
     const copy = await waitFor(async () =>
-      received.length > before ? received[received.length - 1] : undefined,
+      received.slice(before).find((r) => r.path === '/webhooks/rotation' && r.body.includes(event.id)),
     );
-    expect(constructEvent(copy.body, copy.signature, [endpoint.secret, rolled.secret]).id).toBe(event.id);
+    // During the grace period the service signs with both: the receiver still holding only the old secret
+    // keeps working, and one that already switched to the new secret works too.
+    expect(copy.signature?.match(/v1=/g)).toHaveLength(2);
+    expect(constructEvent(copy.body, copy.signature, endpoint.secret).id).toBe(event.id);
+    expect(constructEvent(copy.body, copy.signature, rolled.secret).id).toBe(event.id);
+    const stranger = `whsec_${'z'.repeat(32)}`;
+    const refused = (() => {
+      try {
+        constructEvent(copy.body, copy.signature, stranger);
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(refused).toBeInstanceOf(SignatureVerificationError);
+    expect(refused).toMatchObject({ code: 'webhook_signature_mismatch' });
+    await client.close();
+  });
 
-    await expect(client.webhookEndpoints.delete(endpoint.id)).resolves.toEqual({
-      id: endpoint.id,
-      deleted: true,
-    });
-    const gone = await rejectionOf(client.webhookEndpoints.retrieve(endpoint.id));
+  it('deletes an endpoint: the service answers { id, deleted: true }, it is gone, and later events queue nothing for it', async () => {
+    const shop = server.createBusiness({ name: 'Delete Shop' });
+    const client = clientFor(shop.keys.test.secretKey, server.baseUrl);
+    const doomed = await client.webhookEndpoints.create({ url: `${baseReceiverUrl}/doomed` });
+    const kept = await client.webhookEndpoints.create({ url: `${baseReceiverUrl}/kept` });
+
+    const before = contract.seen.length;
+    const { data: deleted, response } = await client.webhookEndpoints.delete(doomed.id).withResponse();
+    expect(deleted).toEqual({ id: doomed.id, deleted: true });
+    // What the SDK returned is what the service answered (checked against DeletedWebhookEndpointSchema).
+    const wire = contract.seen.slice(before).find((entry) => entry.method === 'DELETE');
+    expect(wire).toMatchObject({ status: 200, requestId: response.requestId, body: { data: deleted } });
+
+    const gone = await rejectionOf(client.webhookEndpoints.retrieve(doomed.id));
     expect(gone).toBeInstanceOf(NotFoundError);
+    expect(gone).toMatchObject({ statusCode: 404, code: 'not_found' });
+    const listed: string[] = [];
+    for await (const endpoint of client.webhookEndpoints.list()) listed.push(endpoint.id);
+    expect(listed).toEqual([kept.id]);
+    const again = await rejectionOf(client.webhookEndpoints.delete(doomed.id));
+    expect(again).toBeInstanceOf(NotFoundError);
+
+    const sessionId = await paySession(client, 15_000);
+    const delivered = await waitFor(async () =>
+      received.find((r) => r.path === '/webhooks/kept' && r.body.includes(sessionId)),
+    );
+    const event = constructEvent(delivered.body, delivered.signature, kept.secret);
+    // Deliveries are queued in the transaction that records the event: the deleted endpoint got none.
+    expect(deliveriesTo(kept.id, event.id)).toHaveLength(1);
+    expect(deliveriesTo(doomed.id, event.id)).toHaveLength(0);
+    expect(received.filter((r) => r.path === '/webhooks/doomed')).toEqual([]);
+    await client.close();
+  });
+
+  it('refuses the 17th endpoint of an environment with a code of its own and the field it concerns', async () => {
+    const shop = server.createBusiness({ name: 'Busy Shop' });
+    const client = clientFor(shop.keys.test.secretKey, server.baseUrl);
+    for (let i = 0; i < 16; i++)
+      await client.webhookEndpoints.create({ url: `${baseReceiverUrl}/many-${i}` });
+    const error = await rejectionOf(client.webhookEndpoints.create({ url: `${baseReceiverUrl}/many-16` }));
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect(error).toMatchObject({ statusCode: 400, code: 'webhook_endpoint_limit_reached' });
+    expect((error as InvalidRequestError).errors.map((e) => e.path)).toEqual(['url']);
+    const page = await client.webhookEndpoints.list({ limit: 100 });
+    expect(page.data).toHaveLength(16);
     await client.close();
   });
 });

@@ -13,7 +13,7 @@ import { VirtualAccountRepository } from './virtual-accounts.ts';
 import { WidgetTokenRepository } from './widget-tokens.ts';
 import { WriteQueue } from './write-queue.ts';
 
-/** The service's repositories over one connection, and the write queue every write goes through. */
+/** The service's repositories over one connection, and the write queue every request's write goes through. */
 export interface Store {
   db: SqliteDatabase;
   writes: WriteQueue;

@@ -12,7 +12,9 @@ type Job = {
 };
 
 /**
- * Group commit. Every write of the service goes through `run`: jobs that arrive in the same turn of the event
+ * Group commit. Every write a request or a background job of the running service makes goes through `run`
+ * (the CLI's onboarding commands, the simulated bank's own books and the migrations write in their own
+ * transactions, outside the request path): jobs that arrive in the same turn of the event
  * loop run one after another inside one transaction, each in its own savepoint (a job that throws rolls back
  * only itself), and the batch is committed with one fsync. A job's promise settles only after that commit,
  * so nothing is acknowledged before it is durable, and N concurrent requests cost one fsync instead of N.

@@ -1,15 +1,13 @@
+import { WebhookEventTypeSchema } from '@servicepay/node/protocol';
 import type { SqliteDatabase } from '../db/database.ts';
 import type { EventRecord } from '../db/events.ts';
 import { newId } from '../internal/random.ts';
 
-/** Event types merchants can receive by webhook; other transitions are pushed to the widget only. */
-export const WEBHOOK_EVENT_TYPES = new Set([
-  'session.successful',
-  'session.mismatch',
-  'session.expired',
-  'session.cancelled',
-  'session.credit_unapplied',
-]);
+/**
+ * Event types merchants can receive by webhook: the contract's list, never a copy of it. Other transitions
+ * (`session.awaiting_payment`, `session.pending`) are pushed to the widget only.
+ */
+export const WEBHOOK_EVENT_TYPES: ReadonlySet<string> = new Set(WebhookEventTypeSchema.options);
 
 /**
  * Writes one pending delivery per enabled endpoint of the event's business and environment that subscribes

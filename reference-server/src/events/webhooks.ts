@@ -102,9 +102,14 @@ export class Webhooks {
       if (this.endpoints.count(caller.business.id, caller.environment) >= MAX_ENDPOINTS_PER_ENVIRONMENT) {
         throw new HttpError(
           400,
-          'validation_failed',
-          `A business can register at most ${MAX_ENDPOINTS_PER_ENVIRONMENT} endpoints per environment.`,
-          [{ path: 'url', message: 'too many endpoints' }],
+          'webhook_endpoint_limit_reached',
+          `A business can register at most ${MAX_ENDPOINTS_PER_ENVIRONMENT} endpoints per environment: delete one, or update an existing endpoint to this URL.`,
+          [
+            {
+              path: 'url',
+              message: `the ${caller.environment} limit of ${MAX_ENDPOINTS_PER_ENVIRONMENT} endpoints is reached`,
+            },
+          ],
         );
       }
       const created = this.endpoints.insert({

@@ -34,12 +34,19 @@ export function sendError(res: Response, error: HttpError): void {
   res.status(error.status).json(body);
 }
 
-/** Zod's issues as field errors with dotted paths (`payer.email`). */
+/**
+ * Zod's issues as field errors with dotted paths (`payer.email`). An unknown field is named by its own path
+ * (`payer.nickname`), one error per field: zod reports them as one issue on the object that holds them.
+ */
 export function validationError(error: ZodError, what = 'request'): HttpError {
-  const fieldErrors = error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.'),
-    message: issue.message,
-  }));
+  const fieldErrors = error.issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => ({
+          path: [...issue.path, key].map(String).join('.'),
+          message: 'unknown field',
+        }))
+      : [{ path: issue.path.map(String).join('.'), message: issue.message }],
+  );
   return new HttpError(400, 'validation_failed', `The ${what} has invalid fields.`, fieldErrors);
 }
 

@@ -115,7 +115,7 @@ describe('endpoints resource', () => {
       [{}, 'url'],
       [{ url: 'not a url' }, 'url'],
       [{ url: receiver.url, events: ['session.pending'] }, 'events.0'],
-      [{ url: receiver.url, secret: 'x' }, ''],
+      [{ url: receiver.url, secret: 'x' }, 'secret'],
       [{ url: 'http://169.254.169.254/latest/meta-data' }, 'url'],
       [{ url: 'http://10.1.2.3/hooks' }, 'url'],
       [{ url: 'http://user:pw@127.0.0.1/hooks' }, 'url'],

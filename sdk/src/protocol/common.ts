@@ -5,8 +5,8 @@ export const EnvironmentSchema = z.enum(['test', 'live']);
 export type Environment = z.infer<typeof EnvironmentSchema>;
 
 /**
- * Stable machine-readable error codes. Messages may be reworded; codes never change meaning.
- * Clients branch on `code`, people read `message`.
+ * Stable machine-readable error codes, each one the service sends (a code it never sends has no place here).
+ * Messages may be reworded; codes never change meaning. Clients branch on `code`, people read `message`.
  */
 export const ErrorCodeSchema = z.enum([
   // 401
@@ -30,6 +30,7 @@ export const ErrorCodeSchema = z.enum([
   'unsupported_currency',
   'amount_out_of_range',
   'invalid_client_secret',
+  'webhook_endpoint_limit_reached',
   // 404
   'not_found',
   'route_not_found',
@@ -38,7 +39,6 @@ export const ErrorCodeSchema = z.enum([
   'request_timeout',
   // 409
   'idempotency_key_reused',
-  'idempotency_request_in_progress',
   'reference_already_used',
   'client_secret_already_used',
   'session_not_active',
@@ -64,7 +64,10 @@ export const MetaSchema = z.object({
 });
 export type Meta = z.infer<typeof MetaSchema>;
 
-/** One invalid field of a request: `path` is dotted (`payer.email`), empty for the body itself. */
+/**
+ * One invalid field of a request: `path` is dotted (`payer.email`); for an unknown field it names that field
+ * (`payer.nickname`); empty only when the body itself is wrong (an array where an object belongs).
+ */
 export const FieldErrorSchema = z.object({ path: z.string(), message: z.string() });
 export type FieldError = z.infer<typeof FieldErrorSchema>;
 
