@@ -25,8 +25,12 @@ export function lockScroll(): () => void {
   body.style.setProperty('right', '0');
   return () => {
     for (const { element, attribute } of saved) {
-      if (attribute === null) element.removeAttribute('style');
-      else element.setAttribute('style', attribute);
+      if (attribute === null || attribute.trim() === '') {
+        // Chromium writes the CSSOM back to the attribute lazily: read it once so the removal is final,
+        // or a later read would bring back an empty `style=""`.
+        element.getAttribute('style');
+        element.removeAttribute('style');
+      } else element.setAttribute('style', attribute);
     }
     window.scrollTo(0, scrollY);
   };

@@ -5,6 +5,10 @@
  */
 import '../components/servicepay-checkout/define.ts';
 import type { ServicePayCheckout } from '../components/servicepay-checkout/servicepay-checkout.ts';
+import { CancelEvent } from '../events/cancel-event.ts';
+import { CheckoutClosedEvent } from '../events/checkout-closed-event.ts';
+import { CheckoutErrorEvent } from '../events/checkout-error-event.ts';
+import { SuccessEvent } from '../events/success-event.ts';
 import { hostTexts as texts } from '../texts.ts';
 import { WIDGET_VERSION } from '../version.ts';
 import { checkInitOptions, type InitOptions } from './init-options.ts';
@@ -49,10 +53,18 @@ function init(input: InitOptions): void {
   }
   const checkout = document.createElement('servicepay-checkout');
   checkout.setAttribute('client-secret', options.clientSecret);
-  checkout.addEventListener('servicepay-success', (event) => call(options.onSuccess, { ...event.payment }));
-  checkout.addEventListener('servicepay-error', (event) => call(options.onError, { message: event.message }));
-  checkout.addEventListener('servicepay-cancel', () => call(options.onCancel));
-  checkout.addEventListener('servicepay-close', () => {
+  // Only the element's own events count: a page script dispatching a look-alike Event changes nothing.
+  checkout.addEventListener('servicepay-success', (event) => {
+    if (event instanceof SuccessEvent) call(options.onSuccess, { ...event.payment });
+  });
+  checkout.addEventListener('servicepay-error', (event) => {
+    if (event instanceof CheckoutErrorEvent) call(options.onError, { message: event.message });
+  });
+  checkout.addEventListener('servicepay-cancel', (event) => {
+    if (event instanceof CancelEvent) call(options.onCancel);
+  });
+  checkout.addEventListener('servicepay-close', (event) => {
+    if (!(event instanceof CheckoutClosedEvent)) return;
     checkout.remove();
     if (current === checkout) current = undefined;
   });
