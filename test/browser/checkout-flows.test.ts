@@ -242,7 +242,7 @@ describe('the push stream in a real browser', () => {
     const log = await merchantLog(page);
     expect(log).toHaveLength(1);
     expect(log[0]?.callback).toBe('onError');
-    expect(typeof (log[0]?.payload as { message: unknown }).message).toBe('string');
+    expect(log[0]).toEqual({ callback: 'onError', payload: { message: expect.any(String) } });
     await checkoutFrame(page).getByRole('button', { name: 'Try again' }).waitFor();
     // Back online, the browser's online event resumes the stream by itself (the button does the same).
     await context.setOffline(false);
@@ -270,8 +270,10 @@ describe('environments', () => {
     const log = await merchantLog(page);
     expect(log).toHaveLength(1);
     expect(log[0]?.callback).toBe('onError');
-    const message = (log[0]?.payload as { message: string }).message;
-    expect(message).toContain(`${world.server.widgetUrls.test}/latest/widget.js`);
+    expect(log[0]).toEqual({
+      callback: 'onError',
+      payload: { message: expect.stringContaining(`${world.server.widgetUrls.test}/latest/widget.js`) },
+    });
     expect(await checkoutFrame(page).locator('.lead').textContent()).toContain(world.server.widgetUrls.test);
     expect(await sessionStatus(session.id)).toBe('pending');
 
@@ -290,9 +292,10 @@ describe('environments', () => {
     await openCheckout(page, session.clientSecret);
     await heading(page).filter({ hasText: 'Something went wrong' }).waitFor();
     const log = await merchantLog(page);
-    expect((log[0]?.payload as { message: string }).message).toContain(
-      `${world.server.widgetUrls.live}/latest/widget.js`,
-    );
+    expect(log[0]).toEqual({
+      callback: 'onError',
+      payload: { message: expect.stringContaining(`${world.server.widgetUrls.live}/latest/widget.js`) },
+    });
     expect(await world.sessionStatus(session.id, 'live')).toBe('pending');
     expect(problems).toEqual([]);
     await context.close();
