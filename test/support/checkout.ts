@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createParser } from 'eventsource-parser';
 
 // biome-ignore lint/suspicious/noExplicitAny: test bodies are asserted field by field, not typed up front.
 type Json = any;
@@ -129,28 +130,30 @@ export async function openStream(
   };
   const pump = (async () => {
     if (!response.body) return;
+    // eventsource-parser reads the stream as the spec says (CRLF, CR or LF line ends, `data:` with or
+    // without a space, multi-line data joined by "\n"), which a hand-split on "\n\n" did not.
+    const parser = createParser({
+      onEvent: (message) => {
+        const frame: SseFrame = {};
+        if (message.id !== undefined) frame.id = message.id;
+        if (message.event !== undefined) frame.event = message.event;
+        try {
+          frame.data = JSON.parse(message.data);
+        } catch {
+          frame.data = message.data;
+        }
+        frames.push(frame);
+      },
+      onComment: (comment) => {
+        frames.push({ comment: comment.trim() });
+      },
+    });
     const decoder = new TextDecoder();
-    let buffer = '';
     try {
       // Read through a reader: DOM's ReadableStream typing has no async iterator, Node's does.
       const reader = response.body.getReader();
       for (let read = await reader.read(); !read.done; read = await reader.read()) {
-        const chunk = read.value;
-        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-        let index = buffer.indexOf('\n\n');
-        while (index !== -1) {
-          const block = buffer.slice(0, index);
-          buffer = buffer.slice(index + 2);
-          const frame: SseFrame = {};
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) frame.comment = line.slice(1).trim();
-            else if (line.startsWith('id: ')) frame.id = line.slice(4);
-            else if (line.startsWith('event: ')) frame.event = line.slice(7);
-            else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
-          }
-          frames.push(frame);
-          index = buffer.indexOf('\n\n');
-        }
+        parser.feed(decoder.decode(read.value as Uint8Array, { stream: true }));
         notify();
       }
     } catch {
