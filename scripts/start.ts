@@ -226,7 +226,7 @@ Development business ${business.business.name} (${business.business.id}), test k
   secret key         ${business.keys.test.secretKey}
   publishable key    ${business.keys.test.publishableKey}
 
-Open the shop, press "Pay by bank transfer", then pay the account it shows from the portal's Bank panel
+Open the shop, press "Pay by bank transfer", then pay the account it shows from the portal's Test bank
 (or: npx servicepay-server transfer --api ${url} --account <number> --amount <minor units>).
 Guides: docs/quick-start.md. Press Ctrl+C to stop.`);
 }

@@ -257,7 +257,9 @@ describe('examples/express-shop', () => {
       return seen.order?.paid_by === 'webhook' ? seen : undefined;
     });
     expect(paid.fulfilments).toBe(1);
-    expect(statSync(shopDb).mode & 0o077).toBe(0); // it holds the signing secret
+    for (const file of [shopDb, `${shopDb}-wal`, `${shopDb}-shm`]) {
+      expect(statSync(file).mode & 0o077, file).toBe(0); // they hold the signing secret
+    }
   });
 
   it('says which variable to change when its port is taken', async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Session } from '@servicepay/node';
 import Database from 'better-sqlite3';
@@ -98,13 +98,17 @@ export class OrderBook {
   readonly #db: Database.Database;
 
   constructor(path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:') {
+      // The file holds the webhook signing secret: the owner's alone. Created owner-only before SQLite opens
+      // it, so its -wal and -shm files (which SQLite gives the database's permissions) are too.
+      mkdirSync(dirname(path), { recursive: true });
+      closeSync(openSync(path, 'a', 0o600));
+      chmodSync(path, 0o600);
+    }
     this.#db = new Database(path);
     this.#db.pragma('journal_mode = WAL');
     this.#db.pragma('busy_timeout = 5000');
     this.#db.exec(SCHEMA);
-    // The file holds the webhook signing secret: the owner's alone.
-    if (path !== ':memory:') chmodSync(path, 0o600);
   }
 
   create(product: Product, now = new Date()): Order {
