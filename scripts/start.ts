@@ -14,8 +14,7 @@
  * `data/development-keys.json` (owner-only permissions, never committed): a local development convenience,
  * not how a deployed service keeps keys.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +23,7 @@ import type { CreatedBusiness } from '@servicepay/node/protocol';
 import { PortInUseError, type Shop, startShop } from '../examples/express-shop/src/index.ts';
 import { createBusiness, createService, silentLogger } from '../reference-server/src/index.ts';
 import { sha256 } from '../reference-server/src/internal/random.ts';
+import { buildIfStale } from './build-if-stale.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const HOST = '127.0.0.1';
@@ -89,41 +89,6 @@ function readSettings() {
   } as const;
 }
 
-/** The newest modification time of any file under `path` (0 if it does not exist). */
-function newest(path: string): number {
-  if (!existsSync(path)) return 0;
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  let latest = 0;
-  for (const entry of readdirSync(path)) {
-    if (entry === 'node_modules') continue;
-    latest = Math.max(latest, newest(join(path, entry)));
-  }
-  return latest;
-}
-
-/** Builds each package whose `dist/` is missing or older than its sources; quiet unless a build fails. */
-function buildWhatIsStale(): void {
-  for (const workspace of ['sdk', 'widget']) {
-    const manifest = JSON.parse(readFileSync(join(ROOT, workspace, 'package.json'), 'utf8')) as {
-      name: string;
-      scripts?: Record<string, string>;
-    };
-    if (!manifest.scripts?.build) continue;
-    const sources = Math.max(newest(join(ROOT, workspace, 'src')), newest(join(ROOT, workspace, 'scripts')));
-    const output = existsSync(join(ROOT, workspace, 'dist')) ? newest(join(ROOT, workspace, 'dist')) : 0;
-    if (output !== 0 && output >= sources) continue;
-    console.log(`Building ${workspace}…`);
-    try {
-      execFileSync('npm', ['run', 'build', '--workspace', manifest.name], { cwd: ROOT, stdio: 'pipe' });
-    } catch (error) {
-      const { stdout, stderr } = error as { stdout?: Buffer; stderr?: Buffer };
-      console.error(`${stdout?.toString() ?? ''}${stderr?.toString() ?? ''}`);
-      throw new Error(`building ${workspace} failed (above); fix it and run npm start again`);
-    }
-  }
-}
-
 /** Refuses early, in one line, when a fixed port is taken, naming the variable that moves it. */
 async function checkPorts(ports: Record<string, number>): Promise<void> {
   for (const port of Object.values(ports)) {
@@ -160,7 +125,7 @@ async function main(): Promise<void> {
   const settings = readSettings();
   const { ports } = settings;
   askedPorts = ports;
-  if (settings.build) buildWhatIsStale();
+  if (settings.build) buildIfStale(ROOT, ['sdk', 'widget'], (line) => console.log(line));
   await checkPorts(ports);
 
   const service = createService(
