@@ -152,7 +152,8 @@ export class InvalidRequestError extends ServicePayError {
 }
 
 /**
- * 429: too many requests. The SDK already retried (honouring `Retry-After`) up to `maxRetries`;
+ * 429: too many requests. The SDK already retried, honouring `Retry-After` up to `maxRetries` times, unless
+ * the service asked for a wait longer than `maxRetryAfter` (5 s by default): then it is thrown at once.
  * `retryAfter` says how many seconds the service asked to wait.
  *
  * @example

@@ -1,0 +1,388 @@
+import type { Dispatcher } from 'undici';
+import type { z } from 'zod';
+import type { ResponseInfo } from '../api-promise.ts';
+import type { FetchLike, RequestOptions, ServicePayOptions } from '../client.ts';
+import {
+  APIError,
+  AuthenticationError,
+  ConflictError,
+  ConnectionError,
+  InvalidRequestError,
+  NotFoundError,
+  PermissionError,
+  RateLimitError,
+  type ServicePayError,
+  type ServicePayErrorInit,
+  TimeoutError,
+} from '../errors.ts';
+import type { Environment, FieldError } from '../protocol/index.ts';
+import { toQueryString } from './query.ts';
+import { backoffDelay, DEFAULT_MAX_RETRY_AFTER_MS, isRetryableStatus, parseRetryAfter } from './retry.ts';
+import { sleep } from './sleep.ts';
+import { VERSION } from './version.ts';
+
+/** Where the SDK sends requests unless told otherwise: a reference server started with `npm start`. */
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:4242';
+/** Milliseconds one attempt may take, from sending to the last byte of the answer. */
+export const DEFAULT_TIMEOUT = 30_000;
+/** Attempts after the first, for network errors, timeouts, 408, 429 and 5xx. */
+export const DEFAULT_MAX_RETRIES = 2;
+/** Milliseconds: the longest `Retry-After` a call waits out before retrying; a longer one throws at once. */
+export const DEFAULT_MAX_RETRY_AFTER = DEFAULT_MAX_RETRY_AFTER_MS;
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** One call as the resources describe it to the transport. @internal */
+export interface APIRequest<S extends z.ZodType> {
+  method: Method;
+  path: string;
+  query?: Readonly<Record<string, string | number | boolean | undefined>>;
+  body?: unknown;
+  /** Schema of the whole response envelope. */
+  schema: S;
+  options?: RequestOptions | undefined;
+}
+
+/** What the resources send through. Not part of the public API. @internal */
+export interface Transport {
+  readonly environment: Environment;
+  send<S extends z.ZodType>(call: APIRequest<S>): Promise<{ body: z.output<S>; response: ResponseInfo }>;
+}
+
+type Attempt =
+  | { ok: true; value: unknown; response: ResponseInfo }
+  | { ok: false; error: ServicePayError; retryAfterMs?: number };
+
+/** One HTTP exchange, whichever way it was sent. */
+interface RawResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+type Sender = (
+  url: string,
+  init: { method: Method; headers: Record<string, string>; body: string | undefined; signal: AbortSignal },
+) => Promise<RawResponse>;
+
+const requestIdOf = (headers: Record<string, string>): string | null =>
+  headers['request-id'] ?? headers['x-request-id'] ?? null;
+
+/** The environment variables, where the runtime has them (`process.env` is Node's; edge runtimes may lack it). */
+export const environmentVariable = (name: string): string | undefined => {
+  const value = typeof process === 'undefined' ? undefined : process.env?.[name];
+  return value === undefined || value === '' ? undefined : value;
+};
+
+const runtimeOf = (): string =>
+  typeof process !== 'undefined' && typeof process.version === 'string' ? `node/${process.version}` : 'edge';
+
+const firstHeader = (value: string | string[] | undefined): string | undefined =>
+  Array.isArray(value) ? value[0] : value;
+
+const normaliseHeaders = (headers: Record<string, string | string[] | undefined>): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const first = firstHeader(value);
+    if (first !== undefined) out[name.toLowerCase()] = first;
+  }
+  return out;
+};
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+/** Errors that mean the request was wrong on this side, so sending it again cannot help. */
+const NOT_RETRYABLE_CODES = new Set(['UND_ERR_INVALID_ARG', 'ERR_INVALID_URL']);
+
+const errorCodeOf = (error: unknown): string | undefined =>
+  typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
+    ? error.code
+    : undefined;
+
+interface ErrorEnvelope {
+  message?: string;
+  code?: string;
+  requestId?: string;
+  errors?: FieldError[];
+}
+
+/** Reads an error body leniently: a code added to the service later still reaches the caller as it is. */
+const readErrorEnvelope = (text: string): ErrorEnvelope => {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return {};
+  }
+  if (typeof json !== 'object' || json === null) return {};
+  const { meta, errors } = json as { meta?: Record<string, unknown>; errors?: unknown };
+  const out: ErrorEnvelope = {};
+  if (typeof meta?.message === 'string') out.message = meta.message;
+  if (typeof meta?.code === 'string') out.code = meta.code;
+  if (typeof meta?.requestId === 'string') out.requestId = meta.requestId;
+  if (Array.isArray(errors)) {
+    out.errors = errors
+      .filter(
+        (item): item is FieldError =>
+          typeof item === 'object' &&
+          item !== null &&
+          typeof (item as FieldError).path === 'string' &&
+          typeof (item as FieldError).message === 'string',
+      )
+      .map(({ path, message }) => ({ path, message }));
+  }
+  return out;
+};
+
+/** The error class and fields for an error status. */
+const errorFromResponse = (
+  statusCode: number,
+  headers: Record<string, string>,
+  text: string,
+  retryAfterMs: number | undefined,
+): ServicePayError => {
+  const envelope = readErrorEnvelope(text);
+  const init: ServicePayErrorInit = {
+    statusCode,
+    headers,
+    code: envelope.code ?? 'unknown_error',
+    message: envelope.message ?? `The service answered ${statusCode}.`,
+    requestId: envelope.requestId ?? requestIdOf(headers),
+  };
+  if (envelope.errors !== undefined) init.errors = envelope.errors;
+  switch (statusCode) {
+    case 401:
+      return new AuthenticationError(init);
+    case 403:
+      return new PermissionError(init);
+    case 404:
+      return new NotFoundError(init);
+    case 409:
+      return new ConflictError(init);
+    case 429:
+      return new RateLimitError({
+        ...init,
+        retryAfter: retryAfterMs === undefined ? null : Math.ceil(retryAfterMs / 1000),
+      });
+    default:
+      if (statusCode >= 400 && statusCode < 500 && statusCode !== 408) return new InvalidRequestError(init);
+      return new APIError(init);
+  }
+};
+
+/** Sends with undici's `request`, loaded on first use so that a client given `fetch` never loads undici. */
+const undiciSender = (dispatcher: () => Promise<Dispatcher>): Sender => {
+  return async (url, { method, headers, body, signal }) => {
+    const { request } = await import('undici');
+    const response = await request(url, {
+      method,
+      headers,
+      body: body ?? null,
+      dispatcher: await dispatcher(),
+      signal,
+    });
+    const text = await response.body.text();
+    return { statusCode: response.statusCode, headers: normaliseHeaders(response.headers), text };
+  };
+};
+
+const fetchSender = (fetchImpl: FetchLike): Sender => {
+  return async (url, { method, headers, body, signal }) => {
+    const response = await fetchImpl(url, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body }),
+      signal,
+    });
+    const text = await response.text();
+    const out: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      out[name.toLowerCase()] = value;
+    });
+    return { statusCode: response.status, headers: out, text };
+  };
+};
+
+const positive = (name: string, value: number): number => {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
+  return value;
+};
+
+const wholeNumber = (name: string, value: number): number => {
+  if (!Number.isInteger(value) || value < 0)
+    throw new RangeError(`${name} must be a whole number, 0 or more`);
+  return value;
+};
+
+/**
+ * The HTTP transport: undici `request` on a keep-alive agent (or the `fetch` given), a timeout per attempt,
+ * retries with exponential backoff and jitter that an abort ends at once, `Retry-After` honoured up to
+ * `maxRetryAfter`, and one `Idempotency-Key` per POST reused by all its retries.
+ */
+export class HttpTransport implements Transport {
+  readonly environment: Environment;
+  readonly #secretKey: string;
+  readonly #baseUrl: string;
+  readonly #timeout: number;
+  readonly #maxRetries: number;
+  readonly #maxRetryAfter: number;
+  readonly #userAgent = `servicepay-node/${VERSION} ${runtimeOf()}`;
+  readonly #send: Sender;
+  #dispatcher: Dispatcher | undefined;
+  readonly #ownsDispatcher: boolean;
+
+  constructor(secretKey: string, environment: Environment, options: ServicePayOptions) {
+    this.#secretKey = secretKey;
+    this.environment = environment;
+    const baseUrl = options.baseUrl ?? environmentVariable('SERVICEPAY_API_URL') ?? DEFAULT_BASE_URL;
+    if (!URL.canParse(baseUrl)) throw new TypeError(`baseUrl is not a URL: ${JSON.stringify(baseUrl)}`);
+    this.#baseUrl = baseUrl.replace(/\/+$/, '');
+    this.#timeout = positive('timeout', options.timeout ?? DEFAULT_TIMEOUT);
+    this.#maxRetries = wholeNumber('maxRetries', options.maxRetries ?? DEFAULT_MAX_RETRIES);
+    this.#maxRetryAfter = wholeNumber('maxRetryAfter', options.maxRetryAfter ?? DEFAULT_MAX_RETRY_AFTER);
+    this.#dispatcher = options.dispatcher;
+    this.#ownsDispatcher = options.dispatcher === undefined && options.fetch === undefined;
+    this.#send = options.fetch !== undefined ? fetchSender(options.fetch) : undiciSender(() => this.#agent());
+  }
+
+  async #agent(): Promise<Dispatcher> {
+    if (this.#dispatcher === undefined) {
+      const { Agent } = await import('undici');
+      this.#dispatcher ??= new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000 });
+    }
+    return this.#dispatcher;
+  }
+
+  async close(): Promise<void> {
+    if (this.#ownsDispatcher && this.#dispatcher !== undefined) {
+      const agent = this.#dispatcher;
+      this.#dispatcher = undefined;
+      await agent.close();
+    }
+  }
+
+  async send<S extends z.ZodType>(
+    call: APIRequest<S>,
+  ): Promise<{ body: z.output<S>; response: ResponseInfo }> {
+    const maxRetries = wholeNumber('maxRetries', call.options?.maxRetries ?? this.#maxRetries);
+    const maxRetryAfter = wholeNumber('maxRetryAfter', call.options?.maxRetryAfter ?? this.#maxRetryAfter);
+    const timeout = positive('timeout', call.options?.timeout ?? this.#timeout);
+    const signal = call.options?.signal;
+    const url = `${this.#baseUrl}${call.path}${toQueryString(call.query ?? {})}`;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#secretKey}`,
+      accept: 'application/json',
+      'user-agent': this.#userAgent,
+    };
+    let body: string | undefined;
+    if (call.method === 'POST' || call.method === 'PATCH') {
+      // The service requires a JSON content type on every POST and PATCH, even those without fields.
+      body = JSON.stringify(call.body ?? {});
+      headers['content-type'] = 'application/json';
+    }
+    if (call.method === 'POST')
+      headers['idempotency-key'] = call.options?.idempotencyKey ?? crypto.randomUUID();
+
+    for (let retry = 0; ; retry++) {
+      signal?.throwIfAborted();
+      const outcome = await this.#attempt(call.method, url, headers, body, timeout, signal);
+      if (outcome.ok)
+        return {
+          body: this.#parse(call.schema, outcome.value, outcome.response),
+          response: outcome.response,
+        };
+      const { error, retryAfterMs } = outcome;
+      const retryable =
+        error instanceof ConnectionError ||
+        (error.statusCode !== null && isRetryableStatus(error.statusCode));
+      if (!retryable || retry >= maxRetries) throw error;
+      // A long Retry-After is the caller's to wait out (or not), never slept on silently inside the call.
+      if (retryAfterMs !== undefined && retryAfterMs > maxRetryAfter) throw error;
+      headers['x-servicepay-retry-count'] = String(retry + 1);
+      await sleep(retryAfterMs ?? backoffDelay(retry), signal);
+    }
+  }
+
+  #parse<S extends z.ZodType>(schema: S, value: unknown, response: ResponseInfo): z.output<S> {
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    throw new APIError({
+      code: 'invalid_response',
+      statusCode: response.statusCode,
+      headers: response.headers,
+      requestId: response.requestId,
+      message: 'The service answered with a body this SDK version does not understand.',
+      cause: parsed.error,
+    });
+  }
+
+  async #attempt(
+    method: Method,
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    timeout: number,
+    signal: AbortSignal | undefined,
+  ): Promise<Attempt> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeout);
+    const forwardAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', forwardAbort, { once: true });
+    try {
+      const raw = await this.#send(url, { method, headers: { ...headers }, body, signal: controller.signal });
+      const response: ResponseInfo = {
+        statusCode: raw.statusCode,
+        headers: raw.headers,
+        requestId: requestIdOf(raw.headers),
+      };
+      if (raw.statusCode >= 200 && raw.statusCode < 300) {
+        if (raw.text === '') return { ok: true, value: undefined, response };
+        try {
+          return { ok: true, value: JSON.parse(raw.text), response };
+        } catch (cause) {
+          return {
+            ok: false,
+            error: new APIError({
+              code: 'invalid_response',
+              statusCode: raw.statusCode,
+              headers: raw.headers,
+              requestId: response.requestId,
+              message: 'The service answered with a body that is not JSON.',
+              cause,
+            }),
+          };
+        }
+      }
+      const retryAfterMs = parseRetryAfter(raw.headers['retry-after']);
+      const error = errorFromResponse(raw.statusCode, raw.headers, raw.text, retryAfterMs);
+      return retryAfterMs === undefined ? { ok: false, error } : { ok: false, error, retryAfterMs };
+    } catch (cause) {
+      if (signal?.aborted) throw signal.reason;
+      const code = errorCodeOf(cause) ?? errorCodeOf((cause as { cause?: unknown } | null)?.cause);
+      if (timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
+        return {
+          ok: false,
+          error: new TimeoutError({
+            code: 'timeout',
+            message: `No answer within ${timeout} ms from ${url}.`,
+            cause,
+          }),
+        };
+      }
+      if (code !== undefined && NOT_RETRYABLE_CODES.has(code)) throw cause;
+      return {
+        ok: false,
+        error: new ConnectionError({
+          code: 'connection_error',
+          message: `Could not reach the service at ${this.#baseUrl}: ${cause instanceof Error ? cause.message : String(cause)}`,
+          cause,
+        }),
+      };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', forwardAbort);
+    }
+  }
+}
