@@ -234,6 +234,13 @@ describe('SDK contract against the reference server', () => {
     expect((error as InvalidRequestError).errors.map((e) => e.path)).toEqual(['amount']);
   });
 
+  it('keeps input strict: a list filter with a status the contract does not know is refused (400, path status)', async () => {
+    const error = await rejectionOf(servicepay.sessions.list({ status: 'refunded' as never }));
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect(error).toMatchObject({ statusCode: 400, code: 'validation_failed' });
+    expect((error as InvalidRequestError).errors.map((e) => e.path)).toEqual(['status']);
+  });
+
   it('names an unknown field by its path, at the top and inside payer', async () => {
     const typo = { amount: 5000, currency: 'NGN', payer, ammount: 5000 };
     const top = await rejectionOf(servicepay.sessions.create(typo as never));
