@@ -19,6 +19,11 @@ export interface RunningProcess {
 /**
  * Starts a command as a user would (a real child process, stdout and stderr collected together). Always stop
  * it in an `afterAll`/`finally`: `stop()` on an exited process resolves at once.
+ *
+ * @example
+ * const shop = startProcess(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: 'examples/express-shop' });
+ * const [, url] = await shop.waitFor(/Example shop on (http:\S+)/);
+ * await shop.stop(); // SIGINT, as Ctrl-C
  */
 export function startProcess(
   command: string,
@@ -83,7 +88,12 @@ export function startProcess(
   };
 }
 
-/** Polls `probe` until it returns something other than undefined (at most `timeoutMs`). */
+/**
+ * Polls `probe` until it returns something other than undefined (at most `timeoutMs`).
+ *
+ * @example
+ * const paid = await eventually(async () => ((await getOrder()).status === 'paid' ? true : undefined));
+ */
 export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -1,4 +1,10 @@
-/** One thing the shop sells. Prices are integers in the currency's minor unit (kobo), as ServicePay expects. */
+/**
+ * One thing the shop sells. Prices are integers in the currency's minor unit (kobo), as ServicePay expects.
+ *
+ * @example
+ * import type { Product } from './catalog.ts';
+ * const pen: Product = { id: 'pen', name: 'Pen', amount: 1_250_000, currency: 'NGN' };
+ */
 export interface Product {
   id: string;
   name: string;
@@ -19,7 +25,13 @@ export const CATALOG: readonly Product[] = [
   { id: 'pen', name: 'Brass fountain pen', amount: 1_250_000, currency: 'NGN' },
 ];
 
-/** The product with this id, or undefined. */
+/**
+ * The product with this id (whatever the browser sent), or undefined.
+ *
+ * @example
+ * import { findProduct } from './catalog.ts';
+ * findProduct('diamond'); // undefined: answer 400
+ */
 export function findProduct(id: unknown): Product | undefined {
   return CATALOG.find((product) => product.id === id);
 }

@@ -5,7 +5,13 @@ import type { Session } from '@servicepay/node';
 import Database from 'better-sqlite3';
 import type { Product } from './catalog.ts';
 
-/** An order as the shop's pages see it. */
+/**
+ * An order as the shop's pages see it.
+ *
+ * @example
+ * import type { Order } from './order-book.ts';
+ * const isPaid = (order: Order) => order.status === 'paid';
+ */
 export interface Order {
   id: string;
   productId: string;
@@ -19,7 +25,13 @@ export interface Order {
   paidBy: 'webhook' | 'confirmation' | null;
 }
 
-/** What {@link OrderBook.settle} made of a session. */
+/**
+ * What {@link OrderBook.settle} made of a session: `settled` exactly once per order, `already_paid` after that.
+ *
+ * @example
+ * import type { SettleOutcome } from './order-book.ts';
+ * const refused = (outcome: SettleOutcome) => outcome === 'amount_mismatch' || outcome === 'session_mismatch';
+ */
 export type SettleOutcome =
   | 'settled'
   | 'already_paid'

@@ -15,7 +15,19 @@ import { CATALOG, findProduct } from './catalog.ts';
 import { OrderBook } from './order-book.ts';
 import { registerWebhookEndpoint } from './webhook-registration.ts';
 
-/** How to run the shop. */
+/**
+ * How to run the shop.
+ *
+ * @example
+ * import type { ShopOptions } from '@servicepay/example-express-shop';
+ * const options: ShopOptions = {
+ *   secretKey: 'sk_test_…',
+ *   apiUrl: 'http://127.0.0.1:4242',
+ *   widgetScriptUrl: 'http://127.0.0.1:4243/latest/widget.js',
+ *   dbPath: 'data/shop.db',
+ *   port: 3000,
+ * };
+ */
 export interface ShopOptions {
   /** The shop's ServicePay secret key (`sk_test_…`): server side only. */
   secretKey: string;
@@ -38,7 +50,16 @@ export interface ShopOptions {
   log?: (line: string) => void;
 }
 
-/** A running shop. */
+/**
+ * A running shop.
+ *
+ * @example
+ * import { startShop, type Shop, type ShopOptions } from '@servicepay/example-express-shop';
+ * const run = async (options: ShopOptions) => {
+ *   const shop: Shop = await startShop(options);
+ *   await shop.close();
+ * };
+ */
 export interface Shop {
   url: string;
   webhookUrl: string;
@@ -47,7 +68,14 @@ export interface Shop {
   close(): Promise<void>;
 }
 
-/** The port is taken: the caller says which setting to change. */
+/**
+ * The port is taken: the caller says which setting to change, in one line.
+ *
+ * @example
+ * import { PortInUseError } from '@servicepay/example-express-shop';
+ * const line = (error: unknown) =>
+ *   error instanceof PortInUseError ? `Port ${error.port} is in use: set SHOP_PORT to another port.` : String(error);
+ */
 export class PortInUseError extends Error {
   constructor(readonly port: number) {
     super(`port ${port} is in use`);

@@ -12,7 +12,13 @@ const EVENTS = [
 
 const secretKey = (endpointId: string) => `webhook-secret:${endpointId}`;
 
-/** What {@link registerWebhookEndpoint} did, for the start-up log. */
+/**
+ * What {@link registerWebhookEndpoint} did, for the start-up log.
+ *
+ * @example
+ * import type { WebhookRegistration } from './webhook-registration.ts';
+ * const line = (r: WebhookRegistration) => `webhook endpoint ${r.endpointId} ${r.action}`;
+ */
 export interface WebhookRegistration {
   endpointId: string;
   secret: string;
