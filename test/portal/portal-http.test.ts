@@ -94,7 +94,15 @@ describe('portal answers', () => {
     expect(css.headers.get('content-type')).toContain('text/css');
     const js = await client.request('GET', '/portal/assets/portal.js');
     expect(js.headers.get('content-type')).toContain('text/javascript');
-    expect((await client.request('GET', '/portal/assets/../../package.json')).status).toBe(404);
+    for (const name of ['../../package.json', 'constructor', '__proto__', 'portal.ts']) {
+      expect((await client.request('GET', `/portal/assets/${name}`)).status, name).toBe(404);
+    }
+    // A sign-in post with no body at all is refused like a forged one, not answered 500.
+    const empty = await fetch(`${server.baseUrl}/portal/sign-in`, {
+      method: 'POST',
+      headers: { origin: server.baseUrl },
+    });
+    expect(empty.status).toBe(403);
     const missing = await client.request('GET', '/portal/missing');
     expect(missing.status).toBe(404);
     expect(missing.headers.get('content-type')).toContain('text/html');

@@ -143,7 +143,7 @@ const RETURN_PATHS = new Set<string>(SECTIONS.map((section) => section.path));
 export function portalRoutes(deps: PortalDeps): Router {
   const { store, clock, logger, sessions, webhooks, bank, secretBox } = deps;
   const router = Router();
-  const assets = Object.fromEntries(
+  const assets = new Map(
     Object.entries(ASSETS).map(([name, asset]) => [
       name,
       { type: asset.type, body: readFileSync(asset.file) },
@@ -165,7 +165,7 @@ export function portalRoutes(deps: PortalDeps): Router {
   router.use(securityHeaders);
 
   router.get('/assets/:name', (req, res) => {
-    const asset = assets[String(req.params.name)];
+    const asset = assets.get(String(req.params.name));
     if (!asset) throw new HttpError(404, 'not_found', 'No such file.');
     res.setHeader('Cache-Control', 'no-cache');
     res.type(asset.type).send(asset.body);
@@ -187,7 +187,7 @@ export function portalRoutes(deps: PortalDeps): Router {
 
   router.post('/sign-in', ...post, async (req, res) => {
     const expected = readCookies(req).get(SIGN_IN_COOKIE);
-    const body = req.body as Record<string, unknown>;
+    const body = (req.body ?? {}) as Record<string, unknown>;
     // Double submit: the form must echo the token of the sign-in cookie this browser got with the form.
     if (!expected || typeof body._csrf !== 'string' || !safeEqual(body._csrf, expected)) {
       throw new HttpError(403, 'forbidden', 'This sign-in form has expired. Reload the page and try again.');
