@@ -21,7 +21,7 @@ import {
   WebhookEventSchema,
 } from '@servicepay/node/protocol';
 import express from 'express';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../support/server.ts';
 import { contractFetch } from './contract-fetch.ts';
 
@@ -347,6 +347,14 @@ describe('SDK contract: webhooks', () => {
     receiver?.closeAllConnections();
     await new Promise((resolve) => receiver?.close(resolve));
     await server?.close();
+  });
+
+  afterEach(() => {
+    // Every webhook body the service sent is the contract's event, field for field.
+    for (const { body } of received) {
+      const raw: unknown = JSON.parse(body.toString('utf8'));
+      expect(WebhookEventSchema.parse(raw)).toEqual(raw);
+    }
   });
 
   /** Creates, opens and pays a session; resolves with its id once it is paid. */
