@@ -6,9 +6,12 @@
  *
  * Settings: the flags and variables of `servicepay-server start` (`--db`/`SERVICEPAY_DB`, `--port`/
  * `SERVICEPAY_PORT`, `--test-widget-port`/`SERVICEPAY_TEST_WIDGET_PORT`, `--live-widget-port`/
- * `SERVICEPAY_LIVE_WIDGET_PORT`, `--webhook-schedule`), plus `--shop-port`/`SHOP_PORT`. Webhooks default to the
- * `fast` schedule here (retries within a minute), because a developer watching a failing handler should not
- * wait an hour for the next attempt; `--webhook-schedule standard` gives the production schedule.
+ * `SERVICEPAY_LIVE_WIDGET_PORT`, `--webhook-schedule`, `--secrets-key-file`/`SERVICEPAY_SECRETS_KEY_FILE`,
+ * `SERVICEPAY_SECRETS_KEY`), plus `--shop-port`/`SHOP_PORT`; not `--production`: npm start is the
+ * development setup (it keeps the development keys in a file), a deployment runs `servicepay-server start`.
+ * Webhooks default to the `fast` schedule here (retries within a minute), because a developer watching a
+ * failing handler should not wait an hour for the next attempt; `--webhook-schedule standard` gives the
+ * production schedule.
  *
  * Keys are stored only as hashes, so to print them on every start the development keys are also kept in
  * `data/development-keys.json` (owner-only permissions, never committed): a local development convenience,
@@ -31,9 +34,11 @@ const HOST = '127.0.0.1';
 const STOP_DEADLINE_MS = 2500;
 
 const USAGE = `npm start [-- --db PATH] [--port N] [--test-widget-port N] [--live-widget-port N] [--shop-port N]
-               [--webhook-schedule fast|standard] [--no-build]
+               [--webhook-schedule fast|standard] [--secrets-key-file PATH] [--no-build]
 
-Environment: SERVICEPAY_DB, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT, SHOP_PORT.`;
+Environment: SERVICEPAY_DB, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT, SHOP_PORT,
+SERVICEPAY_SECRETS_KEY, SERVICEPAY_SECRETS_KEY_FILE. npm start is for development; deploy with
+servicepay-server start --production.`;
 
 class UsageError extends Error {}
 
@@ -56,6 +61,7 @@ function readSettings() {
       'live-widget-port': { type: 'string' },
       'shop-port': { type: 'string' },
       'webhook-schedule': { type: 'string' },
+      'secrets-key-file': { type: 'string' },
       'no-build': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -72,6 +78,7 @@ function readSettings() {
     dbPath: values.db ?? process.env.SERVICEPAY_DB ?? 'data/servicepay.db',
     schedule,
     build: !values['no-build'],
+    secretsKeyFile: values['secrets-key-file'] ?? process.env.SERVICEPAY_SECRETS_KEY_FILE ?? null,
     ports: {
       SERVICEPAY_PORT: portSetting(values.port, 'SERVICEPAY_PORT', 4242),
       SERVICEPAY_TEST_WIDGET_PORT: portSetting(
@@ -136,6 +143,7 @@ async function main(): Promise<void> {
       testWidgetPort: ports.SERVICEPAY_TEST_WIDGET_PORT,
       liveWidgetPort: ports.SERVICEPAY_LIVE_WIDGET_PORT,
       webhooks: { schedule: settings.schedule },
+      secretsKeyFile: settings.secretsKeyFile,
     },
     // The banner and the shop's lines are what a developer reads; the service's JSON request log is not.
     { logger: silentLogger },

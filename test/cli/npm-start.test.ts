@@ -136,6 +136,14 @@ describe('npm start', () => {
     }
   });
 
+  it('says in one line why it cannot start, with SERVICEPAY_SECRETS_KEY as servicepay-server takes it', async () => {
+    const child = npmStart({ SERVICEPAY_SECRETS_KEY: 'too-short' });
+    expect(await child.exited).toBe(1);
+    expect(child.output().trim()).toBe(
+      'npm start failed: SERVICEPAY_SECRETS_KEY must be 32 bytes, base64-encoded',
+    );
+  });
+
   it('refuses an unknown flag or a bad port with its usage, exit 2', async () => {
     const badFlag = startProcess(process.execPath, ['--import', 'tsx', 'scripts/start.ts', '--prot', '1']);
     expect(await badFlag.exited).toBe(2);
