@@ -69,7 +69,9 @@ describe('what the merchant page can and cannot do', () => {
         const iframe = element?.shadowRoot?.querySelector('iframe');
         const target = iframe?.contentWindow;
         // The nonce is readable from an open shadow root; a second connect still gets nowhere.
-        const nonce = new URL(iframe?.src ?? 'http://x').hash.slice(1);
+        const nonce = new URLSearchParams(new URL(iframe?.src ?? 'http://x').hash.slice(1)).get('n') ?? '';
+        // A hello from the page itself has the page's origin, not the widget host's: ignored.
+        window.postMessage({ kind: 'servicepay:hello', nonce }, '*');
         for (const guess of [nonce, 'guess']) {
           const channel = new MessageChannel();
           target?.postMessage({ kind: 'servicepay:connect', protocol: 1, nonce: guess }, '*', [

@@ -13,8 +13,8 @@ export function merchantCsp(widgetHost: string, apiUrl: string): string {
 
 /**
  * The merchant page's own script, served from the merchant's origin (the CSP allows no inline script). It
- * opens the checkout when asked, records every callback with its payload in `window.merchantLog`, and every
- * CSP violation the page sees in `window.cspViolations`.
+ * opens the checkout when asked, records every callback with its payload in `window.merchantLog` (and when
+ * onSuccess ran, as epoch milliseconds, in `window.successAt`), and every CSP violation in `window.cspViolations`.
  */
 const MERCHANT_SCRIPT = `
 window.merchantLog = [];
@@ -25,7 +25,10 @@ document.addEventListener('securitypolicyviolation', function (event) {
 window.openCheckout = function (clientSecret, extra) {
   var options = {
     clientSecret: clientSecret,
-    onSuccess: function (result) { window.merchantLog.push({ callback: 'onSuccess', payload: result }); },
+    onSuccess: function (result) {
+      window.successAt = performance.timeOrigin + performance.now();
+      window.merchantLog.push({ callback: 'onSuccess', payload: result });
+    },
     onError: function (error) { window.merchantLog.push({ callback: 'onError', payload: error }); },
     onCancel: function () { window.merchantLog.push({ callback: 'onCancel', payloadLength: arguments.length }); }
   };

@@ -6,7 +6,11 @@
  * formatAmount(500_000, 'NGN', 'en-NG'); // "₦5,000.00"
  */
 export function formatAmount(minor: number, currency: string, locale?: string): string {
-  const format = new Intl.NumberFormat(locale, { style: 'currency', currency, currencyDisplay: 'narrowSymbol' });
+  const format = new Intl.NumberFormat(locale, {
+    style: 'currency',
+    currency,
+    currencyDisplay: 'narrowSymbol',
+  });
   const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
   return format.format(minor / 10 ** digits);
 }

@@ -1,14 +1,17 @@
 /**
- * `frame.js`: the checkout page inside the sandboxed iframe. It waits for the one connect message from its
- * parent (the overlay), checked by source, shape and the nonce the overlay put in this page's URL fragment,
- * then talks only over the port that message carried. Every other message is ignored.
+ * `frame.js`: the checkout page inside the sandboxed iframe. It says hello to its parent (the overlay) at the
+ * origin the overlay put in this page's URL fragment, waits for the one connect message back, checked by
+ * source, shape and the nonce from the same fragment, then talks only over the port that message carried.
+ * Every other message is ignored.
  */
 import '../components/servicepay-frame-app/define.ts';
-import { parseConnectMessage, parseHostMessage } from '../protocol/messages.ts';
+import { type HelloMessage, parseConnectMessage, parseHostMessage } from '../protocol/messages.ts';
 import { readFrameConfig } from './frame-config.ts';
 
 const config = readFrameConfig(document);
-const nonce = location.hash.slice(1);
+const fragment = new URLSearchParams(location.hash.slice(1));
+const nonce = fragment.get('n') ?? '';
+const parentOrigin = fragment.get('o') ?? '';
 let port: MessagePort | undefined;
 
 function onWindowMessage(event: MessageEvent): void {
@@ -39,3 +42,9 @@ function onWindowMessage(event: MessageEvent): void {
 }
 
 window.addEventListener('message', onWindowMessage);
+// Say hello to the overlay at once (not at `load`), to its exact origin: a page that framed this one under
+// another origin gets nothing.
+if (window.parent !== window && nonce !== '' && /^https?:\/\/[^/]+$/.test(parentOrigin)) {
+  const hello: HelloMessage = { kind: 'servicepay:hello', nonce };
+  window.parent.postMessage(hello, parentOrigin);
+}

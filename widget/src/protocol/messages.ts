@@ -1,9 +1,10 @@
 /**
  * The typed protocol between the overlay on the merchant page (host) and the checkout page in the sandboxed
- * iframe (frame). The host opens it with one `window.postMessage` to the frame's exact origin carrying a
- * `MessageChannel` port and the nonce it put in the frame's URL fragment; from then on both sides talk only
- * over that port, which nothing else on the page holds. Every message is checked by shape on arrival and
- * anything else is ignored.
+ * iframe (frame). The host puts a random nonce and its own origin in the frame's URL fragment. The frame's
+ * script says hello (with the nonce) to exactly that origin; the host, having checked the message's origin
+ * (the widget host), source (its iframe's window) and nonce, answers with one `window.postMessage` to the
+ * frame's exact origin carrying a `MessageChannel` port. From then on both sides talk only over that port,
+ * which nothing else on the page holds. Every message is checked by shape on arrival; anything else is ignored.
  *
  * @example
  * const message = parseFrameMessage(event.data);
@@ -13,7 +14,16 @@
 /** Bumped when a message changes shape; the frame refuses a host that speaks another version. */
 export const PROTOCOL_VERSION = 1;
 
-/** The one window message: host → frame, with `ports[0]` the frame's end of the channel. */
+/**
+ * Frame → host, the frame's only window message: sent as soon as its script runs, to the parent's exact origin
+ * (which the host put in the frame's URL fragment beside the nonce), so the host need not wait for `load`.
+ */
+export interface HelloMessage {
+  kind: 'servicepay:hello';
+  nonce: string;
+}
+
+/** The host's only window message, the answer to hello: host → frame, with `ports[0]` the frame's end of the channel. */
 export interface ConnectMessage {
   kind: 'servicepay:connect';
   protocol: typeof PROTOCOL_VERSION;
@@ -48,6 +58,12 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 const isString = (value: unknown, max = 2_000): value is string =>
   typeof value === 'string' && value.length <= max;
+
+/** The hello message, or `undefined` for anything else. */
+export function parseHelloMessage(data: unknown): HelloMessage | undefined {
+  if (!isRecord(data) || data.kind !== 'servicepay:hello' || !isString(data.nonce, 100)) return undefined;
+  return { kind: 'servicepay:hello', nonce: data.nonce };
+}
 
 /** The connect message, or `undefined` for anything else. */
 export function parseConnectMessage(data: unknown): ConnectMessage | undefined {

@@ -10,6 +10,7 @@ import {
   type HostMessage,
   PROTOCOL_VERSION,
   parseFrameMessage,
+  parseHelloMessage,
 } from '../../protocol/messages.ts';
 import { hostTexts as texts } from '../../texts.ts';
 import { WIDGET_VERSION } from '../../version.ts';
@@ -98,6 +99,7 @@ export class ServicePayCheckout extends LitElement {
     if (changed.has('phase') && (this.phase === 'open' || this.phase === 'failed')) {
       const dialog = this.renderRoot.querySelector('dialog');
       if (dialog && !dialog.open) {
+        if (this.phase === 'open') window.addEventListener('message', this.onWindowMessage);
         this.returnFocus = document.activeElement;
         dialog.showModal();
         this.unlockScroll = lockScroll();
@@ -123,11 +125,10 @@ export class ServicePayCheckout extends LitElement {
           this.phase === 'open'
             ? html`<iframe
                 title=${texts.frameTitle}
-                src=${`${origin}/v${WIDGET_VERSION}/frame.html#${this.channelNonce}`}
+                src=${`${origin}/v${WIDGET_VERSION}/frame.html#n=${this.channelNonce}&o=${encodeURIComponent(location.origin)}`}
                 sandbox="allow-scripts allow-same-origin"
                 allow="clipboard-write"
                 referrerpolicy="no-referrer"
-                @load=${this.onFrameLoad}
               ></iframe>`
             : html`<div class="failed" role="alert">
                 <p>${texts.frameFailed}</p>
@@ -143,19 +144,14 @@ export class ServicePayCheckout extends LitElement {
     </dialog>`;
   }
 
-  private onFrameLoad = (event: Event): void => {
-    // A second load (the frame navigated) gets no port: the channel belongs to the first document only.
-    if (this.port) return;
-    const frame = event.currentTarget as HTMLIFrameElement;
-    const target = frame.contentWindow;
+  /** The frame's hello: from the widget host's origin, from our iframe's window, with our nonce. */
+  private onWindowMessage = (event: MessageEvent): void => {
     const origin = scriptOrigin();
-    if (!target || !origin) return;
-    try {
-      // Readable means same-origin: the initial about:blank, not the widget host's page. Wait for that one.
-      if (target.location.href) return;
-    } catch {
-      // Cross-origin: the widget host's page has loaded.
-    }
+    const target = this.renderRoot.querySelector('iframe')?.contentWindow;
+    if (this.port || !origin || !target || event.origin !== origin || event.source !== target) return;
+    const hello = parseHelloMessage(event.data);
+    if (!hello || hello.nonce !== this.channelNonce) return;
+    window.removeEventListener('message', this.onWindowMessage);
     const channel = new MessageChannel();
     this.port = channel.port1;
     this.port.onmessage = (message) => this.onFrameMessage(message.data);
@@ -166,6 +162,13 @@ export class ServicePayCheckout extends LitElement {
     };
     // The exact origin: the browser delivers it only if the frame still holds the widget host's page.
     target.postMessage(connect, origin, [channel.port2]);
+    // The port queues it until the frame listens: no round trip before the bootstrap starts.
+    if (this.clientSecret) {
+      this.connected = true;
+      this.started = true;
+      clearTimeout(this.frameTimer);
+      this.send({ type: 'start', clientSecret: this.clientSecret });
+    }
   };
 
   private onFrameMessage(data: unknown): void {
@@ -173,11 +176,6 @@ export class ServicePayCheckout extends LitElement {
     if (!message || this.phase !== 'open') return;
     switch (message.type) {
       case 'ready':
-        if (this.started || !this.clientSecret) return;
-        this.connected = true;
-        this.started = true;
-        clearTimeout(this.frameTimer);
-        this.send({ type: 'start', clientSecret: this.clientSecret });
         this.renderRoot.querySelector('iframe')?.focus();
         return;
       case 'success':
@@ -253,6 +251,7 @@ export class ServicePayCheckout extends LitElement {
     const wasShown = this.phase === 'open' || this.phase === 'failed';
     this.phase = 'closed';
     clearTimeout(this.frameTimer);
+    window.removeEventListener('message', this.onWindowMessage);
     this.port?.close();
     this.port = undefined;
     const dialog = this.renderRoot.querySelector('dialog');
