@@ -112,7 +112,7 @@ async function start(values: Values): Promise<void> {
     production: values.production === true || process.env.NODE_ENV === 'production',
     secretsKeyFile: values['secrets-key-file'] ?? process.env.SERVICEPAY_SECRETS_KEY_FILE ?? null,
   });
-  const { url } = await service.start();
+  const { url, widgetUrls } = await service.start();
   const stop = () => {
     service.close().then(
       () => process.exit(0),
@@ -121,7 +121,9 @@ async function start(values: Values): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  console.log(`ServicePay API listening on ${url} (database ${service.config.dbPath})`);
+  console.log(
+    `ServicePay API listening on ${url} (database ${service.config.dbPath}); widget hosts: test ${widgetUrls.test}, production ${widgetUrls.live}`,
+  );
 }
 
 async function transfer(values: Values): Promise<void> {
