@@ -82,6 +82,9 @@ switch ( $command ) {
 				'notes'         => array_map( static fn ( $n ) => $n->content, $notes ),
 			)
 		);
+	case 'order-by-session':
+		$orders = wc_get_orders( array( 'limit' => 1, 'meta_key' => '_servicepay_sessions', 'meta_value' => $arg, 'meta_compare' => 'LIKE' ) ); // phpcs:ignore WordPress.DB.SlowDBQuery
+		$out( array( 'id' => $orders ? $orders[0]->get_id() : 0 ) );
 	case 'set-total':
 		$order = wc_get_order( (int) $arg['id'] );
 		$order->set_total( (string) $arg['total'] );

@@ -98,13 +98,16 @@ final class Settlement {
 		// Two claims: one per session (a replay, a concurrent delivery or the return racing the webhook lose
 		// here, silently), then one per order (a second session paying an order already paid loses here, and
 		// the shop owner is told to refund it).
+		// A claim whose holder died before settling (the order is still unpaid two minutes later) is taken over,
+		// so a crash between claim and payment_complete cannot leave a paid order pending for ever.
+		$payable       = $order->has_status( apply_filters( 'woocommerce_valid_order_statuses_for_payment_complete', array( 'on-hold', 'pending', 'failed', 'cancelled' ), $order ) );
 		$session_claim = 'session-paid:' . $session_id;
-		if ( ! SettlementClaim::take( $session_claim, $order->get_id() ) ) {
+		if ( ! SettlementClaim::take( $session_claim, $order->get_id() )
+			&& ! ( $payable && SettlementClaim::take_over_stale( $session_claim, $order->get_id() ) ) ) {
 			return self::ALREADY_PAID;
 		}
-		$claim   = 'paid:' . $order->get_id();
-		$payable = $order->has_status( apply_filters( 'woocommerce_valid_order_statuses_for_payment_complete', array( 'on-hold', 'pending', 'failed', 'cancelled' ), $order ) );
-		if ( ! $payable || ! SettlementClaim::take( $claim, $order->get_id() ) ) {
+		$claim = 'paid:' . $order->get_id();
+		if ( ! $payable || ( ! SettlementClaim::take( $claim, $order->get_id() ) && ! SettlementClaim::take_over_stale( $claim, $order->get_id() ) ) ) {
 			$order->add_order_note(
 				sprintf(
 					/* translators: 1: session id, 2: reference */

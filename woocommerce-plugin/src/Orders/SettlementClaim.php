@@ -60,6 +60,28 @@ final class SettlementClaim {
 	}
 
 	/**
+	 * Takes over a claim whose holder never finished: older than `$seconds` (a request that died between
+	 * claiming and settling, or could not give the claim back). Only one caller can delete that exact row,
+	 * so only one takes over.
+	 *
+	 * @param string $key      What is claimed.
+	 * @param int    $order_id The order it concerns.
+	 * @param int    $seconds  Age after which a claim counts as abandoned.
+	 */
+	public static function take_over_stale( string $key, int $order_id, int $seconds = 120 ): bool {
+		global $wpdb;
+		$table = self::table();
+		// phpcs:ignore WordPress.DB.DirectDatabaseQuery,WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$created = $wpdb->get_var( $wpdb->prepare( "SELECT created_at FROM {$table} WHERE claim_key = %s", $key ) );
+		if ( ! is_string( $created ) || strtotime( $created . ' UTC' ) > time() - $seconds ) {
+			return false;
+		}
+		// phpcs:ignore WordPress.DB.DirectDatabaseQuery,WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$deleted = $wpdb->query( $wpdb->prepare( "DELETE FROM {$table} WHERE claim_key = %s AND created_at = %s", $key, $created ) );
+		return 1 === (int) $deleted && self::take( $key, $order_id );
+	}
+
+	/**
 	 * Whether the key was claimed.
 	 *
 	 * @param string $key What is claimed.

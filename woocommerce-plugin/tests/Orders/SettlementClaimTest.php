@@ -33,4 +33,16 @@ final class SettlementClaimTest extends WordPressTestCase {
 		$this->assertSame( 1, count( array_filter( $results, static fn ( $r ) => true === $r['won'] ) ) );
 		$this->assertTrue( SettlementClaim::exists( $key ) );
 	}
+
+	public function test_an_abandoned_claim_is_taken_over_once_and_a_fresh_one_never(): void {
+		global $wpdb;
+		$key = 'stale:' . wp_generate_password( 12, false );
+		$this->assertTrue( SettlementClaim::take( $key, 1 ) );
+		$this->assertFalse( SettlementClaim::take_over_stale( $key, 1, 120 ) );
+		// The holder died three minutes ago.
+		$wpdb->update( SettlementClaim::table(), array( 'created_at' => gmdate( 'Y-m-d H:i:s', time() - 180 ) ), array( 'claim_key' => $key ) );
+		$this->assertTrue( SettlementClaim::take_over_stale( $key, 1, 120 ) );
+		$this->assertFalse( SettlementClaim::take_over_stale( $key, 1, 120 ) );
+		$this->assertFalse( SettlementClaim::take( $key, 1 ) );
+	}
 }

@@ -1,0 +1,145 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** The repository root and the folder CI and developer machines keep beside it. */
+export const repoRoot = resolve(import.meta.dirname, '../../..');
+export const pluginDir = join(repoRoot, 'woocommerce-plugin');
+export const sharedDir = resolve(repoRoot, '../shared');
+const setupScript = join(sharedDir, 'woo-stack', 'setup.sh');
+const wpHelper = join(import.meta.dirname, 'wp.php');
+
+/**
+ * Whether the real WooCommerce can be built here: the release archives in `../shared/vendor` and the
+ * builder in `../shared/woo-stack`. A clone elsewhere has neither.
+ */
+export const wooStackAvailable =
+  existsSync(join(sharedDir, 'vendor', 'woocommerce-9.4.3.tar.gz')) &&
+  existsSync(join(sharedDir, 'vendor', 'wordpress-6.5.5.tar.gz')) &&
+  existsSync(setupScript);
+
+/** A free loopback port (WordPress's URL is fixed at install time, so port 0 cannot be used). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolvePort(port));
+    });
+  });
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the helper's answers are asserted field by field.
+type Json = any;
+
+export interface WooStack {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  wpDir: string;
+  /** Runs one command of `wp.php` in a fresh PHP process and returns its JSON answer. */
+  wp(command: string, arg?: unknown): Promise<Json>;
+  /** Runs PHPUnit's `wordpress` group inside this WordPress. */
+  phpunit(): Promise<{ code: number; output: string }>;
+  /** Lines captured from wp_mail(). */
+  mails(): Promise<Array<{ to: string | string[]; subject: string }>>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds WordPress 6.5.5 + WooCommerce 9.4.3 on SQLite in a temporary folder with `../shared/woo-stack/setup.sh`,
+ * installs the plugin from its zip (as a shop owner would), activates it, and serves the site with PHP's
+ * built-in server with several workers, so concurrent requests really run at once.
+ */
+export async function startWooStack(): Promise<WooStack> {
+  const dir = mkdtempSync(join(tmpdir(), 'servicepay-woo-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const wpDir = join(dir, 'wordpress');
+  let server: ChildProcess | undefined;
+  const stop = async () => {
+    if (server?.pid && server.exitCode === null) {
+      const exited = new Promise((done) => server?.once('exit', done));
+      // The server and its workers share the process group it was started in.
+      process.kill(-server.pid, 'SIGTERM');
+      await exited;
+    }
+    // SERVICEPAY_KEEP_WOO=1 keeps the site (debug.log, the database) for a look after a failure.
+    if (!process.env.SERVICEPAY_KEEP_WOO) rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await run(setupScript, [], {
+      env: { ...process.env, STACK: dir, PORT: String(port), VERIFY: '0' },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    await run('unzip', [
+      '-q',
+      join(pluginDir, 'servicepay-woocommerce.zip'),
+      '-d',
+      join(wpDir, 'wp-content', 'plugins'),
+    ]);
+    const env = { ...process.env, WP_URL: url };
+    const wp = async (command: string, arg?: unknown): Promise<Json> => {
+      const { stdout } = await run('php', [wpHelper, wpDir, command, JSON.stringify(arg ?? null)], {
+        env,
+        maxBuffer: 4 * 1024 * 1024,
+      });
+      const lines = stdout.trim().split('\n');
+      return JSON.parse(lines[lines.length - 1] ?? 'null');
+    };
+    await wp('activate');
+    server = spawn('php', ['-S', `127.0.0.1:${port}`, '-t', wpDir, join(wpDir, '.router.php')], {
+      env: { ...process.env, PHP_CLI_SERVER_WORKERS: '4' },
+      stdio: 'ignore',
+      detached: true,
+    });
+    for (let i = 0; ; i++) {
+      const up = await fetch(`${url}/wp-login.php`).then(
+        (response) => response.ok,
+        () => false,
+      );
+      if (up) break;
+      if (i > 100) throw new Error(`php -S did not answer on ${url}`);
+      await new Promise((wait) => setTimeout(wait, 100));
+    }
+    return {
+      url,
+      wpDir,
+      wp,
+      async phpunit() {
+        try {
+          const { stdout } = await run(
+            'phpunit',
+            ['-c', join(pluginDir, 'tests', 'phpunit.xml'), '--group', 'wordpress'],
+            {
+              env: { ...env, SERVICEPAY_WP_DIR: wpDir },
+              maxBuffer: 16 * 1024 * 1024,
+            },
+          );
+          return { code: 0, output: stdout };
+        } catch (error) {
+          const failed = error as { code?: number; stdout?: string; stderr?: string };
+          return { code: failed.code ?? 1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
+        }
+      },
+      async mails() {
+        const { readFile } = await import('node:fs/promises');
+        const text = await readFile(join(wpDir, 'wp-content', 'mail.log'), 'utf8').catch(() => '');
+        return text
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line));
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

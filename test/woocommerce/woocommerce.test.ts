@@ -1,0 +1,473 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Clock } from '../../reference-server/src/index.ts';
+import { api } from '../support/checkout.ts';
+import { type RunningServer, startServer } from '../support/server.ts';
+import { Shopper } from './support/shopper.ts';
+import { pluginDir, repoRoot, startWooStack, type WooStack, wooStackAvailable } from './support/woo-stack.ts';
+import { type AdminSession, loginAsAdmin } from './support/wp-admin.ts';
+
+const run = promisify(execFile);
+
+if (!wooStackAvailable) {
+  // One line, then the rest of `npm test` runs: a clone without ../shared cannot build WooCommerce.
+  process.stdout.write(
+    'woocommerce integration: ../shared/vendor (WooCommerce 9.4.3, WordPress 6.5.5) is absent here; not run\n',
+  );
+}
+
+/** The service's clock, moved forward by the expiry test (account and session lifetimes) and back. */
+let offset = 0;
+const clock: Clock = { now: () => Date.now() + offset };
+
+const until = async <T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 45_000,
+): Promise<T> => {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((wait) => setTimeout(wait, 150));
+  }
+};
+
+describe.runIf(wooStackAvailable)(
+  'servicepay-woocommerce in a real WooCommerce 9.4.3 / WordPress 6.5.5 (needs ../shared/vendor)',
+  () => {
+    let service: RunningServer;
+    let widgetUrls: { test: string; live: string };
+    let keys: { test: { secretKey: string; publishableKey: string } };
+    let woo: WooStack;
+    let admin: AdminSession;
+    let browser: Browser;
+    let productId: number;
+    const paidInBrowser: { orderId: number; sessionId: string } = { orderId: 0, sessionId: '' };
+
+    const secretKey = () => keys.test.secretKey;
+    const session = async (id: string) =>
+      (await api(service.baseUrl, secretKey(), 'GET', `/api/widget/sessions/${id}`)).body.data;
+    const bankTransfer = async (accountNumber: string, amount: number) => {
+      const response = await fetch(new URL('/bank/transfers', service.baseUrl), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ accountNumber, amount }),
+      });
+      return (await response.json()) as { data: { outcome: string; returnReason: string | null } };
+    };
+    /** What the widget does first with a client secret: returns the account to pay. */
+    const bootstrap = async (clientSecret: string) => {
+      const response = await fetch(new URL('/api/widget/bootstrap', service.baseUrl), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ clientSecret }),
+      });
+      return (
+        (await response.json()) as { data: { token: string; virtualAccount: { accountNumber: string } } }
+      ).data;
+    };
+    const ourEndpoints = async () =>
+      (
+        (await api(service.baseUrl, secretKey(), 'GET', '/api/webhooks?environment=test&limit=100')).body
+          .data as Array<{
+          id: string;
+          url: string;
+          enabled: boolean;
+        }>
+      ).filter((endpoint) => endpoint.url === `${woo.url}/wp-json/servicepay/v1/webhook`);
+    const notesWith = (order: { notes: string[] }, text: string) =>
+      order.notes.filter((note) => note.includes(text));
+    beforeAll(async () => {
+      // The zip a shop owner installs, freshly built; the widget the checkout opens.
+      await run('npm', ['run', 'build', '--silent'], { cwd: pluginDir });
+      await run('npm', ['run', 'build', '--silent', '-w', '@servicepay/widget'], { cwd: repoRoot });
+      service = await startServer({}, { clock });
+      widgetUrls = service.widgetUrls;
+      keys = service.createBusiness({ name: 'Woo Test Shop' }).keys;
+      woo = await startWooStack();
+      admin = await loginAsAdmin(woo.url);
+      productId = (await woo.wp('product', { price: '25.00', stock: 50 })).id;
+      browser = await chromium.launch({
+        executablePath: '/usr/bin/chromium',
+        args: [
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-dev-shm-usage',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+          '--no-first-run',
+          '--disable-quic',
+        ],
+      });
+    }, 300_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await woo?.stop();
+      await service?.close();
+    }, 60_000);
+
+    it('settings: a publishable key is refused with its reason, keys never reach the page, re-saving keeps one webhook endpoint', async () => {
+      const base = {
+        enabled: true,
+        title: 'Bank transfer',
+        testmode: true,
+        api_url: service.baseUrl,
+        test_widget_url: widgetUrls.test,
+        live_widget_url: widgetUrls.live,
+      };
+      const publishable = await admin.saveGatewaySettings({
+        ...base,
+        test_secret_key: keys.test.publishableKey,
+      });
+      expect(publishable.errors.join(' ')).toMatch(/publishable key/);
+      const wrongEnvironment = await admin.saveGatewaySettings({
+        ...base,
+        test_secret_key: 'sk_live_AbCdEfGhIjKlMnOpQrStUvWxYz012345',
+      });
+      expect(wrongEnvironment.errors.join(' ')).toMatch(/live key/);
+      const unknown = await admin.saveGatewaySettings({
+        ...base,
+        test_secret_key: 'sk_test_AbCdEfGhIjKlMnOpQrStUvWxYz012345',
+      });
+      expect(unknown.errors.join(' ')).toMatch(/does not know that key/);
+      expect(await ourEndpoints()).toHaveLength(0);
+
+      const saved = await admin.saveGatewaySettings({ ...base, test_secret_key: secretKey() });
+      expect(saved.errors).toEqual([]);
+      expect(saved.messages.join(' ')).toMatch(/webhook endpoint we_/);
+      const again = await admin.saveGatewaySettings({ ...base, test_secret_key: '' });
+      expect(again.errors).toEqual([]);
+      const endpoints = await ourEndpoints();
+      expect(endpoints).toHaveLength(1);
+      expect(endpoints[0]?.enabled).toBe(true);
+
+      const page = await admin.get('/wp-admin/admin.php?page=wc-settings&tab=checkout&section=servicepay');
+      expect(page).not.toContain(secretKey());
+      expect(page).toContain(`sk_test_…${secretKey().slice(-4)}`);
+      const stored = await woo.wp('endpoints');
+      expect(stored.test.id).toBe(endpoints[0]?.id);
+      expect(JSON.stringify(stored)).not.toContain('whsec_');
+    });
+
+    it('PHPUnit group "wordpress" passes inside this WooCommerce (claims raced by separate PHP processes)', async () => {
+      const { code, output } = await woo.phpunit();
+      expect(output).toMatch(/OK \(\d+ tests/);
+      expect(code).toBe(0);
+    }, 180_000);
+
+    it('Blocks checkout in Chromium: the widget opens, a simulated transfer pays, the order is processing once', async () => {
+      const email = 'blocks-buyer@example.com';
+      const page = await browser.newPage();
+      try {
+        await page.goto(`${woo.url}/?add-to-cart=${productId}`);
+        await page.goto(`${woo.url}/checkout/`);
+        await fillBlocksCheckout(page, email);
+        const answer = await placeBlocksOrder(page);
+        await page.locator('servicepay-checkout').waitFor({ state: 'attached' });
+        // The widget exchanged the client secret and shows an account: pay it exactly, as the payer's bank would.
+        const awaiting = await until('the widget to open the session', async () => {
+          const current = await session(answer.sessionId);
+          return current.status === 'awaiting_payment' ? current : undefined;
+        });
+        expect(
+          (await bankTransfer(awaiting.virtualAccount.accountNumber, awaiting.amount)).data.outcome,
+        ).toBe('credited');
+        await page.waitForURL(/\/checkout\/order-received\/\d+\//, { timeout: 30_000 });
+        const orderId = Number(/order-received\/(\d+)\//.exec(page.url())?.[1]);
+        const order = await until('the order to be processing', async () => {
+          const current = await woo.wp('order', orderId);
+          return current.status === 'processing' ? current : undefined;
+        });
+        expect(awaiting.amount).toBe(2500);
+        expect(awaiting.currency).toBe('USD');
+        expect(order.transactionId).toBe(answer.sessionId);
+        expect(
+          notesWith(order, `Session: ${answer.sessionId}. Reference: ${answer.reference}.`),
+        ).toHaveLength(1);
+        expect(notesWith(order, 'Stock levels reduced')).toHaveLength(1);
+        expect((await woo.wp('stock', productId)).stock).toBe(49);
+        const toPayer = (await woo.mails()).filter((mail) => JSON.stringify(mail.to).includes(email));
+        expect(toPayer.map((mail) => mail.subject)).toEqual([
+          expect.stringMatching(/order has been received/),
+        ]);
+        paidInBrowser.orderId = orderId;
+        paidInBrowser.sessionId = answer.sessionId;
+      } finally {
+        await page.close();
+      }
+    }, 90_000);
+
+    it('20 concurrent replays of the payment webhook are verified and change nothing', async () => {
+      const { orderId } = paidInBrowser;
+      expect(orderId).toBeGreaterThan(0);
+      const before = await woo.wp('order', orderId);
+      const mailsBefore = (await woo.mails()).length;
+      const [endpoint] = await ourEndpoints();
+      const deliveries = async (query: string) =>
+        (
+          await api(
+            service.baseUrl,
+            secretKey(),
+            'GET',
+            `/api/webhooks/${endpoint?.id}/deliveries?limit=100${query}`,
+          )
+        ).body.data as Array<{
+          id: string;
+          eventId: string;
+          eventType: string;
+          status: string;
+          attempts: Array<{ statusCode: number; responseExcerpt: string }>;
+        }>;
+      // The only payment so far is the browser's: its session.successful event. (The attempt that settled it may
+      // have outlived the fast schedule's 1 s timeout and been retried, so its answer is not looked at.)
+      const settled = (await deliveries('')).filter(
+        (delivery) => delivery.eventType === 'session.successful',
+      );
+      expect(settled).toHaveLength(1);
+      const eventId = settled[0]?.eventId as string;
+
+      const resent = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          api(service.baseUrl, secretKey(), 'POST', `/api/events/${eventId}/resend`, {
+            endpointId: endpoint?.id,
+          }),
+        ),
+      );
+      expect(resent.map((r) => r.status)).toEqual(Array(20).fill(202));
+      const replayIds = new Set(resent.flatMap((r) => r.body.data.deliveries as string[]));
+      const replays = await until(
+        'the 20 replays to be delivered',
+        async () => {
+          const done = (await deliveries(`&eventId=${eventId}`)).filter(
+            (d) => replayIds.has(d.id) && d.status !== 'pending',
+          );
+          return done.length === 20 ? done : undefined;
+        },
+        60_000,
+      );
+      // Every replay was accepted (signature verified: 200) and recognised as already paid.
+      for (const replay of replays) {
+        expect(replay.status).toBe('succeeded');
+        expect(replay.attempts.at(-1)?.statusCode).toBe(200);
+        expect(replay.attempts.at(-1)?.responseExcerpt).toContain('already_paid');
+      }
+      const after = await woo.wp('order', orderId);
+      expect(after).toEqual(before);
+      expect((await woo.wp('stock', productId)).stock).toBe(49);
+      expect((await woo.mails()).length).toBe(mailsBefore);
+    }, 90_000);
+    it('a payer who cancels stays on the Blocks checkout with a notice, and the same order is paid on the next try', async () => {
+      const email = 'changes-mind@example.com';
+      const page = await browser.newPage();
+      try {
+        await page.goto(`${woo.url}/?add-to-cart=${productId}`);
+        await page.goto(`${woo.url}/checkout/`);
+        await fillBlocksCheckout(page, email);
+        const first = await placeBlocksOrder(page);
+        await until(
+          'the widget to open the session',
+          async () => (await session(first.sessionId)).status === 'awaiting_payment',
+        );
+        await page.keyboard.press('Escape');
+        await page
+          .locator('.wc-block-components-notice-banner')
+          .filter({ hasText: 'You closed the bank transfer before paying' })
+          .waitFor({ timeout: 20_000 });
+        expect(page.url()).toBe(`${woo.url}/checkout/`);
+        expect((await session(first.sessionId)).status).toBe('cancelled');
+        const orderId = Number((await woo.wp('order-by-session', first.sessionId)).id);
+        const cancelled = await until('the cancellation note', async () => {
+          const order = await woo.wp('order', orderId);
+          return notesWith(order, 'cancelled the ServicePay payment').length === 1 ? order : undefined;
+        });
+        expect(cancelled.status).toBe('pending');
+
+        // Place order again: WooCommerce reuses the pending order; the plugin opens a second session for it.
+        const second = await placeBlocksOrder(page);
+        expect(second.sessionId).not.toBe(first.sessionId);
+        const awaiting = await until('the second session to open', async () => {
+          const current = await session(second.sessionId);
+          return current.status === 'awaiting_payment' ? current : undefined;
+        });
+        await bankTransfer(awaiting.virtualAccount.accountNumber, awaiting.amount);
+        await page.waitForURL(new RegExp(`/checkout/order-received/${orderId}/`), { timeout: 30_000 });
+        const order = await until('the order to be paid', async () => {
+          const current = await woo.wp('order', orderId);
+          return current.status === 'processing' ? current : undefined;
+        });
+        expect(order.transactionId).toBe(second.sessionId);
+        expect(order.sessions.split(',')).toEqual([first.sessionId, second.sessionId]);
+        expect(notesWith(order, 'received by bank transfer')).toHaveLength(1);
+      } finally {
+        await page.close();
+      }
+    }, 120_000);
+
+    it('a wrong amount is returned by the bank and noted; the order stays pending until the exact amount pays it (classic order-pay page)', async () => {
+      const shopper = new Shopper(woo.url);
+      const { orderId, orderKey } = await shopper.placeOrder(productId, 2, 'wrong-amount@example.com');
+      const { html, data } = await shopper.orderPayPage(orderId, orderKey);
+      expect(html).toContain('id="servicepay-pay"');
+      expect(html).toContain('/servicepay-woocommerce/build/classic.js');
+      expect(data).toMatchObject({ orderId: String(orderId), orderKey, restPath: '/servicepay/v1' });
+      expect(JSON.stringify(data)).not.toMatch(/amount|total|sk_test/i);
+      const opened = await shopper.servicepay('session', orderId, orderKey, data.nonce);
+      expect(opened.status).toBe(200);
+      expect(opened.body.widgetScriptUrl).toBe(`${widgetUrls.test}/latest/widget.js`);
+      const { virtualAccount } = await bootstrap(opened.body.clientSecret);
+      expect((await session(opened.body.sessionId)).amount).toBe(5000);
+
+      expect((await bankTransfer(virtualAccount.accountNumber, 4900)).data.outcome).toBe('returned');
+      const noted = await until('the mismatch note', async () => {
+        const order = await woo.wp('order', orderId);
+        return notesWith(order, 'A bank transfer of 49.00 USD arrived, but 50.00 USD is due').length === 1
+          ? order
+          : undefined;
+      });
+      expect(noted.status).toBe('pending');
+      expect(noted.transactionId).toBe('');
+
+      expect((await bankTransfer(virtualAccount.accountNumber, 5000)).data.outcome).toBe('credited');
+      const paid = await until('the order to be paid', async () => {
+        const order = await woo.wp('order', orderId);
+        return order.status === 'processing' ? order : undefined;
+      });
+      expect(paid.transactionId).toBe(opened.body.sessionId);
+    }, 60_000);
+
+    it('with webhooks switched off at the service, the return from the widget and the scheduled check still settle', async () => {
+      const [endpoint] = await ourEndpoints();
+      const toggle = (enabled: boolean) =>
+        api(service.baseUrl, secretKey(), 'PATCH', `/api/webhooks/${endpoint?.id}`, { enabled });
+      expect((await toggle(false)).status).toBe(200);
+      try {
+        const payWithoutWebhook = async (email: string) => {
+          const shopper = new Shopper(woo.url);
+          const { orderId, orderKey } = await shopper.placeOrder(productId, 1, email);
+          const { data } = await shopper.orderPayPage(orderId, orderKey);
+          const opened = await shopper.servicepay('session', orderId, orderKey, data.nonce);
+          const { virtualAccount } = await bootstrap(opened.body.clientSecret);
+          await bankTransfer(virtualAccount.accountNumber, 2500);
+          expect((await session(opened.body.sessionId)).status).toBe('successful');
+          expect((await woo.wp('order', orderId)).status).toBe('pending');
+          return {
+            shopper,
+            orderId,
+            orderKey,
+            nonce: data.nonce as string,
+            sessionId: opened.body.sessionId as string,
+          };
+        };
+
+        // The widget's onSuccess: the script asks the shop to confirm, the shop asks the service.
+        const returned = await payWithoutWebhook('returns@example.com');
+        const confirmed = await returned.shopper.servicepay(
+          'confirm',
+          returned.orderId,
+          returned.orderKey,
+          returned.nonce,
+        );
+        expect(confirmed.body).toMatchObject({ paid: true, sessionStatus: 'successful' });
+        expect((await woo.wp('order', returned.orderId)).transactionId).toBe(returned.sessionId);
+
+        // The payer closed the tab: Action Scheduler's check (run here as WP-Cron would when due) settles it.
+        const left = await payWithoutWebhook('closed-the-tab@example.com');
+        expect((await woo.wp('run-check', left.orderId)).ran).toBe(1);
+        const checked = await woo.wp('order', left.orderId);
+        expect(checked.status).toBe('processing');
+        expect(notesWith(checked, 'received by bank transfer')).toHaveLength(1);
+      } finally {
+        await toggle(true);
+      }
+    }, 90_000);
+
+    it('the unpaid-order timer keeps an order whose session is open; an expired account returns the money; an expired session fails the order', async () => {
+      const shopper = new Shopper(woo.url);
+      const { orderId, orderKey } = await shopper.placeOrder(productId, 1, 'too-late@example.com');
+      const { data } = await shopper.orderPayPage(orderId, orderKey);
+      const opened = await shopper.servicepay('session', orderId, orderKey, data.nonce);
+      const { virtualAccount } = await bootstrap(opened.body.clientSecret);
+      expect((await woo.wp('cancel-unpaid', orderId)).cancel).toBe(false);
+
+      try {
+        // 31 minutes on: the account's countdown ran out; the session waits for a new account.
+        offset = 31 * 60_000;
+        await until(
+          'the account to expire',
+          async () => (await session(opened.body.sessionId)).status === 'pending',
+        );
+        const late = await bankTransfer(virtualAccount.accountNumber, 2500);
+        expect(late.data).toMatchObject({ outcome: 'returned', returnReason: 'account_closed' });
+        expect((await woo.wp('order', orderId)).status).toBe('pending');
+
+        // Past the session's own end (120 minutes): expired.
+        offset = 121 * 60_000;
+        await until(
+          'the session to expire',
+          async () => (await session(opened.body.sessionId)).status === 'expired',
+        );
+      } finally {
+        // Back to now, so the webhook is signed with a timestamp the shop accepts (one signed "2 hours ahead"
+        // is refused with 401 and delivered again).
+        offset = 0;
+      }
+      const failed = await until(
+        'the order to fail',
+        async () => {
+          const order = await woo.wp('order', orderId);
+          return order.status === 'failed' ? order : undefined;
+        },
+        30_000,
+      );
+      expect(
+        notesWith(failed, `ServicePay session ${opened.body.sessionId} expired before the transfer arrived`),
+      ).toHaveLength(1);
+      expect(failed.transactionId).toBe('');
+    }, 90_000);
+
+    it('uninstalling removes the settings, the stored endpoint and the claims table', async () => {
+      const after = await woo.wp('uninstall');
+      expect(after).toEqual({ settings: null, endpoints: null, table: null });
+    });
+  },
+);
+
+/** The Blocks checkout as a guest fills it (this store ships nothing, so only the billing address is asked). */
+async function fillBlocksCheckout(page: Page, email: string): Promise<void> {
+  await page.locator('#email').fill(email);
+  await page.locator('#billing-first_name').fill('Ada');
+  await page.locator('#billing-last_name').fill('Payer');
+  await page.locator('#billing-address_1').fill('1 Main St');
+  await page.locator('#billing-city').fill('San Francisco');
+  await page.locator('#billing-state').selectOption('CA');
+  await page.locator('#billing-postcode').fill('94110');
+  await page.locator('label[for="radio-control-wc-payment-method-options-servicepay"]').click();
+}
+
+/**
+ * Presses "Place Order" and returns the plugin's answer to the checkout script (the session it opened).
+ * The button is disabled while the Blocks checkout saves the address it was just given; a click that lands
+ * as it re-renders is lost, so a click that sent no checkout request is repeated once.
+ */
+async function placeBlocksOrder(
+  page: Page,
+): Promise<{ sessionId: string; reference: string; clientSecret: string }> {
+  const button = page.locator('.wc-block-components-checkout-place-order-button');
+  await page.waitForLoadState('networkidle');
+  const opened = page.waitForResponse(
+    (response) => /\/servicepay\/v1\/orders\/\d+\/session/.test(response.url()),
+    {
+      timeout: 60_000,
+    },
+  );
+  const checkout = page.waitForRequest(/\/wc\/store\/v1\/checkout/, { timeout: 10_000 });
+  await button.click();
+  await checkout.catch(() => button.click());
+  return (await (await opened).json()) as { sessionId: string; reference: string; clientSecret: string };
+}
