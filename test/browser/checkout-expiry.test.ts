@@ -40,6 +40,11 @@ describe('the account and the session run out', () => {
     await expect(checkoutFrame(page).locator('.countdown strong').textContent()).resolves.toMatch(
       /^00:0[1-3]$/,
     );
+    // The last-minute milestone is announced politely (the countdown itself is not read out every second).
+    await expect
+      .poll(() => checkoutFrame(page).locator('[role="status"]').textContent(), { timeout: 3_000 })
+      .toBe('One minute left to transfer.');
+    expect(await checkoutFrame(page).locator('[role="status"]').getAttribute('aria-live')).toBe('polite');
     await heading(page).filter({ hasText: 'This account has expired' }).waitFor({ timeout: 6_000 });
     await screenshot(page, '7-expired');
     expect(await axeViolations(page)).toEqual([]);

@@ -260,6 +260,31 @@ describe('the push stream in a real browser', () => {
   }, 45_000);
 });
 
+describe('a tab in the background', () => {
+  it('a frozen tab (timers and network paused) catches up on return: the payment made meanwhile lands', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(500_000);
+    await openCheckout(page, session.clientSecret);
+    const accountNumber = await shownAccountNumber(page);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
+    await world.transfer(accountNumber, 500_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await cdp.send('Page.setWebLifecycleState', { state: 'active' });
+    await heading(page).filter({ hasText: 'Payment received' }).waitFor();
+    expect(await merchantLog(page)).toEqual([
+      {
+        callback: 'onSuccess',
+        payload: { id: session.id, reference: session.reference, status: 'successful' },
+      },
+    ]);
+    await cdp.detach();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
+
 describe('environments', () => {
   it('a cs_test_ secret on the production host ends in ERROR naming the test host, and the secret is not spent', async () => {
     const { page, context, problems } = await openPage(browser);

@@ -195,6 +195,56 @@ describe('what the merchant page can and cannot do', () => {
   });
 });
 
+describe('the <servicepay-checkout> element', () => {
+  it('opens from its client-secret attribute and fires its DOM events', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(500_000);
+    await page.evaluate((secret) => {
+      const events: Array<{ type: string; payment?: unknown }> = [];
+      (window as unknown as { elementEvents: typeof events }).elementEvents = events;
+      const element = document.createElement('servicepay-checkout');
+      element.setAttribute('client-secret', secret);
+      for (const type of [
+        'servicepay-success',
+        'servicepay-error',
+        'servicepay-cancel',
+        'servicepay-close',
+      ]) {
+        element.addEventListener(type, (event) => {
+          events.push({
+            type,
+            ...('payment' in event ? { payment: (event as Event & { payment: unknown }).payment } : {}),
+          });
+          if (type === 'servicepay-close') element.remove();
+        });
+      }
+      document.body.append(element);
+    }, session.clientSecret);
+    await world.transfer(await shownAccountNumber(page), 500_000);
+    await checkoutFrame(page).getByRole('button', { name: 'Continue' }).click();
+    await page.waitForSelector('servicepay-checkout', { state: 'detached' });
+    const events = await page.evaluate(
+      () => (window as unknown as { elementEvents: unknown[] }).elementEvents,
+    );
+    expect(events).toEqual([
+      {
+        type: 'servicepay-success',
+        payment: { id: session.id, reference: session.reference, status: 'successful' },
+      },
+      { type: 'servicepay-close' },
+    ]);
+    expect(await leftovers(page)).toMatchObject({
+      checkouts: 0,
+      iframes: 0,
+      bodyStyle: null,
+      rootStyle: null,
+    });
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});
+
 describe('names with markup', () => {
   it('render as text, in the frame and the account name', async () => {
     const name = '<img src=x onerror="window.pwned=1"><b>Bold</b> & Co';
