@@ -29,6 +29,10 @@ export async function payInBrowser(options: {
 }): Promise<PaidInBrowser> {
   const watched = await openPage(options.browser, { width: 1024, height: 800 });
   const { page } = watched;
+  const before = await call(options.apiUrl, 'GET', '/api/widget/sessions?limit=100', {
+    token: options.secretKey,
+  });
+  const earlier = new Set((before.body.data as Array<{ id: string }>).map((session) => session.id));
   await page.goto(options.pageUrl);
   await page.getByRole('button', { name: options.payButton }).click();
 
@@ -43,6 +47,7 @@ export async function payInBrowser(options: {
       token: options.secretKey,
     });
     const latest = listed.body?.data?.[0];
+    if (!latest || earlier.has(latest.id)) return undefined;
     return latest?.virtualAccount
       ? (latest as { id: string; amount: number; virtualAccount: { accountNumber: string } })
       : undefined;
