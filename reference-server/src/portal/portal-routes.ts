@@ -24,6 +24,7 @@ import { safeEqual, sha256 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import type { SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
 import type { ApiCaller } from '../middleware/authenticate.ts';
+import { addressKey } from '../middleware/rate-limit.ts';
 import { transferAtBank } from '../routes/bank.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import { formatMoney } from './format.ts';
@@ -194,7 +195,7 @@ export function portalRoutes(deps: PortalDeps): Router {
     }
     const parsed = SignInFormSchema.safeParse(body);
     const refuse = (message: string) => {
-      const decision = deps.failedAuthLimiter.hit(`auth-failure:${req.ip ?? 'unknown'}`, clock.now());
+      const decision = deps.failedAuthLimiter.hit(`auth-failure:${addressKey(req)}`, clock.now());
       if (!decision.allowed) {
         res.setHeader('Retry-After', String(decision.resetSeconds));
         throw new HttpError(429, 'rate_limited', 'Too many failed sign-ins. Wait a minute, then try again.');
