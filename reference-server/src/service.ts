@@ -24,7 +24,7 @@ import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts'; // issue 
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
 import { SessionLifecycle } from './sessions/session-lifecycle.ts';
 import { SessionService } from './sessions/session-service.ts';
-import { type WidgetUrls, WidgetHosts } from './widget-hosts/widget-hosts.ts'; // issue 7
+import { WidgetHosts, type WidgetUrls } from './widget-hosts/widget-hosts.ts'; // issue 7
 
 export interface ServiceOptions {
   clock?: Clock;
