@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { EnvironmentSchema, KeyKindSchema } from '@servicepay/node/protocol';
@@ -87,6 +88,13 @@ const dbPath = (values: Values) => values.db ?? process.env.SERVICEPAY_DB ?? def
 function openStore(values: Values) {
   const db = openDatabase(dbPath(values));
   return createStore(db, () => undefined);
+}
+
+/** For commands that only read: a mistyped path must not answer "nothing found" from a new, empty file. */
+function openExistingStore(values: Values) {
+  const path = dbPath(values);
+  if (!existsSync(path)) throw new UsageError(`no database at ${path}`);
+  return openStore(values);
 }
 
 async function start(values: Values): Promise<void> {
@@ -214,7 +222,7 @@ export async function main(argv: string[]): Promise<void> {
     case 'transfer':
       return transfer(values);
     case 'credits list': {
-      const store = openStore(values);
+      const store = openExistingStore(values);
       const credits = store.unappliedCredits.list({ businessId: values.business, limit: limit(values) });
       store.db.close();
       const rows = credits.map((credit) => ({
@@ -235,7 +243,7 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'audit list': {
-      const store = openStore(values);
+      const store = openExistingStore(values);
       const entries = store.auditLog.list({ businessId: values.business, limit: limit(values) });
       store.db.close();
       const rows = entries.map(({ seq: _seq, at, ...entry }) => ({

@@ -148,6 +148,12 @@ describe('servicepay-server audit list', () => {
     expect(human.stdout).toContain(`cli:${me}`);
     expect(empty.stdout.trim()).toBe('No audit entries.');
     expect(badLimit.code).toBe(2);
+    // A mistyped path is an error, not an empty list from a database created on the spot.
+    const typo = join(folder, 'audit-typo.db');
+    const missing = await cli(['audit', 'list', '--db', typo]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`no database at ${typo}`);
+    expect(existsSync(typo)).toBe(false);
   }, 120_000);
 });
 
