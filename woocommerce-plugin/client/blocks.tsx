@@ -39,7 +39,8 @@ const data = wc.wcSettings.getSetting<ServicePayBlocksData>('servicepay_data', {
 const title = data.title || __('Bank transfer', 'servicepay-woocommerce');
 
 /** The order key from the order-received URL the Store API answered with. */
-const orderKeyOf = (redirectUrl: string): string => new URL(redirectUrl, window.location.href).searchParams.get('key') ?? '';
+const orderKeyOf = (redirectUrl: string): string =>
+  new URL(redirectUrl, window.location.href).searchParams.get('key') ?? '';
 
 function Content({ eventRegistration, emitResponse }: PaymentMethodProps) {
   const { onCheckoutSuccess } = eventRegistration;

@@ -40,7 +40,9 @@ function loadWidget(url: string): Promise<ServicePayGlobal> {
     script.src = url;
     script.async = true;
     script.onload = () =>
-      window.ServicePay ? resolve(window.ServicePay) : reject(new Error('widget.js did not define ServicePay'));
+      window.ServicePay
+        ? resolve(window.ServicePay)
+        : reject(new Error('widget.js did not define ServicePay'));
     script.onerror = () => reject(new Error(`widget.js could not be loaded from ${url}`));
     document.head.appendChild(script);
   });

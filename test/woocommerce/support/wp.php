@@ -52,6 +52,9 @@ switch ( $command ) {
 		$out( get_option( 'woocommerce_servicepay_settings' ) );
 	case 'endpoints':
 		$out( get_option( 'servicepay_webhook_endpoints', null ) );
+	case 'webhook-secret':
+		// The test replays a delivery itself, signed as the service signs it, with the secret the shop holds.
+		$out( array( 'secret' => \ServicePay\WooCommerce\Webhooks\EndpointStore::secrets()['test'] ?? null ) );
 	case 'product':
 		// A simple product with managed stock, priced as asked.
 		$product = new WC_Product_Simple();
