@@ -300,6 +300,17 @@ describe('developer portal', () => {
     await page.reload();
     await hasCount(page.locator('.delivery').filter({ hasText: eventId }), 2);
     await shoot(page, 'endpoint-deliveries');
+
+    const enabledAtService = async () =>
+      (await call(server.baseUrl, 'GET', `/api/webhooks/${endpointId}`, { token: shop.keys.test.secretKey }))
+        .body.data.enabled;
+    await page.getByRole('button', { name: 'Disable endpoint' }).click();
+    await hasText(page.getByRole('status'), 'Endpoint disabled');
+    expect(await enabledAtService()).toBe(false);
+    await expectNoAxeViolations(page, 'endpoint disabled');
+    await page.getByRole('button', { name: 'Enable endpoint' }).click();
+    await hasText(page.getByRole('status'), 'Endpoint enabled');
+    expect(await enabledAtService()).toBe(true);
     await context.close();
   });
 

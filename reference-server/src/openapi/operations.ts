@@ -26,6 +26,7 @@ import type { NotificationResult } from '../db/bank-notifications.ts';
 import {
   CreateEndpointFormSchema,
   DeliveriesQuerySchema,
+  EndpointStateFormSchema,
   EnvironmentFormSchema,
   ResendFormSchema,
   RevealSecretFormSchema,
@@ -517,6 +518,17 @@ export const OPERATIONS: readonly OperationSpec[] = [
     security: ['portalSession'],
     form: RevealSecretFormSchema,
     success: { 200: page('The endpoint with its secret.') },
+    errors: PORTAL_FORM_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/portal/webhooks/{id}/state',
+    operationId: 'portalEndpointState',
+    tag: 'Portal',
+    summary: 'Enable or disable an endpoint',
+    security: ['portalSession'],
+    form: EndpointStateFormSchema,
+    success: { 303: redirect('Back to the endpoint.') },
     errors: PORTAL_FORM_ERRORS,
   },
   {

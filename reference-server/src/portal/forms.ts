@@ -42,6 +42,9 @@ export const CreateEndpointFormSchema = z.object({
 
 export const RevealSecretFormSchema = z.object({ _csrf: csrf, confirm: confirmed });
 
+/** Turns an endpoint on (releasing its parked deliveries at once) or off. */
+export const EndpointStateFormSchema = z.object({ _csrf: csrf, enabled: z.enum(['true', 'false']) });
+
 export const ResendFormSchema = z.object({ _csrf: csrf, eventId: z.string().min(1).max(64) });
 
 export const TransferFormSchema = z.object({
@@ -67,6 +70,7 @@ export const SessionsQuerySchema = z.object({
 export const DeliveriesQuerySchema = z.object({
   startingAfter: z.string().max(64).optional(),
   resent: z.string().max(64).optional(),
+  changed: z.enum(['enabled', 'disabled']).optional(),
 });
 
 /** The note the bank panel leaves on the session page after a transfer (no money moves on a GET). */

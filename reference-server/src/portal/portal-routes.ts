@@ -31,6 +31,7 @@ import { formatMoney } from './format.ts';
 import {
   CreateEndpointFormSchema,
   DeliveriesQuerySchema,
+  EndpointStateFormSchema,
   EnvironmentFormSchema,
   ResendFormSchema,
   RevealSecretFormSchema,
@@ -329,7 +330,13 @@ export function portalRoutes(deps: PortalDeps): Router {
       limit: 20,
       startingAfter: query.startingAfter,
     });
-    send(res, endpointPage(context, endpoint, deliveries, query.resent ? { resent: query.resent } : {}));
+    send(
+      res,
+      endpointPage(context, endpoint, deliveries, {
+        ...(query.resent ? { resent: query.resent } : {}),
+        ...(query.changed ? { changed: query.changed } : {}),
+      }),
+    );
   });
 
   router.post('/webhooks/:id/reveal', ...post, signedIn, csrf, (req, res) => {
@@ -343,6 +350,18 @@ export function portalRoutes(deps: PortalDeps): Router {
     logger.info('portal webhook secret revealed', { businessId: context.business.id, endpointId: id });
     const deliveries = webhooks.listDeliveries(callerOf(context), id, { limit: 20 });
     send(res, endpointPage(context, endpoint, deliveries, { secret }));
+  });
+
+  router.post('/webhooks/:id/state', ...post, signedIn, csrf, async (req, res) => {
+    const context = portalContext(res);
+    const parsed = EndpointStateFormSchema.parse(req.body);
+    const id = String(req.params.id);
+    const enabled = parsed.enabled === 'true';
+    await webhooks.update(callerOf(context), id, { enabled });
+    res.redirect(
+      303,
+      `/portal/webhooks/${encodeURIComponent(id)}?changed=${enabled ? 'enabled' : 'disabled'}`,
+    );
   });
 
   router.post('/webhooks/:id/resend', ...post, signedIn, csrf, async (req, res) => {

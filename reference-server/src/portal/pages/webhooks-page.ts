@@ -105,7 +105,7 @@ export function endpointPage(
   context: PortalContext,
   endpoint: WebhookEndpoint,
   deliveries: { data: WebhookDelivery[]; pagination: Pagination },
-  options: { secret?: string; resent?: string } = {},
+  options: { secret?: string; resent?: string; changed?: 'enabled' | 'disabled' } = {},
 ): SafeHtml {
   const secretSection = options.secret
     ? html`<p class="secret-line"><code id="endpoint-secret" class="secret">${options.secret}</code>
@@ -145,7 +145,17 @@ export function endpointPage(
             text: html`Resent: a new delivery <code>${options.resent}</code> is on its way.`,
           },
         }
-      : {}),
+      : options.changed
+        ? {
+            notice: {
+              tone: 'good' as const,
+              text:
+                options.changed === 'enabled'
+                  ? 'Endpoint enabled: deliveries held while it was off are on their way.'
+                  : 'Endpoint disabled: new events are not queued for it until you enable it again.',
+            },
+          }
+        : {}),
     body: html`<p class="breadcrumb"><a href="/portal/webhooks">Webhooks</a> / endpoint</p>
 <h1 class="break">${endpoint.url}</h1>
 <dl class="facts">
@@ -156,6 +166,10 @@ export function endpointPage(
   <div><dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">—</span>`}</dd></div>
   <div><dt>Added</dt><dd>${formatTime(endpoint.createdAt)}</dd></div>
 </dl>
+<form method="post" action="/portal/webhooks/${endpoint.id}/state" class="inline-form">
+  ${csrfField(context)}<input type="hidden" name="enabled" value="${endpoint.enabled ? 'false' : 'true'}">
+  <button type="submit" class="button${endpoint.enabled ? '' : ' button-primary'}">${endpoint.enabled ? 'Disable endpoint' : 'Enable endpoint'}</button>
+</form>
 <section class="card" aria-labelledby="secret-title">
   <h2 id="secret-title">Signing secret</h2>
   ${secretSection}
