@@ -137,6 +137,20 @@ describe('developer portal', () => {
     await expect.poll(() => page.url()).toContain('/portal/sign-in');
     await expectNoAxeViolations(page, 'sign-in');
     await shoot(page, 'sign-in');
+    // Keyboard first: the first Tab lands on a visible skip link, and focus is drawn.
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const element = document.activeElement as HTMLElement;
+      const style = getComputedStyle(element);
+      return {
+        text: element.textContent,
+        outline: style.outlineStyle,
+        top: element.getBoundingClientRect().top,
+      };
+    });
+    expect(focused.text).toBe('Skip to content');
+    expect(focused.outline).not.toBe('none');
+    expect(focused.top).toBeGreaterThanOrEqual(0);
 
     // A publishable key is public: it signs nobody in.
     await page.getByLabel('Secret key').fill(shop.keys.test.publishableKey);
