@@ -319,8 +319,12 @@ describe.runIf(wooStackAvailable)(
       expect(html).toContain('/servicepay-woocommerce/build/classic.js');
       expect(data).toMatchObject({ orderId: String(orderId), orderKey, restPath: '/servicepay/v1' });
       expect(JSON.stringify(data)).not.toMatch(/amount|total|sk_test/i);
+      // The payer reloads the page before paying: the first session is ended by the shop, a second one opens.
+      const reloaded = await shopper.servicepay('session', orderId, orderKey, data.nonce);
       const opened = await shopper.servicepay('session', orderId, orderKey, data.nonce);
-      expect(opened.status).toBe(200);
+      expect([reloaded.status, opened.status]).toEqual([200, 200]);
+      expect(opened.body.sessionId).not.toBe(reloaded.body.sessionId);
+      expect((await session(reloaded.body.sessionId)).status).toBe('cancelled');
       expect(opened.body.widgetScriptUrl).toBe(`${widgetUrls.test}/latest/widget.js`);
       const { virtualAccount } = await bootstrap(opened.body.clientSecret);
       expect((await session(opened.body.sessionId)).amount).toBe(5000);
@@ -341,6 +345,9 @@ describe.runIf(wooStackAvailable)(
         return order.status === 'processing' ? order : undefined;
       });
       expect(paid.transactionId).toBe(opened.body.sessionId);
+      expect(notesWith(paid, 'received by bank transfer')).toHaveLength(1);
+      // The session the shop replaced was not reported as cancelled by the payer.
+      expect(notesWith(paid, 'cancelled the ServicePay payment')).toHaveLength(0);
     }, 60_000);
 
     it('with webhooks switched off at the service, the return from the widget and the scheduled check still settle', async () => {
@@ -396,6 +403,8 @@ describe.runIf(wooStackAvailable)(
       const opened = await shopper.servicepay('session', orderId, orderKey, data.nonce);
       const { virtualAccount } = await bootstrap(opened.body.clientSecret);
       expect((await woo.wp('cancel-unpaid', orderId)).cancel).toBe(false);
+      const [endpoint] = await ourEndpoints();
+      let expiredEventId = '';
 
       try {
         // 31 minutes on: the account's countdown ran out; the session waits for a new account.
@@ -408,25 +417,44 @@ describe.runIf(wooStackAvailable)(
         expect(late.data).toMatchObject({ outcome: 'returned', returnReason: 'account_closed' });
         expect((await woo.wp('order', orderId)).status).toBe('pending');
 
-        // Past the session's own end (120 minutes): expired.
+        // Past the session's own end (120 minutes): expired. Its webhook is signed with the service's clock,
+        // two hours ahead of the shop's: outside the 300 s window, so the shop refuses it (401).
         offset = 121 * 60_000;
         await until(
           'the session to expire',
           async () => (await session(opened.body.sessionId)).status === 'expired',
         );
+        const refused = await until('the expired event to be attempted', async () => {
+          const list = (
+            await api(
+              service.baseUrl,
+              secretKey(),
+              'GET',
+              `/api/webhooks/${endpoint?.id}/deliveries?limit=100`,
+            )
+          ).body.data as Array<{
+            eventId: string;
+            eventType: string;
+            attempts: Array<{ statusCode: number | null }>;
+          }>;
+          const expired = list.find((delivery) => delivery.eventType === 'session.expired');
+          return expired && expired.attempts.length > 0 ? expired : undefined;
+        });
+        expect(refused.attempts[0]?.statusCode).toBe(401);
+        expect((await woo.wp('order', orderId)).status).toBe('pending');
+        expiredEventId = refused.eventId;
       } finally {
-        // Back to now, so the webhook is signed with a timestamp the shop accepts (one signed "2 hours ahead"
-        // is refused with 401 and delivered again).
         offset = 0;
       }
-      const failed = await until(
-        'the order to fail',
-        async () => {
-          const order = await woo.wp('order', orderId);
-          return order.status === 'failed' ? order : undefined;
-        },
-        30_000,
-      );
+      // Clocks agree again: the merchant resends the event (its own retry is scheduled on the service's clock).
+      const resent = await api(service.baseUrl, secretKey(), 'POST', `/api/events/${expiredEventId}/resend`, {
+        endpointId: endpoint?.id,
+      });
+      expect(resent.status).toBe(202);
+      const failed = await until('the order to fail', async () => {
+        const order = await woo.wp('order', orderId);
+        return order.status === 'failed' ? order : undefined;
+      });
       expect(
         notesWith(failed, `ServicePay session ${opened.body.sessionId} expired before the transfer arrived`),
       ).toHaveLength(1);

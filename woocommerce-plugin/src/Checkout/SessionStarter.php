@@ -12,6 +12,7 @@ use ServicePay\WooCommerce\Api\ApiException;
 use ServicePay\WooCommerce\Money;
 use ServicePay\WooCommerce\Orders\OrderSessions;
 use ServicePay\WooCommerce\Orders\Settlement;
+use ServicePay\WooCommerce\Orders\SettlementClaim;
 use ServicePay\WooCommerce\Scheduler\SessionCheck;
 use ServicePay\WooCommerce\Settings;
 
@@ -121,6 +122,9 @@ final class SessionStarter {
 			throw $error;
 		}
 		if ( in_array( $session['status'] ?? '', array( 'pending', 'awaiting_payment', 'mismatch' ), true ) ) {
+			// The shop ends this session itself: its session.cancelled webhook (which may arrive before the new
+			// session is recorded) must not tell the owner that the payer cancelled.
+			SettlementClaim::take( 'ended:' . $previous, $order->get_id() );
 			try {
 				$session = $this->api->cancel_session( $previous );
 			} catch ( ApiException $error ) {
