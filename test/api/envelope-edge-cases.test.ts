@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap, createSession, rawCall } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
-// Edge cases of design §2's rule that every response is JSON in the envelope `{ meta: { statusCode, message } }`:
+// Edge cases of the rule (docs/protocol.md, Conventions) that every response is JSON in the envelope `{ meta: { statusCode, message } }`:
 // requests express never routes (OPTIONS), bodies on a GET, and request lines Node itself cannot parse.
 
 let server: RunningServer;

@@ -3,7 +3,7 @@ import { ManualClock } from '../../reference-server/src/index.ts';
 import { call, createSession, expectError } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
-// Spec §8 and design §2: 150 requests per rolling 60 s per business and environment; 429 with Retry-After and
+// docs/protocol.md, Rate limits: 150 requests per rolling 60 s per business and environment; 429 with Retry-After and
 // RateLimit-* headers. Time moves by a ManualClock, never by sleeping.
 
 let server: RunningServer | undefined;
