@@ -350,6 +350,37 @@ describe.runIf(wooStackAvailable)(
       expect(notesWith(paid, 'cancelled the ServicePay payment')).toHaveLength(0);
     }, 60_000);
 
+    it('classic order-pay page in Chromium: the widget opens on its own and the payment lands the payer on the order-received page', async () => {
+      const shopper = new Shopper(woo.url);
+      const { orderId, orderKey } = await shopper.placeOrder(productId, 1, 'classic@example.com');
+      // The same guest, now in a browser (the cart session cookie carries over).
+      const context = await browser.newContext();
+      try {
+        await context.addCookies(shopper.cookieList());
+        const page = await context.newPage();
+        const opened = page.waitForResponse((response) =>
+          /\/servicepay\/v1\/orders\/\d+\/session/.test(response.url()),
+        );
+        await page.goto(`${woo.url}/checkout/order-pay/${orderId}/?key=${orderKey}`);
+        const answer = (await (await opened).json()) as { sessionId: string };
+        await page.locator('servicepay-checkout').waitFor({ state: 'attached' });
+        const awaiting = await until('the widget to open the session', async () => {
+          const current = await session(answer.sessionId);
+          return current.status === 'awaiting_payment' ? current : undefined;
+        });
+        await bankTransfer(awaiting.virtualAccount.accountNumber, awaiting.amount);
+        await page.waitForURL(new RegExp(`/checkout/order-received/${orderId}/`), { timeout: 30_000 });
+        const order = await until('the order to be paid', async () => {
+          const current = await woo.wp('order', orderId);
+          return current.status === 'processing' ? current : undefined;
+        });
+        expect(order.transactionId).toBe(answer.sessionId);
+        expect(notesWith(order, 'received by bank transfer')).toHaveLength(1);
+      } finally {
+        await context.close();
+      }
+    }, 90_000);
+
     it('with webhooks switched off at the service, the return from the widget and the scheduled check still settle', async () => {
       const [endpoint] = await ourEndpoints();
       const toggle = (enabled: boolean) =>

@@ -11,6 +11,11 @@ export class Shopper {
 
   constructor(private readonly siteUrl: string) {}
 
+  /** The shopper's cookies, to hand the same cart session to a browser. */
+  cookieList(): Array<{ name: string; value: string; url: string }> {
+    return [...this.cookies].map(([name, value]) => ({ name, value, url: this.siteUrl }));
+  }
+
   async request(path: string, init: RequestInit = {}): Promise<Response> {
     const response = await fetch(new URL(path, this.siteUrl), {
       ...init,
