@@ -28,7 +28,12 @@ const CONTENT_TYPES: Record<string, string> = {
 
 const SERVED = ['widget.js', 'frame.js', 'frame.css', 'frame.html'] as const;
 
-/** The version the hosts serve: `widget/package.json`'s, read once. */
+/**
+ * The version the hosts serve: `widget/package.json`'s.
+ *
+ * @example
+ * widgetVersion(); // "0.1.0" → /v0.1.0/widget.js
+ */
 export function widgetVersion(packageDir = WIDGET_PACKAGE_DIR): string {
   const { version } = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
     version: string;

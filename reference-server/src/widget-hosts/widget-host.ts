@@ -21,6 +21,9 @@ const escapeAttribute = (value: string) =>
 /**
  * The checkout page's own policy: its scripts and styles from this host only, calls to the API only, no
  * plugins, no forms, no base URL tricks. Any merchant page may frame it (that is its purpose).
+ *
+ * @example
+ * res.setHeader('Content-Security-Policy', frameCsp('http://127.0.0.1:4242'));
  */
 export function frameCsp(apiOrigin: string): string {
   return [

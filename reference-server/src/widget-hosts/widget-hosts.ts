@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { loadWidgetRelease, type WidgetRelease } from './widget-assets.ts';
 import { widgetHostHandler } from './widget-host.ts';
 
+/** What `start()` resolves as `widgetUrls`: the scripts are at `${test}/latest/widget.js` and `${live}/latest/widget.js`. */
 export interface WidgetUrls {
   /** Base URL of the test widget host (`{dev_cdn_url}`), e.g. `http://127.0.0.1:4243`. */
   test: string;

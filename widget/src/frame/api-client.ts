@@ -1,6 +1,11 @@
 import type { BootstrapResult, NewAccountResult } from '@servicepay/node/protocol';
 
-/** An answer of the service that was not 2xx, with its stable `code`. */
+/**
+ * An answer of the service that was not 2xx, with its stable `code`.
+ *
+ * @example
+ * if (error instanceof ApiError && error.code === 'session_not_active') showEnded();
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -12,7 +17,12 @@ export class ApiError extends Error {
   }
 }
 
-/** The service could not be reached (offline, DNS, connection reset, CORS refused). */
+/**
+ * The service could not be reached (offline, DNS, connection reset, CORS refused).
+ *
+ * @example
+ * if (error instanceof NetworkError) showConnectionProblem();
+ */
 export class NetworkError extends Error {
   constructor(cause: unknown) {
     super('network error', { cause });

@@ -1,7 +1,12 @@
 import type { PaymentResult } from '../protocol/messages.ts';
 import { hostTexts as texts } from '../texts.ts';
 
-/** The options of `ServicePay.init` (spec §4). Amount and currency are not among them: they come from the session. */
+/**
+ * The options of `ServicePay.init` (spec §4). Amount and currency are not among them: they come from the session.
+ *
+ * @example
+ * const options: InitOptions = { clientSecret, onSuccess: ({ reference }) => done(reference), onError: warn };
+ */
 export interface InitOptions {
   /** `cs_test_…` or `cs_live_…`, fetched fresh from the merchant's backend. */
   clientSecret: string;

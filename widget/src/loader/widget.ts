@@ -13,7 +13,12 @@ import { hostTexts as texts } from '../texts.ts';
 import { WIDGET_VERSION } from '../version.ts';
 import { checkInitOptions, type InitOptions } from './init-options.ts';
 
-/** `window.ServicePay`. */
+/**
+ * `window.ServicePay`, what `widget.js` defines.
+ *
+ * @example
+ * window.ServicePay.init({ clientSecret, onSuccess: console.log, onError: console.warn });
+ */
 export interface ServicePayGlobal {
   /** Opens the checkout overlay for one session. A second call while one is open is refused through its `onError`. */
   init(options: InitOptions): void;
