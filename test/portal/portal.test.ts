@@ -353,6 +353,18 @@ describe('developer portal', () => {
       (await call(server.baseUrl, 'GET', '/api/widget/sessions', { token: oldKey })).body.meta.code,
     ).toBe('api_key_revoked');
     expect((await call(server.baseUrl, 'GET', '/api/widget/sessions', { token: newKey })).status).toBe(200);
+    // The audit log names the portal and the key the portal session was opened with, never a key itself.
+    const oldKeyId = (
+      server.service.deps.store.db
+        .prepare(
+          "SELECT id FROM api_keys WHERE business_id = ? AND kind = 'secret' AND revoked_at IS NOT NULL",
+        )
+        .get(rolling.business.id) as { id: string }
+    ).id;
+    const audited = server.service.deps.store.db
+      .prepare("SELECT actor, action FROM audit_log WHERE business_id = ? AND action = 'api_key.rolled'")
+      .all(rolling.business.id);
+    expect(audited).toEqual([{ actor: `portal:${oldKeyId}`, action: 'api_key.rolled' }]);
     // The session that rolled the key carries on; the other one, opened with the old key, has ended.
     await elsewhere.page.goto(`${server.baseUrl}/portal/keys`);
     await expect.poll(() => elsewhere.page.url()).toContain('/portal/sign-in');

@@ -272,7 +272,10 @@ export function portalRoutes(deps: PortalDeps): Router {
     const parsed = RollKeyFormSchema.parse(req.body);
     const context = { ...portalContext(res), environment: parsed.environment };
     const rolled = await store.writes.run(() => {
-      const result = rollKey(store, context.business.id, parsed.environment, parsed.kind, clock.now());
+      // The audit log names the key this portal session was opened with (its id, never the key).
+      const opener = store.portalSessions.find(context.idHash);
+      const actor = `portal:${opener?.apiKeyId ?? 'unknown'}`;
+      const result = rollKey(store, context.business.id, parsed.environment, parsed.kind, clock.now(), actor);
       // Rolling the key this session was opened with ends every other portal session opened with it; the
       // one that rolled it moves to the new key.
       const current = store.portalSessions.find(context.idHash);
