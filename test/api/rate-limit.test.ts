@@ -89,6 +89,31 @@ describe('per business and environment', () => {
   });
 });
 
+describe('RateLimit-Reset', () => {
+  it('says when the quota comes back (the oldest hit leaving the window), also while requests remain', async () => {
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    server = await startServer({}, { clock });
+    const key = server.createBusiness({ name: 'Counting', kycApproved: true }).keys.test.secretKey;
+
+    const first = await list(server, key);
+    expect(first.headers.get('ratelimit-remaining')).toBe('149');
+    // The only hit in the window is this one: it leaves it a full window from now.
+    expect(first.headers.get('ratelimit-reset')).toBe('60');
+
+    clock.advance(10_500);
+    const second = await list(server, key);
+    expect(second.headers.get('ratelimit-remaining')).toBe('148');
+    // The oldest hit (t = 0) leaves at t = 60 s, 49.5 s from now: rounded up to whole seconds.
+    expect(second.headers.get('ratelimit-reset')).toBe('50');
+
+    clock.advance(49_500);
+    // t = 60 s: the first hit has left, the second (t = 10.5 s) is now the oldest.
+    const third = await list(server, key);
+    expect(third.headers.get('ratelimit-remaining')).toBe('148');
+    expect(third.headers.get('ratelimit-reset')).toBe('11');
+  });
+});
+
 describe('per address', () => {
   it('limits POST /api/widget/bootstrap per client address', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));

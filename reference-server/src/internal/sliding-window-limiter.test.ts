@@ -4,8 +4,8 @@ import { SlidingWindowLimiter } from './sliding-window-limiter.ts';
 describe('SlidingWindowLimiter', () => {
   it('allows exactly `limit` hits in a rolling window, counting down remaining', () => {
     const limiter = new SlidingWindowLimiter(3, 60_000);
-    expect(limiter.hit('k', 0)).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 0 });
-    expect(limiter.hit('k', 10_000)).toEqual({ allowed: true, limit: 3, remaining: 1, resetSeconds: 0 });
+    expect(limiter.hit('k', 0)).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 60 });
+    expect(limiter.hit('k', 10_000)).toEqual({ allowed: true, limit: 3, remaining: 1, resetSeconds: 50 });
     // The last one allowed says when the next slot opens: when the hit at t = 0 leaves, 40 s from now.
     expect(limiter.hit('k', 20_000)).toEqual({ allowed: true, limit: 3, remaining: 0, resetSeconds: 40 });
     expect(limiter.hit('k', 20_001)).toEqual({ allowed: false, limit: 3, remaining: 0, resetSeconds: 40 });

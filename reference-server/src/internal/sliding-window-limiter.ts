@@ -2,7 +2,10 @@ export interface LimitDecision {
   allowed: boolean;
   limit: number;
   remaining: number;
-  /** Seconds until one more request is allowed (0 while some are left). */
+  /**
+   * Seconds until the quota comes back: until the oldest hit in the window leaves it (at least 1). While some
+   * requests are left this says when one more returns; when none are, it is also the `Retry-After`.
+   */
   resetSeconds: number;
 }
 
@@ -49,7 +52,7 @@ export class SlidingWindowLimiter {
       allowed: true,
       limit: this.limit,
       remaining,
-      resetSeconds: remaining > 0 ? 0 : Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000)),
+      resetSeconds: Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000)),
     };
   }
 
