@@ -3,4 +3,7 @@
 import { register } from 'tsx/esm/api';
 
 register();
-await import('../src/cli.ts');
+const { main } = await import('../src/cli.ts');
+const code = await main(process.argv.slice(2));
+// `start` keeps the process alive with its servers; anything else ends here with its code.
+if (code !== 0) process.exit(code);

@@ -16,15 +16,18 @@ const USAGE = `servicepay-server: the ServicePay reference service
   servicepay-server business create --name NAME [--kyc-approved] [--db PATH] [--json]
   servicepay-server keys roll --business ID --environment test|live --kind secret|publishable [--db PATH] [--json]
   servicepay-server kyc approve --business ID [--db PATH]
-  servicepay-server transfer --account NUMBER --amount MINOR_UNITS [--api URL]
+  servicepay-server transfer --account NUMBER --amount MINOR_UNITS [--api URL]   (test accounts only)
   servicepay-server credits list [--business ID] [--limit N] [--db PATH] [--json]
   servicepay-server audit list [--business ID] [--limit N] [--db PATH] [--json]
 
 Environment: SERVICEPAY_DB, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT,
 SERVICEPAY_SECRETS_KEY, SERVICEPAY_SECRETS_KEY_FILE, NODE_ENV=production (as --production).
+transfer calls --api, else SERVICEPAY_API_URL, else http://127.0.0.1:SERVICEPAY_PORT (4242: where npm start listens).
 In production the secrets key is SERVICEPAY_SECRETS_KEY or a key file outside the database folder.`;
 
 class UsageError extends Error {}
+/** A failure that is not a usage mistake: printed as its one-line message, exit code 1. */
+class CommandFailed extends Error {}
 
 const OPTIONS = {
   db: { type: 'string' },
@@ -120,7 +123,22 @@ async function start(values: Values): Promise<void> {
     production: values.production === true || process.env.NODE_ENV === 'production',
     secretsKeyFile: values['secrets-key-file'] ?? process.env.SERVICEPAY_SECRETS_KEY_FILE ?? null,
   });
-  const { url, widgetUrls } = await service.start();
+  let started: Awaited<ReturnType<typeof service.start>>;
+  try {
+    started = await service.start();
+  } catch (error) {
+    await service.close().catch(() => undefined);
+    const { code, port: taken } = error as { code?: string; port?: number };
+    if (code !== 'EADDRINUSE' || taken === undefined) throw error;
+    const setting =
+      taken === service.config.testWidgetPort
+        ? '--test-widget-port or SERVICEPAY_TEST_WIDGET_PORT'
+        : taken === service.config.liveWidgetPort
+          ? '--live-widget-port or SERVICEPAY_LIVE_WIDGET_PORT'
+          : '--port or SERVICEPAY_PORT';
+    throw new CommandFailed(`Port ${taken} is in use (another server?): stop it, or set ${setting}.`);
+  }
+  const { url, widgetUrls } = started;
   const stop = () => {
     service.close().then(
       () => process.exit(0),
@@ -134,26 +152,82 @@ async function start(values: Values): Promise<void> {
   );
 }
 
+/** How long `transfer` waits for the service (the bank's notification included) before giving up. */
+const TRANSFER_TIMEOUT_MS = 30_000;
+
+/**
+ * The API `transfer` calls, and where that choice came from (named when it cannot connect): `--api`, else
+ * `SERVICEPAY_API_URL`, else `SERVICEPAY_PORT` on 127.0.0.1, else 127.0.0.1:4242, where `npm start` and
+ * `servicepay-server start` listen by default.
+ */
+function transferApi(values: Values): { url: URL; from: string } {
+  const candidates: Array<[string | undefined, string]> = [
+    [values.api, '--api'],
+    [process.env.SERVICEPAY_API_URL, 'SERVICEPAY_API_URL'],
+  ];
+  for (const [value, from] of candidates) {
+    if (value === undefined || value === '') continue;
+    if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol))
+      throw new UsageError(`${from} must be an http(s) URL such as http://127.0.0.1:4242`);
+    return { url: new URL(value), from };
+  }
+  const envPort = process.env.SERVICEPAY_PORT;
+  const chosen = port(envPort, defaultConfig().port, 'SERVICEPAY_PORT');
+  return {
+    url: new URL(`http://127.0.0.1:${chosen}`),
+    from: envPort ? 'SERVICEPAY_PORT' : 'the default port',
+  };
+}
+
+/** The low-level reason a request never got an answer (`ECONNREFUSED`, `ENOTFOUND`, a timeout...). */
+function connectionReason(error: unknown): string {
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
+    return `no answer within ${TRANSFER_TIMEOUT_MS / 1000} s`;
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  if (cause && typeof cause.code === 'string') return cause.code;
+  return error instanceof Error ? error.message : String(error);
+}
+
 async function transfer(values: Values): Promise<void> {
-  const api = values.api ?? `http://127.0.0.1:${process.env.SERVICEPAY_PORT ?? defaultConfig().port}`;
   const amount = Number(required(values, 'amount'));
   if (!Number.isSafeInteger(amount) || amount <= 0)
     throw new UsageError('--amount is a positive whole number of minor units');
-  const response = await fetch(new URL('/bank/transfers', api), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ accountNumber: required(values, 'account'), amount }),
-  });
-  const body = (await response.json()) as { meta?: { message?: string }; data?: unknown };
+  const accountNumber = required(values, 'account');
+  const api = transferApi(values);
+  const target = new URL('bank/transfers', api.url.href.endsWith('/') ? api.url : `${api.url.href}/`);
+  let response: Response;
+  try {
+    response = await fetch(target, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ accountNumber, amount }),
+      signal: AbortSignal.timeout(TRANSFER_TIMEOUT_MS),
+    });
+  } catch (error) {
+    throw new CommandFailed(
+      `Could not reach the ServicePay API at ${api.url.origin} (${connectionReason(error)}; from ${api.from}): start it with npm start, or point at the running one with --api URL or SERVICEPAY_API_URL (or SERVICEPAY_PORT).`,
+    );
+  }
+  let body: { meta?: { message?: string; code?: string }; data?: unknown } | undefined;
+  try {
+    body = (await response.json()) as typeof body;
+  } catch {
+    body = undefined;
+  }
+  if (!body?.meta) {
+    throw new CommandFailed(
+      `${api.url.origin} answered ${response.status} without a ServicePay envelope: is it the ServicePay API? Set --api URL or SERVICEPAY_API_URL.`,
+    );
+  }
   if (!response.ok) {
-    console.error(`Transfer refused (${response.status}): ${body.meta?.message ?? 'no message'}`);
-    process.exitCode = 1;
-    return;
+    throw new CommandFailed(
+      `Transfer refused (${response.status} ${body.meta.code ?? 'no code'}): ${body.meta.message ?? 'no message'}`,
+    );
   }
   console.log(JSON.stringify(body.data, null, 2));
 }
 
-export async function main(argv: string[]): Promise<void> {
+async function run(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: OPTIONS,
@@ -266,14 +340,28 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
-  if (
-    error instanceof UsageError ||
-    (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))
-  ) {
-    console.error(`${error.message}\n\n${USAGE}`);
-    process.exit(2);
+/**
+ * Runs one `servicepay-server` command and resolves with its exit code: 0 done (for `start`, listening), 2 a
+ * usage mistake (printed with the usage text), 1 any other failure (one line on stderr). It never exits the
+ * process, so a test can call it in-process; `bin/servicepay-server.js` calls it.
+ *
+ * @example
+ * import { main } from './cli.ts';
+ * process.exitCode = await main(['transfer', '--account', '1000000000', '--amount', '500000']);
+ */
+export async function main(argv: string[]): Promise<number> {
+  try {
+    await run(argv);
+    return 0;
+  } catch (error) {
+    if (
+      error instanceof UsageError ||
+      (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS'))
+    ) {
+      console.error(`${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    console.error(error instanceof Error ? error.message : String(error));
+    return 1;
   }
-  console.error(error instanceof Error ? error.message : String(error));
-  process.exit(1);
-});
+}

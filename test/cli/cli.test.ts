@@ -1,5 +1,8 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,13 +23,40 @@ const dbPath = join(folder, 'servicepay.db');
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
-function cli(args: string[]): Promise<Run> {
+/** The settings `transfer` reads, cleared so the runner's own environment cannot change what a test sees. */
+const CLEAN_ENV = { SERVICEPAY_API_URL: undefined, SERVICEPAY_PORT: undefined };
+
+function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { timeout: 30_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { timeout: 30_000, env: { ...process.env, ...CLEAN_ENV, ...env } },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : null) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
+}
+
+/** A loopback port nothing listens on: taken from the system, then released. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  probe.listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+/** A fresh test session of a new business, opened by the checkout so its account exists. */
+async function openedSession() {
+  const created = await createBusiness();
+  const key = created.keys.test.secretKey;
+  const session = await createSession(baseUrl, key);
+  const opened = await bootstrap(baseUrl, session.clientSecret);
+  return { key, session, accountNumber: opened.virtualAccount.accountNumber };
 }
 
 let server: ChildProcess;
@@ -155,10 +185,74 @@ describe('servicepay-server', () => {
     expect((await retrieveSession(baseUrl, key, session.id)).status).toBe('successful');
   });
 
-  it('transfer to an unknown account exits 1 with the refusal', async () => {
+  it('transfer finds the server through SERVICEPAY_API_URL, without --api', async () => {
+    const { key, session, accountNumber } = await openedSession();
+    const run = await cli(['transfer', '--account', accountNumber, '--amount', String(session.amount)], {
+      SERVICEPAY_API_URL: baseUrl,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'credited', amount: session.amount });
+    expect((await retrieveSession(baseUrl, key, session.id)).status).toBe('successful');
+  });
+
+  it('transfer finds the server through SERVICEPAY_PORT, as npm start set it', async () => {
+    const { key, session, accountNumber } = await openedSession();
+    const run = await cli(['transfer', '--account', accountNumber, '--amount', '1'], {
+      SERVICEPAY_PORT: new URL(baseUrl).port,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'returned', amount: 1 });
+    expect((await retrieveSession(baseUrl, key, session.id)).status).toBe('mismatch');
+  });
+
+  it('transfer to an unknown account exits 1 with the service message and code', async () => {
     const run = await cli(['transfer', '--account', '1000000000', '--amount', '100', '--api', baseUrl]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('404');
+    expect(run.stderr.trim()).toBe('Transfer refused (404 not_found): No such account.');
+    expect(run.stdout).toBe('');
+  });
+
+  it.each([
+    ['--api', (port: number) => ({ args: ['--api', `http://127.0.0.1:${port}`], env: {} })],
+    [
+      'SERVICEPAY_API_URL',
+      (port: number) => ({ args: [], env: { SERVICEPAY_API_URL: `http://127.0.0.1:${port}` } }),
+    ],
+    ['SERVICEPAY_PORT', (port: number) => ({ args: [], env: { SERVICEPAY_PORT: String(port) } })],
+  ])(
+    'transfer with nothing listening (from %s) says in one line which URL it tried and what to set',
+    async (from, target) => {
+      const port = await closedPort();
+      const { args, env } = target(port);
+      const run = await cli(['transfer', '--account', '1000000000', '--amount', '100', ...args], env);
+      expect(run.code).toBe(1);
+      const lines = run.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`http://127.0.0.1:${port}`);
+      expect(lines[0]).toContain('ECONNREFUSED');
+      expect(lines[0]).toContain(`from ${from}`);
+      expect(lines[0]).toContain('SERVICEPAY_API_URL');
+      expect(lines[0]).toContain('npm start');
+      expect(run.stderr).not.toContain('    at '); // no stack trace
+    },
+  );
+
+  it('start on a port in use says so in one line, naming the setting', async () => {
+    const run = await cli([
+      'start',
+      '--db',
+      dbPath,
+      '--port',
+      new URL(baseUrl).port,
+      '--test-widget-port',
+      '0',
+      '--live-widget-port',
+      '0',
+    ]);
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(
+      `Port ${new URL(baseUrl).port} is in use (another server?): stop it, or set --port or SERVICEPAY_PORT.`,
+    );
   });
 
   it.each([
@@ -178,6 +272,7 @@ describe('servicepay-server', () => {
       'a bad amount',
       ['transfer', '--account', '1000000000', '--amount', '12.5', '--api', 'http://127.0.0.1:1'],
     ],
+    ['a bad --api', ['transfer', '--account', '1000000000', '--amount', '100', '--api', 'localhost:4242']],
     ['a bad port', ['start', '--port', 'eighty', '--db', '__DB__']],
   ])('bad usage (%s) exits 2 with the usage text', async (_what, args) => {
     const run = await cli(args.map((arg) => (arg === '__DB__' ? dbPath : arg)));
