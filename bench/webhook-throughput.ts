@@ -113,9 +113,8 @@ async function drain(
         currency: 'NGN',
         payer: { name: 'Ada', email: 'a@example.com' },
       }),
-      undefined,
     );
-    await setup.deps.sessions.cancel(session.body.data.id, 'cancelled_by_merchant', caller);
+    await setup.deps.sessions.cancel(session.id, 'cancelled_by_merchant', caller);
     const { db } = setup.deps.store;
     const template = db
       .prepare<[], { session_id: string; payload: string }>(

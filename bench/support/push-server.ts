@@ -47,10 +47,10 @@ process.on('message', async (message: { type: string; count?: number }) => {
     for (let done = 0; done < (message.count ?? 0); done += 500) {
       const batch = Math.min(500, (message.count ?? 0) - done);
       const made = await Promise.all(
-        Array.from({ length: batch }, () => service.deps.sessions.create(caller, params, undefined)),
+        Array.from({ length: batch }, () => service.deps.sessions.create(caller, params)),
       );
       const booted = await Promise.all(
-        made.map((result) => service.deps.sessions.bootstrap(result.body.data.clientSecret)),
+        made.map((result) => service.deps.sessions.bootstrap(result.clientSecret)),
       );
       for (const boot of booted) {
         out.push({

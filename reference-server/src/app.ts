@@ -6,10 +6,12 @@ import type { Store } from './db/store.ts';
 import type { Broadcaster } from './events/broadcaster.ts';
 import type { Clock } from './internal/clock.ts';
 import type { Logger } from './internal/logger.ts';
+import type { SecretBox } from './internal/secret-box.ts';
 import type { SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
 import type { AuthDeps } from './middleware/authenticate.ts';
 import { widgetCors } from './middleware/cors.ts';
 import { errorHandler, routeNotFound } from './middleware/error-handler.ts';
+import { IdempotentRequests } from './middleware/idempotency.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
@@ -27,6 +29,8 @@ export interface AppDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
+  /** Seals remembered idempotent responses (some hold a client secret or a webhook signing secret). */
+  secretBox: SecretBox;
   bank: SimulatedBank;
   processor: BankNotificationProcessor;
   sessions: SessionService;
@@ -57,6 +61,14 @@ export function createApp(deps: AppDeps): Express {
     failedAuthLimiter: deps.limiters.failedAuth,
   };
   const perAddressLimit = rateLimitByAddress(deps.limiters.widget, deps.clock);
+  // `idempotent` on a route finds it here: every router (the extra ones too) gets it without more plumbing.
+  IdempotentRequests.attach(app, {
+    store: deps.store,
+    clock: deps.clock,
+    secretBox: deps.secretBox,
+    logger: deps.logger,
+    ttlMs: deps.config.idempotencyKeyTtlHours * 3_600_000,
+  });
 
   app.use(requestId);
   const noOrigins: ReadonlySet<string> = new Set();

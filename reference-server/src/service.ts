@@ -87,7 +87,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   const outbox = new WebhookOutbox(db);
   const credits = new UnappliedCredits(store, outbox, bank, logger);
   const lifecycle = new SessionLifecycle(store, outbox, broadcaster, bank, credits);
-  const sessions = new SessionService(store, lifecycle, bank, clock, config, secretBox);
+  const sessions = new SessionService(store, lifecycle, bank, clock, config);
   const processor = new BankNotificationProcessor(store, lifecycle, credits, clock);
   const sweeper = new ExpirySweeper(
     store,
@@ -106,6 +106,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     store,
     clock,
     logger,
+    secretBox,
     bank,
     processor,
     sessions,

@@ -128,7 +128,10 @@ describe('Idempotency-Key', () => {
   it('keeps the remembered response encrypted: the client secret is not in the database file in clear', async () => {
     const token = shop.keys.test.secretKey;
     const created = await createWithKey(token, 'key-4', sessionParams());
-    const rows = server.service.deps.store.db.prepare('SELECT * FROM idempotency_keys').all();
+    const rows = server.service.deps.store.db
+      .prepare("SELECT * FROM idempotent_requests WHERE idempotency_key = 'key-4'")
+      .all();
+    expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(created.body.data.clientSecret);
   });
 });

@@ -117,12 +117,10 @@ test('kill -9 in the middle of a 1,000-event backlog: after a restart every even
     payer: { name: 'Ada', email: 'ada@example.com' },
   });
   const sessions = await Promise.all(
-    Array.from({ length: EVENTS }, () => setup.deps.sessions.create(caller, params, undefined)),
+    Array.from({ length: EVENTS }, () => setup.deps.sessions.create(caller, params)),
   );
   await Promise.all(
-    sessions.map((result) =>
-      setup.deps.sessions.cancel(result.body.data.id, 'cancelled_by_merchant', caller),
-    ),
+    sessions.map((result) => setup.deps.sessions.cancel(result.id, 'cancelled_by_merchant', caller)),
   );
   await setup.close();
 

@@ -1,13 +1,21 @@
-import type { Environment } from '@servicepay/node/protocol';
 import type { SqliteDatabase } from './database.ts';
 
 /** A remembered response to a request sent with an `Idempotency-Key`. */
 export interface IdempotentResponse {
+  /** SHA-256 of the method, path and body of the first request. */
   requestHash: Buffer;
   statusCode: number;
+  /** The response body exactly as sent, sealed with the SecretBox. */
   responseBody: string;
 }
 
+/**
+ * Responses remembered for `Idempotency-Key` (`middleware/idempotency.ts`), per scope: `<business>:<environment>`
+ * for key-authenticated calls, `session:<id>` for widget-token calls.
+ *
+ * @example
+ * repository.find('biz_1:test', 'order-7', clock.now() - 24 * 3_600_000);
+ */
 export class IdempotencyKeyRepository {
   private readonly findStatement;
   private readonly insertStatement;
@@ -15,38 +23,31 @@ export class IdempotencyKeyRepository {
 
   constructor(db: SqliteDatabase) {
     this.findStatement = db.prepare<
-      [string, string, string, number],
+      [string, string, number],
       { request_hash: Buffer; status_code: number; response_body: string }
     >(
-      `SELECT request_hash, status_code, response_body FROM idempotency_keys
-       WHERE business_id = ? AND environment = ? AND idempotency_key = ? AND created_at > ?`,
+      `SELECT request_hash, status_code, response_body FROM idempotent_requests
+       WHERE scope = ? AND idempotency_key = ? AND created_at > ?`,
     );
+    // REPLACE: a row older than the TTL may still be there until the sweeper purges it.
     this.insertStatement = db.prepare(
-      `INSERT OR REPLACE INTO idempotency_keys
-         (business_id, environment, idempotency_key, request_hash, status_code, response_body, created_at)
-       VALUES (@businessId, @environment, @key, @requestHash, @statusCode, @responseBody, @createdAt)`,
+      `INSERT OR REPLACE INTO idempotent_requests
+         (scope, idempotency_key, request_hash, status_code, response_body, created_at)
+       VALUES (@scope, @key, @requestHash, @statusCode, @responseBody, @createdAt)`,
     );
-    this.purgeStatement = db.prepare<[number]>('DELETE FROM idempotency_keys WHERE created_at <= ?');
+    this.purgeStatement = db.prepare<[number]>('DELETE FROM idempotent_requests WHERE created_at <= ?');
   }
 
-  /** The remembered response, if the key was used after `notBefore`. */
-  find(
-    businessId: string,
-    environment: Environment,
-    key: string,
-    notBefore: number,
-  ): IdempotentResponse | undefined {
-    const row = this.findStatement.get(businessId, environment, key, notBefore);
+  /** The remembered response, if the key was used in this scope after `notBefore`. */
+  find(scope: string, key: string, notBefore: number): IdempotentResponse | undefined {
+    const row = this.findStatement.get(scope, key, notBefore);
     return (
       row && { requestHash: row.request_hash, statusCode: row.status_code, responseBody: row.response_body }
     );
   }
 
-  remember(
-    scope: { businessId: string; environment: Environment; key: string; createdAt: number },
-    response: IdempotentResponse,
-  ): void {
-    this.insertStatement.run({ ...scope, ...response });
+  remember(entry: { scope: string; key: string; createdAt: number }, response: IdempotentResponse): void {
+    this.insertStatement.run({ ...entry, ...response });
   }
 
   /** Forgets keys older than `before`; returns how many. */

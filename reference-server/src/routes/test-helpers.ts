@@ -6,13 +6,14 @@ import { HttpError, notFound } from '../errors.ts';
 import type { AuthDeps } from '../middleware/authenticate.ts';
 import { apiCaller, assertOwnedBy, requireApiKey } from '../middleware/authenticate.ts';
 import { validationError } from '../middleware/error-handler.ts';
+import { idempotent } from '../middleware/idempotency.ts';
 import { transferAtBank } from './bank.ts';
 
 /** `POST /api/test/transfers`: a merchant's automated tests pay their own test sessions (secret test key). */
 export function testHelperRoutes(auth: AuthDeps, store: Store, bank: SimulatedBank): Router {
   const router = Router();
 
-  router.post('/api/test/transfers', requireApiKey(auth), async (req, res) => {
+  router.post('/api/test/transfers', requireApiKey(auth), idempotent, async (req, res) => {
     const caller = apiCaller(res);
     if (caller.environment !== 'test') {
       throw new HttpError(

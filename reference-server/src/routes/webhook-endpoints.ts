@@ -10,6 +10,7 @@ import type { Webhooks } from '../events/webhooks.ts';
 import type { AuthDeps } from '../middleware/authenticate.ts';
 import { apiCaller, requireApiKey } from '../middleware/authenticate.ts';
 import { validationError } from '../middleware/error-handler.ts';
+import { idempotent } from '../middleware/idempotency.ts';
 
 const ok = { statusCode: 200, message: 'OK' } as const;
 
@@ -25,7 +26,7 @@ export function webhookEndpointRoutes(webhooks: Webhooks): (auth: AuthDeps) => R
     const router = Router();
     const secretKey = requireApiKey(auth);
 
-    router.post('/api/webhooks', secretKey, async (req, res) => {
+    router.post('/api/webhooks', secretKey, idempotent, async (req, res) => {
       const parsed = CreateWebhookEndpointParamsSchema.safeParse(req.body ?? {});
       if (!parsed.success) throw validationError(parsed.error, 'webhook endpoint');
       const endpoint = await webhooks.create(apiCaller(res), parsed.data);
@@ -54,7 +55,7 @@ export function webhookEndpointRoutes(webhooks: Webhooks): (auth: AuthDeps) => R
       res.json({ meta: ok, data: deleted });
     });
 
-    router.post('/api/webhooks/:id/roll-secret', secretKey, async (req, res) => {
+    router.post('/api/webhooks/:id/roll-secret', secretKey, idempotent, async (req, res) => {
       const endpoint = await webhooks.rollSecret(apiCaller(res), String(req.params.id));
       res.json({ meta: ok, data: endpoint });
     });
@@ -65,7 +66,7 @@ export function webhookEndpointRoutes(webhooks: Webhooks): (auth: AuthDeps) => R
       res.json({ meta: ok, ...webhooks.listDeliveries(apiCaller(res), String(req.params.id), parsed.data) });
     });
 
-    router.post('/api/events/:id/resend', secretKey, async (req, res) => {
+    router.post('/api/events/:id/resend', secretKey, idempotent, async (req, res) => {
       const parsed = ResendEventParamsSchema.safeParse(req.body ?? {});
       if (!parsed.success) throw validationError(parsed.error, 'resend request');
       const result = await webhooks.resend(apiCaller(res), String(req.params.id), parsed.data.endpointId);

@@ -3,6 +3,7 @@ import { type RequestHandler, Router } from 'express';
 import type { AuthDeps } from '../middleware/authenticate.ts';
 import { apiCaller, requireApiKey, requireWidgetToken, widgetCaller } from '../middleware/authenticate.ts';
 import { validationError } from '../middleware/error-handler.ts';
+import { idempotent } from '../middleware/idempotency.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 
 /**
@@ -24,10 +25,15 @@ export function widgetRoutes(
   });
 
   // The widget token's check spends the address's checkout budget itself (authenticate.ts).
-  router.post('/api/widget/sessions/:id/accounts', requireWidgetToken(auth), async (_req, res) => {
-    const result = await sessions.newAccount(widgetCaller(res).session.id);
-    res.status(201).json({ meta: { statusCode: 201, message: 'Created' }, data: result });
-  });
+  router.post(
+    '/api/widget/sessions/:id/accounts',
+    requireWidgetToken(auth),
+    idempotent,
+    async (_req, res) => {
+      const result = await sessions.newAccount(widgetCaller(res).session.id);
+      res.status(201).json({ meta: { statusCode: 201, message: 'Created' }, data: result });
+    },
+  );
 
   router.get('/api/widget/profile', requireApiKey(auth, { allowPublishable: true }), (_req, res) => {
     const caller = apiCaller(res);

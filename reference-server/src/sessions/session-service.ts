@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type {
   BootstrapResult,
   CreatedSession,
@@ -16,17 +15,10 @@ import { HttpError, notFound } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newId, randomBase62, sha256 } from '../internal/random.ts';
-import type { SecretBox } from '../internal/secret-box.ts';
 import { type ApiCaller, assertOwnedBy } from '../middleware/authenticate.ts';
 import type { SessionLifecycle } from './session-lifecycle.ts';
 import { isTerminal } from './session-lifecycle.ts';
 import { toPublicSession, toSessionView } from './session-views.ts';
-
-export interface CreateResult {
-  statusCode: number;
-  body: { meta: { statusCode: number; message: string }; data: CreatedSession };
-  replayed: boolean;
-}
 
 const CLIENT_SECRET_PATTERN = /^cs_(test|live)_[0-9A-Za-z]{32}$/;
 
@@ -38,46 +30,17 @@ export class SessionService {
     private readonly bank: BankGateway,
     private readonly clock: Clock,
     private readonly config: ServerConfig,
-    private readonly secretBox: SecretBox,
   ) {}
 
   /**
-   * Creates a session, or replays the first response when the same Idempotency-Key comes again with the same
-   * body (409 with another body). Only successes are remembered: a request that failed can be retried.
+   * Creates a session. Retries with an `Idempotency-Key` are answered by `middleware/idempotency.ts` before
+   * this runs, so a retried create makes one session.
    */
-  create(
-    caller: ApiCaller,
-    params: CreateSessionParams,
-    idempotencyKey: string | undefined,
-  ): Promise<CreateResult> {
+  create(caller: ApiCaller, params: CreateSessionParams): Promise<CreatedSession> {
     this.checkMoney(params);
-    const requestHash = createHash('sha256').update(JSON.stringify(params)).digest();
     return this.store.writes.run(() => {
       const now = this.clock.now();
       const scope = { businessId: caller.business.id, environment: caller.environment };
-      if (idempotencyKey !== undefined) {
-        const notBefore = now - this.config.idempotencyKeyTtlHours * 3_600_000;
-        const earlier = this.store.idempotencyKeys.find(
-          scope.businessId,
-          scope.environment,
-          idempotencyKey,
-          notBefore,
-        );
-        if (earlier) {
-          if (!earlier.requestHash.equals(requestHash)) {
-            throw new HttpError(
-              409,
-              'idempotency_key_reused',
-              'This Idempotency-Key was already used with a different request body. Use a new key for a new request.',
-            );
-          }
-          return {
-            statusCode: earlier.statusCode,
-            body: JSON.parse(this.secretBox.open(earlier.responseBody)) as CreateResult['body'],
-            replayed: true,
-          };
-        }
-      }
       const reference = params.reference ?? `ref_${randomBase62(20)}`;
       if (this.store.sessions.findByReference(scope.businessId, scope.environment, reference)) {
         throw new HttpError(
@@ -105,18 +68,7 @@ export class SessionService {
         updatedAt: now,
         expiresAt: now + (params.expiresInMinutes ?? this.config.sessionLifetimeMinutes) * 60_000,
       });
-      const body = {
-        meta: { statusCode: 201, message: 'Created' },
-        data: { ...toSessionView(session, undefined), clientSecret },
-      };
-      if (idempotencyKey !== undefined) {
-        // The response holds the client secret, so it is kept encrypted, never in the clear.
-        this.store.idempotencyKeys.remember(
-          { ...scope, key: idempotencyKey, createdAt: now },
-          { requestHash, statusCode: 201, responseBody: this.secretBox.seal(JSON.stringify(body)) },
-        );
-      }
-      return { statusCode: 201, body, replayed: false };
+      return { ...toSessionView(session, undefined), clientSecret };
     });
   }
 

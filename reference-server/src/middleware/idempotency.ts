@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto';
+import type { Express, Request, RequestHandler, Response } from 'express';
+import type { Store } from '../db/store.ts';
+import { HttpError } from '../errors.ts';
+import type { Clock } from '../internal/clock.ts';
+import type { Logger } from '../internal/logger.ts';
+import type { SecretBox } from '../internal/secret-box.ts';
+import type { ApiCaller, WidgetCaller } from './authenticate.ts';
+
+const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+export interface IdempotencyDeps {
+  store: Store;
+  clock: Clock;
+  secretBox: SecretBox;
+  logger: Logger;
+  ttlMs: number;
+}
+
+/**
+ * `Idempotency-Key` for every POST the SDK retries. The first successful (2xx) answer to a key is remembered
+ * per caller scope (business and environment for a key, the session for a widget token) with a hash of the
+ * method, path and body; the same key and request within the TTL answers it again, byte for byte, with
+ * `Idempotent-Replayed: true`; the same key with another body or on another route answers 409
+ * `idempotency_key_reused`. Failures are not remembered, so a failed request can be fixed and retried.
+ *
+ * Requests with one key in one scope run one at a time: a second one waits until the first has answered
+ * (and its answer is remembered), then replays it. The service is one process owning its SQLite file, so
+ * this in-process lock is the whole story; the answer is remembered (committed) before it is sent.
+ *
+ * @example
+ * createApp registers it: `IdempotentRequests.attach(app, deps)`; a route opts in after authenticating:
+ * router.post('/api/webhooks', secretKey, idempotent, handler);
+ */
+export class IdempotentRequests {
+  private readonly inFlight = new Map<string, Promise<void>>();
+
+  constructor(private readonly deps: IdempotencyDeps) {}
+
+  /** Makes `idempotent` work on the routes of `app`. */
+  static attach(app: Express, deps: IdempotencyDeps): IdempotentRequests {
+    const requests = new IdempotentRequests(deps);
+    app.locals.idempotentRequests = requests;
+    return requests;
+  }
+
+  async handle(req: Request, res: Response): Promise<boolean> {
+    const key = req.get('Idempotency-Key');
+    if (key === undefined) return false;
+    if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
+      throw new HttpError(
+        400,
+        'validation_failed',
+        'Idempotency-Key must be 1 to 255 printable ASCII characters.',
+        [{ path: 'Idempotency-Key', message: 'invalid header' }],
+      );
+    }
+    const scope = scopeOf(res);
+    const requestHash = createHash('sha256')
+      .update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? {})}`)
+      .digest();
+    const release = await this.lock(`${scope}\n${key}`);
+    let handedOver = false;
+    try {
+      const { store, clock, secretBox, ttlMs } = this.deps;
+      const earlier = store.idempotencyKeys.find(scope, key, clock.now() - ttlMs);
+      if (earlier) {
+        if (!earlier.requestHash.equals(requestHash)) {
+          throw new HttpError(
+            409,
+            'idempotency_key_reused',
+            'This Idempotency-Key was already used with a different request (body or route). Use a new key for a new request.',
+          );
+        }
+        res.setHeader('Idempotent-Replayed', 'true');
+        sendJsonText(res.status(earlier.statusCode), secretBox.open(earlier.responseBody));
+        return true;
+      }
+      this.rememberOnSuccess(res, { scope, key, requestHash }, release);
+      handedOver = true;
+      return false;
+    } finally {
+      if (!handedOver) release();
+    }
+  }
+
+  /** Waits for any request holding `lockKey`, then holds it; resolves to the release function. */
+  private async lock(lockKey: string): Promise<() => void> {
+    for (let held = this.inFlight.get(lockKey); held; held = this.inFlight.get(lockKey)) await held;
+    let release: () => void = () => {};
+    const done = new Promise<void>((resolve) => {
+      release = () => {
+        if (this.inFlight.get(lockKey) === done) this.inFlight.delete(lockKey);
+        resolve();
+      };
+    });
+    this.inFlight.set(lockKey, done);
+    return release;
+  }
+
+  /**
+   * Wraps `res.json`: a 2xx answer is remembered (committed) first, then sent; anything else is sent as is.
+   * The lock is released once the answer is remembered, or when the response ends some other way.
+   */
+  private rememberOnSuccess(
+    res: Response,
+    entry: { scope: string; key: string; requestHash: Buffer },
+    release: () => void,
+  ): void {
+    const { store, clock, secretBox, logger } = this.deps;
+    const json = res.json.bind(res);
+    res.on('finish', release);
+    res.json = (body: unknown) => {
+      res.json = json;
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        release();
+        return json(body);
+      }
+      const text = JSON.stringify(body);
+      const statusCode = res.statusCode;
+      store.writes
+        .run(() =>
+          store.idempotencyKeys.remember(
+            { scope: entry.scope, key: entry.key, createdAt: clock.now() },
+            { requestHash: entry.requestHash, statusCode, responseBody: secretBox.seal(text) },
+          ),
+        )
+        .catch((error: unknown) => {
+          // The effect is committed: answer its success anyway (a 5xx would invite a second one).
+          logger.error('could not remember an idempotent response', { error: String(error) });
+        })
+        .finally(() => {
+          release();
+          sendJsonText(res, text);
+        });
+      return res;
+    };
+  }
+}
+
+/**
+ * Route middleware: honours `Idempotency-Key` on this route (after authentication, which sets the scope).
+ *
+ * @example
+ * router.post('/api/events/:id/resend', secretKey, idempotent, handler);
+ */
+export const idempotent: RequestHandler = async (req, res, next) => {
+  const requests = req.app.locals.idempotentRequests as IdempotentRequests | undefined;
+  if (!requests) throw new Error('IdempotentRequests.attach(app, ...) was not called');
+  if (!(await requests.handle(req, res))) next();
+};
+
+function scopeOf(res: Response): string {
+  const caller = res.locals.caller as ApiCaller | WidgetCaller | undefined;
+  if (!caller) throw new Error('idempotent runs after authentication');
+  if (caller.kind === 'widget') return `session:${caller.session.id}`;
+  return `${caller.business.id}:${caller.environment}`;
+}
+
+/** Sends JSON text as `res.json` would send the object it came from, so a replay is byte for byte the same. */
+function sendJsonText(res: Response, text: string): void {
+  if (!res.get('Content-Type')) res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.send(text);
+}

@@ -1,0 +1,328 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../reference-server/src/index.ts';
+import { type ApiResponse, bootstrap, call, createSession, expectError } from '../support/api.ts';
+import { startReceiver } from '../support/checkout.ts';
+import { type RunningServer, startServer } from '../support/server.ts';
+
+// docs/protocol.md, Idempotency: every POST the SDK retries (endpoint create, roll, resend, cancel, test transfer,
+// new account) answers a retry with the same key and body with the first answer, byte for byte, and makes its
+// effect once; another body or another route under the same key is 409 `idempotency_key_reused`.
+
+let server: RunningServer;
+let clock: ManualClock;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let key: string;
+
+beforeAll(async () => {
+  clock = new ManualClock(Date.parse('2030-04-01T09:00:00Z'));
+  receiver = await startReceiver();
+  server = await startServer({ rateLimit: { perMinute: 10_000 } }, { clock });
+  key = server.createBusiness({ name: 'Retrying Shop', kycApproved: true }).keys.test.secretKey;
+});
+
+afterAll(async () => {
+  await server.close();
+  await receiver.close();
+});
+
+const post = (path: string, token: string, idempotencyKey: string, json?: unknown) =>
+  call(server.baseUrl, 'POST', path, {
+    token,
+    headers: { 'idempotency-key': idempotencyKey },
+    ...(json === undefined ? {} : { json }),
+  });
+
+const count = (sql: string, ...params: unknown[]): number =>
+  (server.service.deps.store.db.prepare(sql).get(...params) as { n: number }).n;
+
+/** The first answer, then its replay: the same status and bytes, marked as replayed. */
+function expectReplay(first: ApiResponse, again: ApiResponse, status: number) {
+  expect(first.status, first.text).toBe(status);
+  expect(first.headers.get('idempotent-replayed')).toBeNull();
+  expect(again.status, again.text).toBe(status);
+  expect(again.headers.get('idempotent-replayed')).toBe('true');
+  expect(again.text).toBe(first.text);
+}
+
+/** Two requests sent at once: one ran, the other is its replay. */
+function expectOneRan(pair: ApiResponse[], status: number) {
+  const [a, b] = pair as [ApiResponse, ApiResponse];
+  expect([a.status, b.status]).toEqual([status, status]);
+  expect(pair.filter((response) => response.headers.get('idempotent-replayed') === 'true')).toHaveLength(1);
+  expect(a.text).toBe(b.text);
+}
+
+const secretsOf = (endpointId: string) => {
+  const row = server.service.deps.store.db
+    .prepare<[string], { secret_ciphertext: string; previous_secret_ciphertext: string | null }>(
+      'SELECT secret_ciphertext, previous_secret_ciphertext FROM webhook_endpoints WHERE id = ?',
+    )
+    .get(endpointId);
+  if (!row) throw new Error(`no endpoint ${endpointId}`);
+  const box = server.service.secretBox;
+  return {
+    current: box.open(row.secret_ciphertext),
+    previous: row.previous_secret_ciphertext === null ? null : box.open(row.previous_secret_ciphertext),
+  };
+};
+
+describe('POST /api/webhooks', () => {
+  const endpointsAt = (url: string) =>
+    count('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE url = ?', url);
+
+  it('a retry makes one endpoint and answers the same signing secret, kept encrypted', async () => {
+    const url = `${receiver.url}/create-1`;
+    const first = await post('/api/webhooks', key, 'endpoint-1', { url });
+    const again = await post('/api/webhooks', key, 'endpoint-1', { url });
+    expectReplay(first, again, 201);
+    expect(again.body.data.secret).toMatch(/^whsec_/);
+    expect(again.body.data.secret).toBe(first.body.data.secret);
+    expect(endpointsAt(url)).toBe(1);
+    const remembered = JSON.stringify(
+      server.service.deps.store.db
+        .prepare("SELECT * FROM idempotent_requests WHERE idempotency_key = 'endpoint-1'")
+        .all(),
+    );
+    expect(remembered).not.toContain(first.body.data.secret);
+  });
+
+  it('the same key with another body is 409 and makes nothing', async () => {
+    const url = `${receiver.url}/create-2`;
+    expect((await post('/api/webhooks', key, 'endpoint-2', { url })).status).toBe(201);
+    const other = await post('/api/webhooks', key, 'endpoint-2', { url, description: 'orders' });
+    expectError(other, 409, 'idempotency_key_reused');
+    expect(endpointsAt(url)).toBe(1);
+  });
+
+  it('two concurrent requests with one key make one endpoint', async () => {
+    const url = `${receiver.url}/create-3`;
+    const pair = await Promise.all([
+      post('/api/webhooks', key, 'endpoint-3', { url }),
+      post('/api/webhooks', key, 'endpoint-3', { url }),
+    ]);
+    expectOneRan(pair, 201);
+    expect(endpointsAt(url)).toBe(1);
+  });
+});
+
+describe('POST /api/webhooks/:id/roll-secret', () => {
+  async function endpoint(path: string) {
+    const created = await post('/api/webhooks', key, `for-roll-${path}`, { url: `${receiver.url}/${path}` });
+    expect(created.status, created.text).toBe(201);
+    return { id: created.body.data.id as string, secret: created.body.data.secret as string };
+  }
+
+  it('a retry rolls once: the original secret keeps its grace beside the new one', async () => {
+    const { id, secret } = await endpoint('roll-1');
+    const first = await post(`/api/webhooks/${id}/roll-secret`, key, 'roll-1');
+    const again = await post(`/api/webhooks/${id}/roll-secret`, key, 'roll-1');
+    expectReplay(first, again, 200);
+    expect(first.body.data.secret).not.toBe(secret);
+    // A second roll would have made the first rolled secret the previous one and ended the original's grace.
+    expect(secretsOf(id)).toEqual({ current: first.body.data.secret, previous: secret });
+    expect(
+      count(
+        "SELECT COUNT(*) AS n FROM audit_log WHERE action = 'webhook_endpoint.secret_rolled' AND target = ?",
+        id,
+      ),
+    ).toBe(1);
+  });
+
+  it('the same key on another endpoint (another route) is 409 and rolls nothing', async () => {
+    const one = await endpoint('roll-2a');
+    const two = await endpoint('roll-2b');
+    expect((await post(`/api/webhooks/${one.id}/roll-secret`, key, 'roll-2')).status).toBe(200);
+    expectError(
+      await post(`/api/webhooks/${two.id}/roll-secret`, key, 'roll-2'),
+      409,
+      'idempotency_key_reused',
+    );
+    expect(secretsOf(two.id)).toEqual({ current: two.secret, previous: null });
+  });
+
+  it('two concurrent rolls with one key roll once', async () => {
+    const { id, secret } = await endpoint('roll-3');
+    const pair = await Promise.all([
+      post(`/api/webhooks/${id}/roll-secret`, key, 'roll-3'),
+      post(`/api/webhooks/${id}/roll-secret`, key, 'roll-3'),
+    ]);
+    expectOneRan(pair, 200);
+    expect(secretsOf(id)).toEqual({ current: pair[0]?.body.data.secret, previous: secret });
+  });
+});
+
+describe('POST /api/events/:id/resend', () => {
+  let endpointId: string;
+  let eventId: string;
+  const deliveries = () =>
+    count(
+      'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE endpoint_id = ? AND event_id = ?',
+      endpointId,
+      eventId,
+    );
+
+  beforeAll(async () => {
+    const created = await post('/api/webhooks', key, 'for-resend', { url: `${receiver.url}/resend` });
+    endpointId = created.body.data.id;
+    const session = await createSession(server.baseUrl, key);
+    const cancelled = await call(server.baseUrl, 'POST', `/api/widget/sessions/${session.id}/cancel`, {
+      token: key,
+    });
+    expect(cancelled.status, cancelled.text).toBe(200);
+    const event = server.service.deps.store.db
+      .prepare<[string], { id: string }>(
+        "SELECT id FROM events WHERE session_id = ? AND type = 'session.cancelled'",
+      )
+      .get(session.id);
+    if (!event) throw new Error('no session.cancelled event');
+    eventId = event.id;
+  });
+
+  it('a retry queues one more delivery, not two', async () => {
+    const before = deliveries();
+    const first = await post(`/api/events/${eventId}/resend`, key, 'resend-1', { endpointId });
+    const again = await post(`/api/events/${eventId}/resend`, key, 'resend-1', { endpointId });
+    expectReplay(first, again, 202);
+    expect(first.body.data.deliveries).toHaveLength(1);
+    expect(deliveries()).toBe(before + 1);
+  });
+
+  it('the same key with another body is 409 and queues nothing', async () => {
+    expect((await post(`/api/events/${eventId}/resend`, key, 'resend-2', { endpointId })).status).toBe(202);
+    const before = deliveries();
+    expectError(
+      await post(`/api/events/${eventId}/resend`, key, 'resend-2', {}),
+      409,
+      'idempotency_key_reused',
+    );
+    expect(deliveries()).toBe(before);
+  });
+
+  it('two concurrent resends with one key queue one delivery', async () => {
+    const before = deliveries();
+    const pair = await Promise.all([
+      post(`/api/events/${eventId}/resend`, key, 'resend-3', { endpointId }),
+      post(`/api/events/${eventId}/resend`, key, 'resend-3', { endpointId }),
+    ]);
+    expectOneRan(pair, 202);
+    expect(deliveries()).toBe(before + 1);
+  });
+});
+
+describe('POST /api/widget/sessions/:id/cancel', () => {
+  const cancels = (sessionId: string) =>
+    count("SELECT COUNT(*) AS n FROM audit_log WHERE action = 'session.cancelled' AND target = ?", sessionId);
+
+  it('with the secret key: a retry is the first answer; the key on another session is 409', async () => {
+    const session = await createSession(server.baseUrl, key);
+    const other = await createSession(server.baseUrl, key);
+    const path = `/api/widget/sessions/${session.id}/cancel`;
+    const first = await post(path, key, 'cancel-1');
+    expectReplay(first, await post(path, key, 'cancel-1'), 200);
+    expect(first.body.data.status).toBe('cancelled');
+    expect(cancels(session.id)).toBe(1);
+    expectError(
+      await post(`/api/widget/sessions/${other.id}/cancel`, key, 'cancel-1'),
+      409,
+      'idempotency_key_reused',
+    );
+    expect(cancels(other.id)).toBe(0);
+    expectError(await post(path, key, 'cancel-1', { reason: 'x' }), 409, 'idempotency_key_reused');
+  });
+
+  it('with the widget token: keys are the session’s own, and a concurrent pair cancels once', async () => {
+    const session = await createSession(server.baseUrl, key);
+    const opened = await bootstrap(server.baseUrl, session.clientSecret);
+    const path = `/api/widget/sessions/${session.id}/cancel`;
+    const pair = await Promise.all([
+      post(path, opened.token, 'payer-1'),
+      post(path, opened.token, 'payer-1'),
+    ]);
+    expectOneRan(pair, 200);
+    expect(pair[0]?.body.data.status).toBe('cancelled');
+    expect(cancels(session.id)).toBe(1);
+    // The merchant's key scope is not the checkout's: the same key there is a new request.
+    const merchantSession = await createSession(server.baseUrl, key);
+    const merchant = await post(`/api/widget/sessions/${merchantSession.id}/cancel`, key, 'payer-1');
+    expect(merchant.status, merchant.text).toBe(200);
+    expect(merchant.headers.get('idempotent-replayed')).toBeNull();
+  });
+});
+
+describe('POST /api/test/transfers', () => {
+  const transfersTo = (accountNumber: string) =>
+    count('SELECT COUNT(*) AS n FROM bank_transfers WHERE account_number = ?', accountNumber);
+
+  async function openAccount() {
+    const session = await createSession(server.baseUrl, key, { amount: 25_000 });
+    const opened = await bootstrap(server.baseUrl, session.clientSecret);
+    return { session, accountNumber: opened.virtualAccount.accountNumber as string };
+  }
+
+  it('a retry moves the money once and answers the same transfer', async () => {
+    const { session, accountNumber } = await openAccount();
+    const body = { accountNumber, amount: 25_000 };
+    const first = await post('/api/test/transfers', key, 'transfer-1', body);
+    const again = await post('/api/test/transfers', key, 'transfer-1', body);
+    expectReplay(first, again, 200);
+    expect(transfersTo(accountNumber)).toBe(1);
+    await expect
+      .poll(async () => {
+        const current = await call(server.baseUrl, 'GET', `/api/widget/sessions/${session.id}`, {
+          token: key,
+        });
+        return current.body.data.status;
+      })
+      .toBe('successful');
+  });
+
+  it('the same key with another amount is 409 and moves nothing', async () => {
+    const { accountNumber } = await openAccount();
+    expect(
+      (await post('/api/test/transfers', key, 'transfer-2', { accountNumber, amount: 10_000 })).status,
+    ).toBe(200);
+    const other = await post('/api/test/transfers', key, 'transfer-2', { accountNumber, amount: 15_000 });
+    expectError(other, 409, 'idempotency_key_reused');
+    expect(transfersTo(accountNumber)).toBe(1);
+  });
+
+  it('two concurrent transfers with one key move the money once', async () => {
+    const { accountNumber } = await openAccount();
+    const body = { accountNumber, amount: 25_000 };
+    const pair = await Promise.all([
+      post('/api/test/transfers', key, 'transfer-3', body),
+      post('/api/test/transfers', key, 'transfer-3', body),
+    ]);
+    expectOneRan(pair, 200);
+    expect(transfersTo(accountNumber)).toBe(1);
+  });
+});
+
+describe('POST /api/widget/sessions/:id/accounts', () => {
+  const accountsOf = (sessionId: string) =>
+    count('SELECT COUNT(*) AS n FROM virtual_accounts WHERE session_id = ?', sessionId);
+
+  it('a retry after the account ran out opens one new account; another body is 409; a concurrent pair opens one', async () => {
+    const session = await createSession(server.baseUrl, key, { expiresInMinutes: 240 });
+    const opened = await bootstrap(server.baseUrl, session.clientSecret);
+    const path = `/api/widget/sessions/${session.id}/accounts`;
+    clock.advance(31 * 60_000);
+    const first = await post(path, opened.token, 'account-1');
+    const again = await post(path, opened.token, 'account-1');
+    expectReplay(first, again, 201);
+    expect(first.body.data.virtualAccount.accountNumber).not.toBe(opened.virtualAccount.accountNumber);
+    expect(accountsOf(session.id)).toBe(2);
+    expectError(await post(path, opened.token, 'account-1', { retry: true }), 409, 'idempotency_key_reused');
+
+    clock.advance(31 * 60_000);
+    const pair = await Promise.all([
+      post(path, opened.token, 'account-2'),
+      post(path, opened.token, 'account-2'),
+    ]);
+    expectOneRan(pair, 201);
+    expect(pair[0]?.body.data.virtualAccount.accountNumber).not.toBe(
+      first.body.data.virtualAccount.accountNumber,
+    );
+    expect(accountsOf(session.id)).toBe(3);
+  });
+});
