@@ -86,6 +86,14 @@ describe('POST /api/webhooks', () => {
     expect(remembered).not.toContain(first.body.data.secret);
   });
 
+  it('the same body with its keys in another order is the same request', async () => {
+    const url = `${receiver.url}/create-order`;
+    const first = await post('/api/webhooks', key, 'endpoint-order', { url, description: 'orders' });
+    const again = await post('/api/webhooks', key, 'endpoint-order', { description: 'orders', url });
+    expectReplay(first, again, 201);
+    expect(endpointsAt(url)).toBe(1);
+  });
+
   it('the same key with another body is 409 and makes nothing', async () => {
     const url = `${receiver.url}/create-2`;
     expect((await post('/api/webhooks', key, 'endpoint-2', { url })).status).toBe(201);
@@ -209,6 +217,44 @@ describe('POST /api/events/:id/resend', () => {
   });
 });
 
+describe('what is remembered', () => {
+  it('only successes: a resend refused (endpoint disabled) can be retried under its key once fixed', async () => {
+    const created = await post('/api/webhooks', key, 'for-refused', { url: `${receiver.url}/refused` });
+    const endpointId: string = created.body.data.id;
+    const session = await createSession(server.baseUrl, key);
+    await post(`/api/widget/sessions/${session.id}/cancel`, key, `cancel-${session.id}`);
+    const event = server.service.deps.store.db
+      .prepare<[string], { id: string }>(
+        "SELECT id FROM events WHERE session_id = ? AND type = 'session.cancelled'",
+      )
+      .get(session.id);
+    const path = `/api/events/${event?.id}/resend`;
+    const disable = await call(server.baseUrl, 'PATCH', `/api/webhooks/${endpointId}`, {
+      token: key,
+      json: { enabled: false },
+    });
+    expect(disable.status, disable.text).toBe(200);
+    expectError(await post(path, key, 'refused-1', { endpointId }), 400, 'validation_failed');
+    await call(server.baseUrl, 'PATCH', `/api/webhooks/${endpointId}`, {
+      token: key,
+      json: { enabled: true },
+    });
+    const retried = await post(path, key, 'refused-1', { endpointId });
+    expect(retried.status, retried.text).toBe(202);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('a key with another caller (another business) is another request', async () => {
+    const otherKey = server.createBusiness({ name: 'Other Shop' }).keys.test.secretKey;
+    const url = `${receiver.url}/scoped`;
+    expect((await post('/api/webhooks', key, 'scoped-1', { url })).status).toBe(201);
+    const other = await post('/api/webhooks', otherKey, 'scoped-1', { url });
+    expect(other.status, other.text).toBe(201);
+    expect(other.headers.get('idempotent-replayed')).toBeNull();
+    expect(count('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE url = ?', url)).toBe(2);
+  });
+});
+
 describe('POST /api/widget/sessions/:id/cancel', () => {
   const cancels = (sessionId: string) =>
     count("SELECT COUNT(*) AS n FROM audit_log WHERE action = 'session.cancelled' AND target = ?", sessionId);
@@ -324,5 +370,23 @@ describe('POST /api/widget/sessions/:id/accounts', () => {
       first.body.data.virtualAccount.accountNumber,
     );
     expect(accountsOf(session.id)).toBe(3);
+  });
+});
+
+describe('after the 24-hour TTL', () => {
+  // Last in this file: it moves the shared clock a day on.
+  it('a key is forgotten: the same key and body is a new request', async () => {
+    const url = `${receiver.url}/ttl`;
+    const first = await post('/api/webhooks', key, 'ttl-1', { url });
+    expect(first.status).toBe(201);
+    clock.advance(24 * 3_600_000 - 1);
+    expect((await post('/api/webhooks', key, 'ttl-1', { url })).headers.get('idempotent-replayed')).toBe(
+      'true',
+    );
+    clock.advance(1);
+    const later = await post('/api/webhooks', key, 'ttl-1', { url });
+    expect(later.status, later.text).toBe(201);
+    expect(later.headers.get('idempotent-replayed')).toBeNull();
+    expect(later.body.data.id).not.toBe(first.body.data.id);
   });
 });

@@ -57,7 +57,7 @@ export class IdempotentRequests {
     }
     const scope = scopeOf(res);
     const requestHash = createHash('sha256')
-      .update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? {})}`)
+      .update(`${req.method} ${req.originalUrl}\n${canonicalJson(req.body ?? {})}`)
       .digest();
     const release = await this.lock(`${scope}\n${key}`);
     let handedOver = false;
@@ -155,6 +155,18 @@ function scopeOf(res: Response): string {
   if (!caller) throw new Error('idempotent runs after authentication');
   if (caller.kind === 'widget') return `session:${caller.session.id}`;
   return `${caller.business.id}:${caller.environment}`;
+}
+
+/**
+ * JSON with object keys sorted, so "the same body" means the same values: a client that serialises its retry
+ * with the keys in another order is still retrying, not sending a new request.
+ */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, field: unknown) =>
+    field !== null && typeof field === 'object' && !Array.isArray(field)
+      ? Object.fromEntries(Object.entries(field).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : field,
+  );
 }
 
 /** Sends JSON text as `res.json` would send the object it came from, so a replay is byte for byte the same. */

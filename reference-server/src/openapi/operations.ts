@@ -116,7 +116,7 @@ const PORTAL_FORM_ERRORS = [400, 403, 404, 409, 413, 415, 429];
 const idempotencyKey = {
   name: 'Idempotency-Key',
   description:
-    'Same key and body within 24 h answers the first response again (Idempotent-Replayed: true); another body: 409.',
+    'Same key, route and body within 24 h answers the first success again, byte for byte (Idempotent-Replayed: true); another body or route: 409 idempotency_key_reused.',
   required: false,
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
 };
@@ -192,6 +192,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: 'Sessions',
     summary: 'Cancel an open session (merchant or payer)',
     security: ['secretKey', 'widgetToken'],
+    headers: [idempotencyKey],
     success: { 200: json('The cancelled session.', SessionSchema, 'Session') },
     errors: [...SECRET_KEY_ERRORS, 404, 409],
   },
@@ -219,6 +220,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: 'Checkout',
     summary: 'A new virtual account after the previous one ran out',
     security: ['widgetToken'],
+    headers: [idempotencyKey],
     success: { 201: json('The session and its new account.', NewAccountResultSchema, 'NewAccountResult') },
     errors: [400, 401, 403, 404, 409, 429],
   },
@@ -260,6 +262,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     summary: "A simulated payer's transfer to a test session's account",
     security: ['secretKey'],
     body: { schema: SimulateTransferParamsSchema, name: 'SimulateTransferParams', required: true },
+    headers: [idempotencyKey],
     success: {
       200: json(
         'What the bank did, and whether its notification was delivered.',
@@ -267,7 +270,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
         'SimulatedTransfer',
       ),
     },
-    errors: [...SECRET_KEY_ERRORS, 404, 413, 415],
+    errors: [...SECRET_KEY_ERRORS, 404, 409, 413, 415],
   },
   {
     method: 'post',
@@ -303,6 +306,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     summary: 'Register a webhook endpoint',
     security: ['secretKey'],
     body: { schema: CreateWebhookEndpointParamsSchema, name: 'CreateWebhookEndpointParams', required: true },
+    headers: [idempotencyKey],
     success: {
       201: json(
         'The endpoint with its signing secret (shown this once).',
@@ -310,7 +314,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
         'WebhookEndpointWithSecret',
       ),
     },
-    errors: [...SECRET_KEY_ERRORS, 413, 415],
+    errors: [...SECRET_KEY_ERRORS, 409, 413, 415],
   },
   {
     method: 'get',
@@ -361,6 +365,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: 'Webhooks',
     summary: 'Roll the signing secret (the previous one signs beside it for 24 h)',
     security: ['secretKey'],
+    headers: [idempotencyKey],
     success: {
       200: json(
         'The endpoint with its new secret.',
@@ -368,7 +373,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
         'WebhookEndpointWithSecret',
       ),
     },
-    errors: [...SECRET_KEY_ERRORS, 404],
+    errors: [...SECRET_KEY_ERRORS, 404, 409],
   },
   {
     method: 'get',
@@ -389,8 +394,9 @@ export const OPERATIONS: readonly OperationSpec[] = [
     summary: 'Deliver an event again',
     security: ['secretKey'],
     body: { schema: ResendEventParamsSchema, name: 'ResendEventParams', required: false },
+    headers: [idempotencyKey],
     success: { 202: json('The deliveries queued.', ResendEventResultSchema, 'ResendEventResult') },
-    errors: [...SECRET_KEY_ERRORS, 404, 413, 415],
+    errors: [...SECRET_KEY_ERRORS, 404, 409, 413, 415],
   },
   // --- the developer portal: HTML pages and url-encoded forms for a browser, not an API ---
   {
