@@ -100,7 +100,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(bankCounterRoutes(bank));
   app.use(sessionRoutes(auth, deps.sessions));
   app.use(widgetRoutes(auth, deps.sessions, perAddressLimit));
-  app.use(testHelperRoutes(auth, deps.store, deps.bank));
+  app.use(testHelperRoutes(auth, deps.store, deps.bank, deps.sessions));
   for (const routes of deps.extraRoutes ?? []) app.use(routes(auth));
   app.use(routeNotFound);
   app.use(errorHandler(deps.logger));

@@ -37,7 +37,7 @@ export type {
 } from './protocol/index.ts';
 export { Events } from './resources/events.ts';
 export { type ListSessionsParams, Sessions } from './resources/sessions.ts';
-export { TestHelpers } from './resources/test-helpers.ts';
+export { TestHelpers, type TestPayParams } from './resources/test-helpers.ts';
 export {
   type ListWebhookDeliveriesParams,
   type ListWebhookEndpointsParams,
@@ -52,6 +52,8 @@ export type {
   ResendEventResult,
   Session,
   SimulatedTransfer,
+  TestAccount,
+  TestPayment,
   UnappliedCredit,
   UnknownEventType,
   UnknownWebhookEvent,

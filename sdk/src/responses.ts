@@ -6,6 +6,7 @@ import {
   type ResendEventResult as ContractResendEventResult,
   type Session as ContractSession,
   type SimulatedTransfer as ContractSimulatedTransfer,
+  type TestAccount as ContractTestAccount,
   type UnappliedCredit as ContractUnappliedCredit,
   type VirtualAccount as ContractVirtualAccount,
   type WebhookAttempt as ContractWebhookAttempt,
@@ -21,6 +22,7 @@ import {
   ResendEventResultSchema,
   SessionSchema,
   SimulatedTransferSchema,
+  TestAccountSchema,
   WebhookDeliverySchema,
   WebhookEndpointSchema,
   WebhookEndpointWithSecretSchema,
@@ -105,6 +107,32 @@ export type WebhookDelivery = Lenient<ContractWebhookDelivery>;
  * const credited = (transfer: SimulatedTransfer) => transfer.outcome === 'credited';
  */
 export type SimulatedTransfer = Lenient<ContractSimulatedTransfer>;
+/**
+ * What `testHelpers.openAccount` answers: the session, awaiting payment, and the account to pay.
+ *
+ * @example
+ * import type { TestAccount } from '@servicepay/node';
+ * const payTo = (opened: TestAccount) => opened.virtualAccount.accountNumber;
+ */
+export type TestAccount = Lenient<ContractTestAccount>;
+/**
+ * What `testHelpers.pay` answers: the bank's transfer and the session read back after it.
+ *
+ * @example
+ * import type { TestPayment } from '@servicepay/node';
+ * const paid = (payment: TestPayment) => payment.session.status === 'successful';
+ */
+export interface TestPayment {
+  /** The account the transfer went to. */
+  virtualAccount: VirtualAccount;
+  /** What the simulated bank did: `credited` (the exact amount) or `returned` (any other amount). */
+  transfer: SimulatedTransfer;
+  /**
+   * The session after the transfer: `successful` for the exact amount, `mismatch` for another, once the bank's
+   * notification was delivered (`transfer.notification === 'delivered'`, the usual case).
+   */
+  session: Session;
+}
 /**
  * What `events.resend` answers: the deliveries it queued.
  *
@@ -202,6 +230,7 @@ export const Envelopes = {
   deliveryList: lenient(listEnvelopeOf(WebhookDeliverySchema)),
   resendResult: lenient(envelopeOf(ResendEventResultSchema)),
   simulatedTransfer: lenient(envelopeOf(SimulatedTransferSchema)),
+  testAccount: lenient(envelopeOf(TestAccountSchema)),
 };
 
 /** The lenient reader of a known event's body. @internal */

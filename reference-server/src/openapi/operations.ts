@@ -16,6 +16,7 @@ import {
   SessionSchema,
   SimulatedTransferSchema,
   SimulateTransferParamsSchema,
+  TestAccountSchema,
   UpdateWebhookEndpointParamsSchema,
   WebhookDeliverySchema,
   WebhookEndpointSchema,
@@ -253,6 +254,21 @@ export const OPERATIONS: readonly OperationSpec[] = [
     security: ['publishableKey', 'secretKey'],
     success: { 200: json('The merchant name and environment.', CheckoutProfileSchema, 'CheckoutProfile') },
     errors: SECRET_KEY_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/api/test/sessions/{id}/account',
+    operationId: 'openTestAccount',
+    tag: 'Testing',
+    summary: "Open a test session's checkout without the widget (its virtual account)",
+    description:
+      'What the widget bootstrap does for a session whose client secret was never used (marks it used, provisions the first account); for an open session, its current account, or a fresh one if the last ran out.',
+    security: ['secretKey'],
+    headers: [idempotencyKey],
+    success: {
+      200: json('The session, awaiting payment, and its account.', TestAccountSchema, 'TestAccount'),
+    },
+    errors: [...SECRET_KEY_ERRORS, 404, 409],
   },
   {
     method: 'post',

@@ -1,5 +1,5 @@
 import { SimulateTransferParamsSchema } from '@servicepay/node/protocol';
-import { Router } from 'express';
+import { type Response, Router } from 'express';
 import type { SimulatedBank } from '../bank/simulated-bank.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError, notFound } from '../errors.ts';
@@ -7,21 +7,42 @@ import type { AuthDeps } from '../middleware/authenticate.ts';
 import { apiCaller, assertOwnedBy, requireApiKey } from '../middleware/authenticate.ts';
 import { validationError } from '../middleware/error-handler.ts';
 import { idempotent } from '../middleware/idempotency.ts';
+import type { SessionService } from '../sessions/session-service.ts';
 import { transferAtBank } from './bank.ts';
 
-/** `POST /api/test/transfers`: a merchant's automated tests pay their own test sessions (secret test key). */
-export function testHelperRoutes(auth: AuthDeps, store: Store, bank: SimulatedBank): Router {
+/** Simulated money moves only with a test key: a live key answers 403 `test_mode_only`. */
+function refuseLive(res: Response): void {
+  if (apiCaller(res).environment !== 'test') {
+    throw new HttpError(
+      403,
+      'test_mode_only',
+      'Test helpers need a test key (sk_test_...). Live money moves at a real bank.',
+    );
+  }
+}
+
+/**
+ * A merchant's automated tests pay their own test sessions with the secret test key, without the widget:
+ * `POST /api/test/sessions/{id}/account` opens the session's checkout (its virtual account) as the widget's
+ * bootstrap would, and `POST /api/test/transfers` has the simulated bank pay an account.
+ */
+export function testHelperRoutes(
+  auth: AuthDeps,
+  store: Store,
+  bank: SimulatedBank,
+  sessions: SessionService,
+): Router {
   const router = Router();
+
+  router.post('/api/test/sessions/:id/account', requireApiKey(auth), idempotent, async (req, res) => {
+    refuseLive(res);
+    const opened = await sessions.openForTest(apiCaller(res), String(req.params.id));
+    res.json({ meta: { statusCode: 200, message: 'OK' }, data: opened });
+  });
 
   router.post('/api/test/transfers', requireApiKey(auth), idempotent, async (req, res) => {
     const caller = apiCaller(res);
-    if (caller.environment !== 'test') {
-      throw new HttpError(
-        403,
-        'test_mode_only',
-        'Simulated transfers need a test key (sk_test_...). Live money moves at a real bank.',
-      );
-    }
+    refuseLive(res);
     const parsed = SimulateTransferParamsSchema.safeParse(req.body);
     if (!parsed.success) throw validationError(parsed.error, 'transfer');
     const account = store.virtualAccounts.find(parsed.data.accountNumber);

@@ -5,6 +5,7 @@ import type {
   NewAccountResult,
   Session,
   StatusReason,
+  VirtualAccount,
 } from '@servicepay/node/protocol';
 import type { BankGateway } from '../bank/bank-gateway.ts';
 import type { ServerConfig } from '../config.ts';
@@ -209,6 +210,41 @@ export class SessionService {
       );
     }
     return result.checkout;
+  }
+
+  /**
+   * Test mode's checkout without the widget (`POST /api/test/sessions/{id}/account`): for a session whose
+   * client secret was never used, what bootstrap does (marks it used, so no checkout opens it later, and
+   * provisions the first account) without issuing a widget token; for one already open, its current account,
+   * or a fresh one if the last ran out (as `newAccount`). The caller must own the session; an ended session
+   * answers 409 `session_not_active`.
+   */
+  openForTest(caller: ApiCaller, id: string): Promise<{ session: Session; virtualAccount: VirtualAccount }> {
+    return this.store.writes.run((context) => {
+      const now = this.clock.now();
+      let session = this.ownedSession(caller, id);
+      if (!isTerminal(session.status) && session.expiresAt > now) {
+        const current =
+          session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
+        if (session.clientSecretUsedAt === null) {
+          this.store.sessions.markClientSecretUsed(session.id, now);
+          session = this.offerNewAccount(context, session, now);
+        } else if (!current || current.closedAt !== null || current.expiresAt <= now) {
+          // The old account may have been credited before it ran out: settle it before offering another.
+          session =
+            this.lifecycle.settle(context, session, now) ?? this.offerNewAccount(context, session, now);
+        }
+      }
+      const view = this.view(session);
+      if (isTerminal(session.status) || session.expiresAt <= now || !view.virtualAccount) {
+        throw new HttpError(
+          409,
+          'session_not_active',
+          `The session is ${session.status}; it takes no more transfers.`,
+        );
+      }
+      return { session: view, virtualAccount: view.virtualAccount };
+    });
   }
 
   private offerNewAccount(context: WriteContext, session: SessionRecord, now: number): SessionRecord {

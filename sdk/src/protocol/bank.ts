@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TimestampSchema } from './common.ts';
+import { SessionSchema, VirtualAccountSchema } from './sessions.ts';
 
 /**
  * What the bank did with a transfer to a virtual account. The account is amount-controlled at the bank:
@@ -50,3 +51,15 @@ export const SimulatedTransferSchema = z.object({
   createdAt: TimestampSchema,
 });
 export type SimulatedTransfer = z.infer<typeof SimulatedTransferSchema>;
+
+/**
+ * Answer of `POST /api/test/sessions/{id}/account` (secret test key): the session, now awaiting payment, and
+ * the virtual account a payer would transfer to. What the checkout's bootstrap does for a session whose client
+ * secret was never used (marks it used, provisions the first account), without the widget; for a session
+ * already open, its current account (or a fresh one if the last ran out).
+ */
+export const TestAccountSchema = z.object({
+  session: SessionSchema,
+  virtualAccount: VirtualAccountSchema,
+});
+export type TestAccount = z.infer<typeof TestAccountSchema>;

@@ -1,12 +1,20 @@
 import { APIPromise } from '../api-promise.ts';
 import type { RequestOptions } from '../client.ts';
 import { PermissionError } from '../errors.ts';
+import { segment } from '../internal/query.ts';
 import type { SimulateTransferParams } from '../protocol/index.ts';
-import { Envelopes, type SimulatedTransfer } from '../responses.ts';
+import { Envelopes, type SimulatedTransfer, type TestAccount, type TestPayment } from '../responses.ts';
 import { APIResource } from './api-resource.ts';
 
+/** Options of `testHelpers.pay`. */
+export interface TestPayParams {
+  /** Minor units to transfer. Default: the session's amount (pays it); any other amount makes it `mismatch`. */
+  amount?: number;
+}
+
 /**
- * Test-mode helpers, for an `sk_test_` key only. Reached as `servicepay.testHelpers`.
+ * Test-mode helpers, for an `sk_test_` key only. Reached as `servicepay.testHelpers`. With them a merchant's
+ * automated tests pay a session with the SDK alone, without a browser or the widget.
  *
  * @example
  * import { ServicePay } from '@servicepay/node';
@@ -27,14 +35,8 @@ export class TestHelpers extends APIResource {
    * console.log(transfer.outcome); // 'credited' or 'returned'
    */
   simulateTransfer(params: SimulateTransferParams, options?: RequestOptions): APIPromise<SimulatedTransfer> {
-    if (this.environment !== 'test') {
-      const refused = new PermissionError({
-        code: 'test_mode_only',
-        message:
-          'Simulated transfers exist only in test mode: this client holds a live key (sk_live_…). Use your sk_test_ key.',
-      });
-      return new APIPromise(Promise.reject(refused));
-    }
+    const refused = this.refuseLive<never>();
+    if (refused) return refused;
     return this.call({
       method: 'POST',
       path: '/api/test/transfers',
@@ -42,5 +44,71 @@ export class TestHelpers extends APIResource {
       schema: Envelopes.simulatedTransfer,
       options,
     });
+  }
+
+  /**
+   * Opens a session's checkout without the widget: what the widget's bootstrap does when a payer opens it
+   * (the client secret is marked used, the first virtual account is provisioned, the session awaits payment).
+   * Called again, it answers the session's current account, or a fresh one if the last ran out. Refused with
+   * a live key (`PermissionError`, `test_mode_only`) before anything is sent; `PermissionError` `forbidden`
+   * for another business's session; `ConflictError` `session_not_active` once the session has ended.
+   *
+   * @example
+   * import { ServicePay } from '@servicepay/node';
+   * const servicepay = new ServicePay(process.env.SERVICEPAY_TEST_SECRET_KEY ?? '');
+   * const { virtualAccount } = await servicepay.testHelpers.openAccount('ses_...');
+   * console.log(virtualAccount.accountNumber);
+   */
+  openAccount(sessionId: string, options?: RequestOptions): APIPromise<TestAccount> {
+    const refused = this.refuseLive<never>();
+    if (refused) return refused;
+    return this.call({
+      method: 'POST',
+      path: `/api/test/sessions/${segment(sessionId)}/account`,
+      schema: Envelopes.testAccount,
+      options,
+    });
+  }
+
+  /**
+   * Pays a test session as a payer would, with the SDK alone: opens its account (`openAccount`), has the
+   * simulated bank transfer the session's amount (or `amount`) to it, and reads the session back. The exact
+   * amount makes it `successful` and sends your endpoints `session.successful`; another amount is returned
+   * by the bank and makes it `mismatch`. Three requests; `options` applies to each.
+   *
+   * @example
+   * import { ServicePay } from '@servicepay/node';
+   * const servicepay = new ServicePay(process.env.SERVICEPAY_TEST_SECRET_KEY ?? '');
+   * const created = await servicepay.sessions.create({ amount: 500_000, currency: 'NGN', payer: { name: 'Ada', email: 'ada@example.com' } });
+   * const { session } = await servicepay.testHelpers.pay(created.id);
+   * console.log(session.status); // 'successful'
+   */
+  async pay(sessionId: string, params: TestPayParams = {}, options?: RequestOptions): Promise<TestPayment> {
+    const opened = await this.openAccount(sessionId, options);
+    const transfer = await this.simulateTransfer(
+      {
+        accountNumber: opened.virtualAccount.accountNumber,
+        amount: params.amount ?? opened.session.amount,
+      },
+      options,
+    );
+    const session = await this.call({
+      method: 'GET',
+      path: `/api/widget/sessions/${segment(sessionId)}`,
+      schema: Envelopes.session,
+      options,
+    });
+    return { virtualAccount: opened.virtualAccount, transfer, session };
+  }
+
+  /** A rejected call for a live key: simulated money exists only in test mode. */
+  private refuseLive<T>(): APIPromise<T> | undefined {
+    if (this.environment === 'test') return undefined;
+    const refused = new PermissionError({
+      code: 'test_mode_only',
+      message:
+        'Test helpers exist only in test mode: this client holds a live key (sk_live_…). Use your sk_test_ key.',
+    });
+    return new APIPromise(Promise.reject(refused));
   }
 }
