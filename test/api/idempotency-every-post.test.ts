@@ -1,3 +1,7 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../reference-server/src/index.ts';
 import { type ApiResponse, bootstrap, call, createSession, expectError } from '../support/api.ts';
@@ -370,6 +374,51 @@ describe('POST /api/widget/sessions/:id/accounts', () => {
       first.body.data.virtualAccount.accountNumber,
     );
     expect(accountsOf(session.id)).toBe(3);
+  });
+});
+
+describe('a request cut off by a restart', () => {
+  it('leaves its key pending: after the restart a retry answers 409 and runs nothing again', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'servicepay-idem-'));
+    const dbPath = join(folder, 'servicepay.db');
+    try {
+      const before = await startServer({}, { dbPath });
+      const shop = before.createBusiness({ name: 'Restarted', kycApproved: true });
+      const token = shop.keys.test.secretKey;
+      // What a kill -9 between the effect's commit and the remembered answer leaves: the endpoint, and the
+      // key's pending mark (written here directly: the crash cannot be timed from a test).
+      const url = `${receiver.url}/cut-off`;
+      const made = await call(before.baseUrl, 'POST', '/api/webhooks', { token, json: { url } });
+      expect(made.status).toBe(201);
+      const hash = createHash('sha256')
+        .update(`POST /api/webhooks\n${JSON.stringify({ url })}`)
+        .digest();
+      before.service.deps.store.db
+        .prepare(
+          'INSERT INTO idempotent_requests (scope, idempotency_key, request_hash, status_code, response_body, created_at) VALUES (?, ?, ?, 0, ?, ?)',
+        )
+        .run(`${shop.business.id}:test`, 'cut-1', hash, '', Date.now());
+      await before.close();
+
+      const after = await startServer({}, { dbPath });
+      try {
+        const retried = await call(after.baseUrl, 'POST', '/api/webhooks', {
+          token,
+          json: { url },
+          headers: { 'idempotency-key': 'cut-1' },
+        });
+        expectError(retried, 409, 'idempotency_key_reused');
+        expect(retried.body.meta.message).toMatch(/cut off by a restart/);
+        const endpoints = after.service.deps.store.db
+          .prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE url = ?')
+          .get(url) as { n: number };
+        expect(endpoints.n).toBe(1);
+      } finally {
+        await after.close();
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });
 

@@ -4,10 +4,14 @@ import type { SqliteDatabase } from './database.ts';
 export interface IdempotentResponse {
   /** SHA-256 of the method, path and body of the first request. */
   requestHash: Buffer;
+  /** `0` while the first request runs (see `PENDING_STATUS`), then the status it answered. */
   statusCode: number;
   /** The response body exactly as sent, sealed with the SecretBox. */
   responseBody: string;
 }
+
+/** The status of a key whose first request has started and not yet answered. */
+export const PENDING_STATUS = 0;
 
 /**
  * Responses remembered for `Idempotency-Key` (`middleware/idempotency.ts`), per scope: `<business>:<environment>`
@@ -20,6 +24,7 @@ export class IdempotencyKeyRepository {
   private readonly findStatement;
   private readonly insertStatement;
   private readonly purgeStatement;
+  private readonly forgetStatement;
 
   constructor(db: SqliteDatabase) {
     this.findStatement = db.prepare<
@@ -36,6 +41,9 @@ export class IdempotencyKeyRepository {
        VALUES (@scope, @key, @requestHash, @statusCode, @responseBody, @createdAt)`,
     );
     this.purgeStatement = db.prepare<[number]>('DELETE FROM idempotent_requests WHERE created_at <= ?');
+    this.forgetStatement = db.prepare<[string, string]>(
+      'DELETE FROM idempotent_requests WHERE scope = ? AND idempotency_key = ?',
+    );
   }
 
   /** The remembered response, if the key was used in this scope after `notBefore`. */
@@ -48,6 +56,11 @@ export class IdempotencyKeyRepository {
 
   remember(entry: { scope: string; key: string; createdAt: number }, response: IdempotentResponse): void {
     this.insertStatement.run({ ...entry, ...response });
+  }
+
+  /** Forgets one key (its first request failed, so it may be used again). */
+  forget(scope: string, key: string): void {
+    this.forgetStatement.run(scope, key);
   }
 
   /** Forgets keys older than `before`; returns how many. */

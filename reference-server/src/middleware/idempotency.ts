@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Express, Request, RequestHandler, Response } from 'express';
+import { PENDING_STATUS } from '../db/idempotency-keys.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
@@ -25,8 +26,10 @@ export interface IdempotencyDeps {
  * `idempotency_key_reused`. Failures are not remembered, so a failed request can be fixed and retried.
  *
  * Requests with one key in one scope run one at a time: a second one waits until the first has answered
- * (and its answer is remembered), then replays it. The service is one process owning its SQLite file, so
- * this in-process lock is the whole story; the answer is remembered (committed) before it is sent.
+ * (and its answer is remembered), then replays it. The service is one process owning its SQLite file, so an
+ * in-process lock covers every request. The answer is remembered (committed) before it is sent. The key is
+ * marked pending in a write job queued before the route's own, so a restart between the effect and the
+ * remembered answer leaves the mark: a retry then answers 409 instead of running the effect again.
  *
  * @example
  * createApp registers it: `IdempotentRequests.attach(app, deps)`; a route opts in after authenticating:
@@ -64,6 +67,15 @@ export class IdempotentRequests {
     try {
       const { store, clock, secretBox, ttlMs } = this.deps;
       const earlier = store.idempotencyKeys.find(scope, key, clock.now() - ttlMs);
+      if (earlier?.statusCode === PENDING_STATUS) {
+        // No request of this process holds the key (we hold its lock), so its first request was cut off by a
+        // restart after it started: it may have taken effect. Running it again could do it twice.
+        throw new HttpError(
+          409,
+          'idempotency_key_reused',
+          'The first request with this Idempotency-Key was cut off by a restart before it answered, and may have taken effect. Check the resource, then use a new key.',
+        );
+      }
       if (earlier) {
         if (!earlier.requestHash.equals(requestHash)) {
           throw new HttpError(
@@ -76,7 +88,16 @@ export class IdempotentRequests {
         sendJsonText(res.status(earlier.statusCode), secretBox.open(earlier.responseBody));
         return true;
       }
-      this.rememberOnSuccess(res, { scope, key, requestHash }, release);
+      // Queued before the route's own writes, and the queue runs jobs in order: the mark is durable no later
+      // than the effect, so a crash between the effect and its remembered answer leaves the mark behind.
+      const marked = store.writes.run(() =>
+        store.idempotencyKeys.remember(
+          { scope, key, createdAt: clock.now() },
+          { requestHash, statusCode: PENDING_STATUS, responseBody: '' },
+        ),
+      );
+      marked.catch(() => {}); // Awaited (and reported) when the route answers.
+      this.settleOnAnswer(res, { scope, key, requestHash }, marked, release);
       handedOver = true;
       return false;
     } finally {
@@ -99,40 +120,52 @@ export class IdempotentRequests {
   }
 
   /**
-   * Wraps `res.json`: a 2xx answer is remembered (committed) first, then sent; anything else is sent as is.
-   * The lock is released once the answer is remembered, or when the response ends some other way.
+   * Wraps `res.json`: a 2xx answer is remembered (committed) first, then sent; any other answer forgets the
+   * key (only successes are remembered) and is sent as is. The lock is released once that is committed.
    */
-  private rememberOnSuccess(
+  private settleOnAnswer(
     res: Response,
     entry: { scope: string; key: string; requestHash: Buffer },
+    marked: Promise<void>,
     release: () => void,
   ): void {
     const { store, clock, secretBox, logger } = this.deps;
     const json = res.json.bind(res);
-    res.on('finish', release);
+    let settled = false;
+    const settle = (work: () => void) =>
+      marked
+        .then(() => store.writes.run(work))
+        .catch((error: unknown) => {
+          // The route's answer stands (after a success, a 5xx would invite a second effect).
+          logger.error('could not record an idempotent request', { error: String(error) });
+        });
+    res.on('finish', () => {
+      if (settled) return;
+      // Answered without res.json (not a route of this service today): forget the key rather than strand it.
+      settled = true;
+      void settle(() => store.idempotencyKeys.forget(entry.scope, entry.key)).finally(release);
+    });
     res.json = (body: unknown) => {
       res.json = json;
-      if (res.statusCode < 200 || res.statusCode >= 300) {
-        release();
-        return json(body);
+      settled = true;
+      const statusCode = res.statusCode;
+      if (statusCode < 200 || statusCode >= 300) {
+        void settle(() => store.idempotencyKeys.forget(entry.scope, entry.key)).finally(() => {
+          release();
+          json(body);
+        });
+        return res;
       }
       const text = JSON.stringify(body);
-      const statusCode = res.statusCode;
-      store.writes
-        .run(() =>
-          store.idempotencyKeys.remember(
-            { scope: entry.scope, key: entry.key, createdAt: clock.now() },
-            { requestHash: entry.requestHash, statusCode, responseBody: secretBox.seal(text) },
-          ),
-        )
-        .catch((error: unknown) => {
-          // The effect is committed: answer its success anyway (a 5xx would invite a second one).
-          logger.error('could not remember an idempotent response', { error: String(error) });
-        })
-        .finally(() => {
-          release();
-          sendJsonText(res, text);
-        });
+      void settle(() =>
+        store.idempotencyKeys.remember(
+          { scope: entry.scope, key: entry.key, createdAt: clock.now() },
+          { requestHash: entry.requestHash, statusCode, responseBody: secretBox.seal(text) },
+        ),
+      ).finally(() => {
+        release();
+        sendJsonText(res, text);
+      });
       return res;
     };
   }
