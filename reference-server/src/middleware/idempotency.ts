@@ -28,8 +28,8 @@ export interface IdempotencyDeps {
  * Requests with one key in one scope run one at a time: a second one waits until the first has answered
  * (and its answer is remembered), then replays it. The service is one process owning its SQLite file, so an
  * in-process lock covers every request. The answer is remembered (committed) before it is sent. The key is
- * marked pending in a write job queued before the route's own, so a restart between the effect and the
- * remembered answer leaves the mark: a retry then answers 409 instead of running the effect again.
+ * marked pending (committed) before the route runs, so a restart between the effect and the remembered
+ * answer leaves the mark: a retry then answers 409 instead of running the effect again.
  *
  * @example
  * createApp registers it: `IdempotentRequests.attach(app, deps)`; a route opts in after authenticating:
@@ -88,16 +88,15 @@ export class IdempotentRequests {
         sendJsonText(res.status(earlier.statusCode), secretBox.open(earlier.responseBody));
         return true;
       }
-      // Queued before the route's own writes, and the queue runs jobs in order: the mark is durable no later
-      // than the effect, so a crash between the effect and its remembered answer leaves the mark behind.
-      const marked = store.writes.run(() =>
+      // Committed before the route runs (some effects, the simulated bank's transfer, are not write-queue
+      // jobs): a crash between the effect and its remembered answer leaves this mark behind.
+      await store.writes.run(() =>
         store.idempotencyKeys.remember(
           { scope, key, createdAt: clock.now() },
           { requestHash, statusCode: PENDING_STATUS, responseBody: '' },
         ),
       );
-      marked.catch(() => {}); // Awaited (and reported) when the route answers.
-      this.settleOnAnswer(res, { scope, key, requestHash }, marked, release);
+      this.settleOnAnswer(res, { scope, key, requestHash }, release);
       handedOver = true;
       return false;
     } finally {
@@ -126,19 +125,16 @@ export class IdempotentRequests {
   private settleOnAnswer(
     res: Response,
     entry: { scope: string; key: string; requestHash: Buffer },
-    marked: Promise<void>,
     release: () => void,
   ): void {
     const { store, clock, secretBox, logger } = this.deps;
     const json = res.json.bind(res);
     let settled = false;
     const settle = (work: () => void) =>
-      marked
-        .then(() => store.writes.run(work))
-        .catch((error: unknown) => {
-          // The route's answer stands (after a success, a 5xx would invite a second effect).
-          logger.error('could not record an idempotent request', { error: String(error) });
-        });
+      store.writes.run(work).catch((error: unknown) => {
+        // The route's answer stands (after a success, a 5xx would invite a second effect).
+        logger.error('could not record an idempotent request', { error: String(error) });
+      });
     res.on('finish', () => {
       if (settled) return;
       // Answered without res.json (not a route of this service today): forget the key rather than strand it.
