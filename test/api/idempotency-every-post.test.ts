@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../reference-server/src/index.ts';
-import { type ApiResponse, bootstrap, call, createSession, expectError } from '../support/api.ts';
+import { type ApiResponse, bootstrap, call, createSession, expectError, rawCall } from '../support/api.ts';
 import { startReceiver } from '../support/checkout.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
@@ -218,6 +218,26 @@ describe('POST /api/events/:id/resend', () => {
     ]);
     expectOneRan(pair, 202);
     expect(deliveries()).toBe(before + 1);
+  });
+});
+
+describe('from the checkout in a browser', () => {
+  it('a widget host may send Idempotency-Key and read Idempotent-Replayed', async () => {
+    const session = await createSession(server.baseUrl, key);
+    const opened = await bootstrap(server.baseUrl, session.clientSecret);
+    const path = `/api/widget/sessions/${session.id}/cancel`;
+    const preflight = await rawCall(server.baseUrl, 'OPTIONS', path, {
+      origin: server.widgetUrls.test,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization,idempotency-key',
+    });
+    expect(preflight.status).toBe(204);
+    expect(String(preflight.headers['access-control-allow-headers'])).toMatch(/Idempotency-Key/);
+    const headers = { origin: server.widgetUrls.test, 'idempotency-key': 'browser-1' };
+    await call(server.baseUrl, 'POST', path, { token: opened.token, headers });
+    const replay = await call(server.baseUrl, 'POST', path, { token: opened.token, headers });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.headers.get('access-control-expose-headers')).toMatch(/Idempotent-Replayed/);
   });
 });
 

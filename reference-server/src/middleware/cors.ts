@@ -24,7 +24,7 @@ export function widgetCors(allowedOrigins: () => ReadonlySet<string>): RequestHa
         res.setHeader('Access-Control-Allow-Origin', origin);
         res.setHeader(
           'Access-Control-Expose-Headers',
-          'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Date',
+          'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Date, Idempotent-Replayed',
         );
       }
       if (req.method === 'OPTIONS') {
@@ -39,7 +39,11 @@ export function widgetCors(allowedOrigins: () => ReadonlySet<string>): RequestHa
           return;
         }
         res.setHeader('Access-Control-Allow-Methods', 'GET, POST');
-        res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Last-Event-ID');
+        // Idempotency-Key: the checkout's POSTs (new account, cancel) replay like the merchant's.
+        res.setHeader(
+          'Access-Control-Allow-Headers',
+          'Authorization, Content-Type, Last-Event-ID, Idempotency-Key',
+        );
         res.setHeader('Access-Control-Max-Age', '600');
         res.status(204).end();
         return;
