@@ -41,6 +41,7 @@ export { TestHelpers, type TestPayParams } from './resources/test-helpers.ts';
 export {
   type ListWebhookDeliveriesParams,
   type ListWebhookEndpointsParams,
+  type UpsertedWebhookEndpoint,
   WebhookEndpoints,
 } from './resources/webhook-endpoints.ts';
 // The types of what the methods return: the contract's, read leniently (values and fields added later pass).

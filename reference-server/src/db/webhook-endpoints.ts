@@ -100,6 +100,11 @@ export class WebhookEndpointRepository {
          WHERE business_id = ? AND environment = ? AND deleted_at IS NULL AND seq < ?
          ORDER BY seq DESC LIMIT ?`,
       ),
+      listByUrl: db.prepare<[string, string, string, number, number], EndpointRow>(
+        `SELECT * FROM webhook_endpoints
+         WHERE business_id = ? AND environment = ? AND url = ? AND deleted_at IS NULL AND seq < ?
+         ORDER BY seq DESC LIMIT ?`,
+      ),
       count: db.prepare<[string, string], { n: number }>(
         'SELECT count(*) AS n FROM webhook_endpoints WHERE business_id = ? AND environment = ? AND deleted_at IS NULL',
       ),
@@ -147,14 +152,19 @@ export class WebhookEndpointRepository {
     return row && toEndpoint(row);
   }
 
-  /** Newest first, only endpoints older than `beforeSeq` (the cursor). */
+  /** Newest first, only endpoints older than `beforeSeq` (the cursor), and only those at `url` when given. */
   list(
     businessId: string,
     environment: Environment,
     beforeSeq: number,
     limit: number,
+    url?: string,
   ): WebhookEndpointRecord[] {
-    return this.statements.list.all(businessId, environment, beforeSeq, limit).map(toEndpoint);
+    const rows =
+      url === undefined
+        ? this.statements.list.all(businessId, environment, beforeSeq, limit)
+        : this.statements.listByUrl.all(businessId, environment, url, beforeSeq, limit);
+    return rows.map(toEndpoint);
   }
 
   count(businessId: string, environment: Environment): number {

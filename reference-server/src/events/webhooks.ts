@@ -128,7 +128,11 @@ export class Webhooks {
     return { ...toEndpointView(endpoint), secret };
   }
 
-  list(caller: ApiCaller, query: { limit: number; startingAfter?: string | undefined }) {
+  /** Newest first; `url` keeps only the endpoints registered at exactly that URL (find-or-create by URL). */
+  list(
+    caller: ApiCaller,
+    query: { limit: number; startingAfter?: string | undefined; url?: string | undefined },
+  ) {
     let beforeSeq = Number.MAX_SAFE_INTEGER;
     if (query.startingAfter !== undefined) {
       const cursor = this.endpoints.find(query.startingAfter);
@@ -137,7 +141,13 @@ export class Webhooks {
       }
       beforeSeq = cursor.seq;
     }
-    const rows = this.endpoints.list(caller.business.id, caller.environment, beforeSeq, query.limit + 1);
+    const rows = this.endpoints.list(
+      caller.business.id,
+      caller.environment,
+      beforeSeq,
+      query.limit + 1,
+      query.url,
+    );
     return toPage(rows, query.limit, toEndpointView);
   }
 

@@ -95,8 +95,13 @@ export const WebhookEndpointWithSecretSchema = WebhookEndpointSchema.extend({
 });
 export type WebhookEndpointWithSecret = z.infer<typeof WebhookEndpointWithSecretSchema>;
 
+/**
+ * Query of `GET /api/webhooks`. `url` keeps only the endpoints registered with exactly this URL (string
+ * equality, as sent at creation): how an app that registers its endpoint at every start finds the one it made.
+ */
 export const ListWebhookEndpointsParamsSchema = PageParamsSchema.extend({
   environment: EnvironmentSchema.optional(),
+  url: z.string().min(1).max(2048).optional(),
 });
 export type ListWebhookEndpointsParams = z.input<typeof ListWebhookEndpointsParamsSchema>;
 

@@ -36,6 +36,21 @@ export type ListWebhookEndpointsParams = ListParams<ListWebhookEndpointsQuery>;
 export type ListWebhookDeliveriesParams = ListParams<ListWebhookDeliveriesQuery>;
 
 /**
+ * What {@link WebhookEndpoints.upsert} answers: the endpoint at the URL, whether this call created it, and its
+ * signing `secret` only when it did (otherwise use the one you stored when it was created).
+ *
+ * @example
+ * import type { UpsertedWebhookEndpoint } from '@servicepay/node';
+ * const secretToStore = (result: UpsertedWebhookEndpoint) => (result.created ? result.secret : null);
+ */
+export type UpsertedWebhookEndpoint =
+  | { created: true; endpoint: WebhookEndpoint; secret: string }
+  | { created: false; endpoint: WebhookEndpoint; secret: null };
+
+const sameSet = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((item) => b.includes(item)) && b.every((item) => a.includes(item));
+
+/**
  * The URLs the service sends webhooks to, per environment. Reached as `servicepay.webhookEndpoints`.
  *
  * @example
@@ -71,8 +86,46 @@ export class WebhookEndpoints extends APIResource {
   }
 
   /**
-   * Lists endpoints, by `environment` (`test` or `live`, which must be the key's own). Await for a page or
-   * `for await` for all.
+   * Registers the endpoint at `url` once, for an app that registers itself at every start: finds the
+   * endpoint already registered at exactly this URL (the newest, if several) and, if `events` or
+   * `description` are given and differ, updates it; creates it only when none exists. The answer's `secret`
+   * is set only when this call created the endpoint: store it then, and keep using it on later starts (a lost
+   * secret: `rollSecret(endpoint.id)`). Never touches `enabled`: an endpoint you turned off stays off.
+   * Twenty starts leave one endpoint, and the endpoint limit (16 per environment) is never reached this way.
+   *
+   * @example
+   * import { ServicePay } from '@servicepay/node';
+   * const servicepay = new ServicePay(process.env.SERVICEPAY_SECRET_KEY ?? '');
+   * const { created, endpoint, secret } = await servicepay.webhookEndpoints.upsert({
+   *   url: 'https://shop.example.com/webhooks/servicepay',
+   *   events: ['session.successful', 'session.mismatch'],
+   * });
+   * if (created) console.log(`store this signing secret for ${endpoint.id}: ${secret}`);
+   */
+  async upsert(
+    params: CreateWebhookEndpointParams,
+    options?: RequestOptions,
+  ): Promise<UpsertedWebhookEndpoint> {
+    const found = await this.list({ url: params.url, limit: 1 }, options);
+    const existing = found.data[0];
+    if (!existing) {
+      const { secret, ...endpoint } = await this.create(params, options);
+      return { created: true, endpoint, secret };
+    }
+    const change: UpdateWebhookEndpointParams = {};
+    if (params.events !== undefined && !sameSet(params.events, existing.events))
+      change.events = params.events;
+    if (params.description !== undefined && params.description !== existing.description) {
+      change.description = params.description;
+    }
+    const endpoint =
+      Object.keys(change).length === 0 ? existing : await this.update(existing.id, change, options);
+    return { created: false, endpoint, secret: null };
+  }
+
+  /**
+   * Lists endpoints, by `environment` (`test` or `live`, which must be the key's own) and, with `url`, only
+   * those registered at exactly that URL. Await for a page or `for await` for all.
    *
    * @example
    * import { ServicePay } from '@servicepay/node';
