@@ -9,6 +9,7 @@ import type {
   WebhookEventType,
 } from '@servicepay/node/protocol';
 import { WebhookEventTypeSchema } from '@servicepay/node/protocol';
+import { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
 import type { AuditAction } from '../db/audit-log.ts';
 import type { Store } from '../db/store.ts';
 import { type WebhookDeliveryRecord, WebhookDeliveryRepository } from '../db/webhook-deliveries.ts';
@@ -19,7 +20,6 @@ import type { Logger } from '../internal/logger.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newId, randomBase62 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
-import { type ApiCaller, assertOwnedBy } from '../middleware/authenticate.ts';
 import type { WebhookOutbox } from './outbox.ts';
 import { WEBHOOK_EVENT_TYPES } from './outbox.ts';
 import { checkWebhookUrl, type Resolver, systemResolver } from './webhook-url-policy.ts';

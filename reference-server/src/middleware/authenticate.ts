@@ -1,7 +1,6 @@
-import type { Environment } from '@servicepay/node/protocol';
 import { API_KEY_PATTERN, EnvironmentSchema } from '@servicepay/node/protocol';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Business } from '../db/businesses.ts';
+import type { ApiCaller } from '../businesses/ownership.ts';
 import type { SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
@@ -9,13 +8,6 @@ import type { Clock } from '../internal/clock.ts';
 import { sha256 } from '../internal/random.ts';
 import type { SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
 import { addressKey, enforceLimit } from './rate-limit.ts';
-
-/** Who is calling, once `requireApiKey` let the request through. */
-export interface ApiCaller {
-  kind: 'secret' | 'publishable';
-  business: Business;
-  environment: Environment;
-}
 
 /** The open checkout of one session, once `requireWidgetToken` let the request through. */
 export interface WidgetCaller {
@@ -40,30 +32,14 @@ export interface AuthDeps {
   failedAuthLimiter: SlidingWindowLimiter;
 }
 
+// Who is calling and the ownership rule live with the businesses (the services use them without HTTP);
+// re-exported here for the routes, which take them with the rest of authentication.
+export { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
+
 const WIDGET_TOKEN_PATTERN = /^wt_[0-9A-Za-z]{32}$/;
 
 export const apiCaller = (res: Response): ApiCaller => res.locals.caller as ApiCaller;
 
-/**
- * Spec §5.8: a resource of another business answers 403 `forbidden`; one of the caller's own business in the
- * other environment answers 403 `environment_mismatch` (a test key never reaches live money, nor the reverse).
- */
-export function assertOwnedBy(
-  caller: ApiCaller,
-  resource: { businessId: string; environment: Environment },
-  noun: string,
-): void {
-  if (resource.businessId !== caller.business.id) {
-    throw new HttpError(403, 'forbidden', `This ${noun} belongs to another business.`);
-  }
-  if (resource.environment !== caller.environment) {
-    throw new HttpError(
-      403,
-      'environment_mismatch',
-      `This ${noun} lives in ${resource.environment}; use a ${resource.environment} key.`,
-    );
-  }
-}
 export const widgetCaller = (res: Response): WidgetCaller => res.locals.caller as WidgetCaller;
 
 /** The bearer token, or a 401 that says what is wrong with the header. */

@@ -8,6 +8,7 @@ import type {
   VirtualAccount,
 } from '@servicepay/node/protocol';
 import type { BankGateway } from '../bank/bank-gateway.ts';
+import { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
 import type { ServerConfig } from '../config.ts';
 import type { SessionListQuery, SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
@@ -16,7 +17,6 @@ import { HttpError, notFound } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newId, randomBase62, sha256 } from '../internal/random.ts';
-import { type ApiCaller, assertOwnedBy } from '../middleware/authenticate.ts';
 import type { SessionLifecycle } from './session-lifecycle.ts';
 import { isTerminal } from './session-lifecycle.ts';
 import { toPublicSession, toSessionView } from './session-views.ts';
