@@ -4,6 +4,8 @@ import type { SimulatedBank } from './bank/simulated-bank.ts';
 import type { ServerConfig } from './config.ts';
 import type { Store } from './db/store.ts';
 import type { Broadcaster } from './events/broadcaster.ts';
+import type { PushStreams } from './events/push-streams.ts';
+import type { Webhooks } from './events/webhooks.ts';
 import type { Clock } from './internal/clock.ts';
 import type { Logger } from './internal/logger.ts';
 import type { SecretBox } from './internal/secret-box.ts';
@@ -18,8 +20,10 @@ import { requestId } from './middleware/request-id.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiRoute } from './openapi/openapi-route.ts';
 import { type BankRouteDeps, bankCounterRoutes, bankNotificationRoutes } from './routes/bank.ts';
+import { sessionEventRoutes } from './routes/session-events.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { testHelperRoutes } from './routes/test-helpers.ts';
+import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts';
 import { widgetRoutes } from './routes/widget.ts';
 import type { SessionService } from './sessions/session-service.ts';
 
@@ -40,8 +44,10 @@ export interface AppDeps {
     widget: SlidingWindowLimiter;
     failedAuth: SlidingWindowLimiter;
   };
-  /** Routers mounted after the core API (push stream, webhook endpoints), each given the auth it needs. */
-  extraRoutes?: ReadonlyArray<(auth: AuthDeps) => Router>;
+  /** The checkout's open push streams (`GET /api/widget/sessions/{id}/events`). */
+  pushStreams: PushStreams;
+  /** Webhook endpoints, their deliveries and resends (`/api/webhooks`, `/api/events/{id}/resend`). */
+  webhooks: Webhooks;
   /** The widget hosts' origins, the only ones the checkout's routes allow by CORS (none when absent). */
   widgetOrigins?: () => ReadonlySet<string>;
   /** The developer portal (`portal/portal-routes.ts`), mounted at `/portal` before the JSON body parser. */
@@ -96,12 +102,13 @@ export function createApp(deps: AppDeps): Express {
   // The portal's forms are url-encoded and answered in HTML, so it is mounted before the JSON-only body rule.
   if (deps.portal) app.use('/portal', deps.portal);
   app.use(jsonBody(deps.config.bodyLimitBytes));
-  app.use(refuseLoneSurrogates); // issue 8: refused, not stored altered
+  app.use(refuseLoneSurrogates); // refused, not stored altered
   app.use(bankCounterRoutes(bank));
   app.use(sessionRoutes(auth, deps.sessions));
   app.use(widgetRoutes(auth, deps.sessions, perAddressLimit));
   app.use(testHelperRoutes(auth, deps.store, deps.bank, deps.sessions));
-  for (const routes of deps.extraRoutes ?? []) app.use(routes(auth));
+  app.use(sessionEventRoutes(auth, deps.pushStreams));
+  app.use(webhookEndpointRoutes(auth, deps.webhooks));
   app.use(routeNotFound);
   app.use(errorHandler(deps.logger));
   return app;

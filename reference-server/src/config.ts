@@ -37,7 +37,7 @@ export interface ServerConfig {
     widgetPerMinutePerAddress: number;
     /** Failed authentications per rolling minute per address before 429, to slow key guessing. */
     failedAuthPerMinutePerAddress: number;
-    /** Push streams one widget token may hold open at once (issue 8: at most 10). */
+    /** Push streams one widget token may hold open at once (at most 10). */
     streamsPerWidgetToken: number;
     /** Push streams one client address may hold open at once, across widget tokens. */
     streamsPerAddress: number;

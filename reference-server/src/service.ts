@@ -10,8 +10,8 @@ import { openDatabase } from './db/database.ts';
 import { createStore } from './db/store.ts';
 import { InProcessBroadcaster } from './events/broadcaster.ts';
 import { WebhookOutbox } from './events/outbox.ts';
-import { PushStreams } from './events/push-streams.ts'; // issue 3
-import { Webhooks } from './events/webhooks.ts'; // issue 3
+import { PushStreams } from './events/push-streams.ts';
+import { Webhooks } from './events/webhooks.ts';
 import { createApiServer } from './internal/client-error.ts';
 import { type Clock, systemClock } from './internal/clock.ts';
 import { createJsonLogger, type Logger } from './internal/logger.ts';
@@ -19,12 +19,10 @@ import { SecretBox } from './internal/secret-box.ts';
 import { loadSecretsKey } from './internal/secrets-key.ts';
 import { SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
 import { portalRoutes } from './portal/portal-routes.ts';
-import { sessionEventRoutes } from './routes/session-events.ts'; // issue 3
-import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts'; // issue 3
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
 import { SessionLifecycle } from './sessions/session-lifecycle.ts';
 import { SessionService } from './sessions/session-service.ts';
-import { WidgetHosts, type WidgetUrls } from './widget-hosts/widget-hosts.ts'; // issue 7
+import { WidgetHosts, type WidgetUrls } from './widget-hosts/widget-hosts.ts';
 
 export interface ServiceOptions {
   clock?: Clock;
@@ -101,35 +99,6 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     widget: new SlidingWindowLimiter(config.rateLimit.widgetPerMinutePerAddress, 60_000),
     failedAuth: new SlidingWindowLimiter(config.rateLimit.failedAuthPerMinutePerAddress, 60_000),
   };
-  const deps: AppDeps = {
-    config,
-    store,
-    clock,
-    logger,
-    secretBox,
-    bank,
-    processor,
-    sessions,
-    broadcaster,
-    limiters,
-    extraRoutes: [],
-  };
-  let server: Server | undefined;
-  // --- issue 7: the widget hosts; the checkout's routes allow exactly their origins ---
-  const widgetHosts = new WidgetHosts({
-    host: config.host,
-    testPort: config.testWidgetPort,
-    livePort: config.liveWidgetPort,
-    apiUrl: () => listeningUrl ?? '',
-  });
-  deps.widgetOrigins = () => widgetHosts.origins();
-  // --- end issue 7 ---
-  let pruneTimer: NodeJS.Timeout | undefined;
-  const tasks: BackgroundTask[] = [
-    { start: () => sweeper.start(config.sweepIntervalMs), stop: () => sweeper.stop() },
-    { start: () => bank.start(), stop: () => bank.stop() },
-  ];
-  // --- issue 3: push stream and webhooks (routes after the core API; background parts as tasks) ---
   const pushStreams = new PushStreams(store, broadcaster, {
     maxPerToken: config.rateLimit.streamsPerWidgetToken,
     maxPerAddress: config.rateLimit.streamsPerAddress,
@@ -142,14 +111,37 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     logger,
     schedule: config.webhooks.schedule,
   });
-  deps.extraRoutes = [
-    ...(deps.extraRoutes ?? []),
-    sessionEventRoutes(pushStreams),
-    webhookEndpointRoutes(webhooks),
+  // The widget hosts: the checkout's routes allow exactly their origins by CORS.
+  const widgetHosts = new WidgetHosts({
+    host: config.host,
+    testPort: config.testWidgetPort,
+    livePort: config.liveWidgetPort,
+    apiUrl: () => listeningUrl ?? '',
+  });
+  const deps: AppDeps = {
+    config,
+    store,
+    clock,
+    logger,
+    secretBox,
+    bank,
+    processor,
+    sessions,
+    broadcaster,
+    limiters,
+    pushStreams,
+    webhooks,
+    widgetOrigins: () => widgetHosts.origins(),
+  };
+  let server: Server | undefined;
+  let pruneTimer: NodeJS.Timeout | undefined;
+  const tasks: BackgroundTask[] = [
+    { start: () => sweeper.start(config.sweepIntervalMs), stop: () => sweeper.stop() },
+    { start: () => bank.start(), stop: () => bank.stop() },
+    pushStreams,
+    webhooks.worker,
   ];
-  tasks.push(pushStreams, webhooks.worker);
-  // --- end issue 3 ---
-  // Issue 10: the developer portal, served at /portal by createApp.
+  // The developer portal, served at /portal by createApp.
   deps.portal = portalRoutes({
     store,
     clock,
@@ -170,7 +162,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     tasks,
     async start() {
       const app = createApp(deps);
-      // Issue 8: every answer in the envelope, shorter header and body timeouts, a connection cap.
+      // Every answer in the envelope, shorter header and body timeouts, a connection cap.
       server = createApiServer(app, {
         headersTimeoutMs: config.headersTimeoutMs,
         requestTimeoutMs: config.requestTimeoutMs,
@@ -180,7 +172,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
       listeningUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-      const widgetUrls = await widgetHosts.listen(); // issue 7
+      const widgetUrls = await widgetHosts.listen();
       // Sessions that fell due while the service was down are settled before anything else.
       await sweeper.sweep();
       for (const task of tasks) await task.start();

@@ -80,7 +80,7 @@ export interface WebhookWorkerOptions {
   /**
    * Whether what the receiver at this address answered may be kept and shown back in the deliveries API.
    * Public unicast addresses only, by default: a test key's endpoint may point at loopback, and showing what
-   * answered there would let any test key read any loopback port of the service's machine (issue 8). Tests
+   * answered there would let any test key read any loopback port of the service's machine. Tests
    * that need an excerpt from their loopback receiver say so with this option.
    */
   revealsAnswerOf?: (address: string) => boolean;

@@ -156,7 +156,7 @@ export function requireApiKey(deps: AuthDeps, options: { allowPublishable?: bool
 
 /**
  * The session a widget token opens. The calling address's checkout budget is spent first, whatever the token:
- * the token routes face any browser, and a flood of cancels or stream opens must meet 429 (issue 8). A token
+ * the token routes face any browser, and a flood of cancels or stream opens must meet 429. A token
  * past its `expiresAt` (the end of its session's lifetime) answers 401 `widget_token_expired`.
  */
 function identifyWidget(deps: AuthDeps, req: Request, res: Response, token: string): WidgetCaller {

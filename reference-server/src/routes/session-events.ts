@@ -41,65 +41,63 @@ const STREAM_HEADERS = {
  * headers and ends, holding nothing open.
  *
  * @example
- * const deps = { ...appDeps, extraRoutes: [sessionEventRoutes(pushStreams)] };
+ * app.use(sessionEventRoutes(auth, pushStreams)); // as createApp mounts it
  */
-export function sessionEventRoutes(streams: PushStreams): (auth: AuthDeps) => Router {
-  return (auth) => {
-    const router = Router();
+export function sessionEventRoutes(auth: AuthDeps, streams: PushStreams): Router {
+  const router = Router();
 
-    router.get(
-      '/api/widget/sessions/:id/events',
-      (req, _res, next) => {
-        if (carriesCredential(req.query as Record<string, unknown>)) {
+  router.get(
+    '/api/widget/sessions/:id/events',
+    (req, _res, next) => {
+      if (carriesCredential(req.query as Record<string, unknown>)) {
+        throw new HttpError(
+          400,
+          'bad_request',
+          'Send the widget token in the Authorization header (Bearer wt_...), never in the URL.',
+        );
+      }
+      next();
+    },
+    requireWidgetToken(auth),
+    (req, res) => {
+      const header = req.get('Last-Event-ID');
+      let lastEventId: number | undefined;
+      if (header !== undefined && header.trim() !== '') {
+        if (!/^\d{1,15}$/.test(header.trim())) {
           throw new HttpError(
             400,
-            'bad_request',
-            'Send the widget token in the Authorization header (Bearer wt_...), never in the URL.',
+            'validation_failed',
+            'Last-Event-ID must be an event id from this stream.',
+            [{ path: 'Last-Event-ID', message: 'must be a non-negative integer' }],
           );
         }
-        next();
-      },
-      requireWidgetToken(auth),
-      (req, res) => {
-        const header = req.get('Last-Event-ID');
-        let lastEventId: number | undefined;
-        if (header !== undefined && header.trim() !== '') {
-          if (!/^\d{1,15}$/.test(header.trim())) {
-            throw new HttpError(
-              400,
-              'validation_failed',
-              'Last-Event-ID must be an event id from this stream.',
-              [{ path: 'Last-Event-ID', message: 'must be a non-negative integer' }],
-            );
-          }
-          lastEventId = Number(header.trim());
-        }
-        // HEAD asks what a GET would answer: the headers, then the end. It never subscribes.
-        if (req.method === 'HEAD') {
-          res.writeHead(200, STREAM_HEADERS);
-          res.end();
-          return;
-        }
-        const caller = widgetCaller(res);
-        const owner = { token: caller.tokenHash, address: addressKey(req) };
-        const cap = streams.capExceeded(owner);
-        if (cap !== null) {
-          const limit = cap === 'token' ? streams.caps.perToken : streams.caps.perAddress;
-          throw new HttpError(
-            429,
-            'rate_limited',
-            cap === 'token'
-              ? `This checkout already has ${limit} open streams; close one before opening another.`
-              : `This address already has ${limit} open streams; close one before opening another.`,
-            undefined,
-            // A stream frees its place when it closes, not at a time we can name: retry after a short wait.
-            { 'Retry-After': '5' },
-          );
-        }
-        streams.open(res, caller.session.id, lastEventId, owner);
-      },
-    );
+        lastEventId = Number(header.trim());
+      }
+      // HEAD asks what a GET would answer: the headers, then the end. It never subscribes.
+      if (req.method === 'HEAD') {
+        res.writeHead(200, STREAM_HEADERS);
+        res.end();
+        return;
+      }
+      const caller = widgetCaller(res);
+      const owner = { token: caller.tokenHash, address: addressKey(req) };
+      const cap = streams.capExceeded(owner);
+      if (cap !== null) {
+        const limit = cap === 'token' ? streams.caps.perToken : streams.caps.perAddress;
+        throw new HttpError(
+          429,
+          'rate_limited',
+          cap === 'token'
+            ? `This checkout already has ${limit} open streams; close one before opening another.`
+            : `This address already has ${limit} open streams; close one before opening another.`,
+          undefined,
+          // A stream frees its place when it closes, not at a time we can name: retry after a short wait.
+          { 'Retry-After': '5' },
+        );
+      }
+      streams.open(res, caller.session.id, lastEventId, owner);
+    },
+  );
 
-    return router;
-  };
+  return router;
 }

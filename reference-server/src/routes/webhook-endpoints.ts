@@ -19,60 +19,58 @@ const ok = { statusCode: 200, message: 'OK' } as const;
  * scoped to the key's business and environment.
  *
  * @example
- * const deps = { ...appDeps, extraRoutes: [webhookEndpointRoutes(webhooks)] };
+ * app.use(webhookEndpointRoutes(auth, webhooks)); // as createApp mounts it
  */
-export function webhookEndpointRoutes(webhooks: Webhooks): (auth: AuthDeps) => Router {
-  return (auth) => {
-    const router = Router();
-    const secretKey = requireApiKey(auth);
+export function webhookEndpointRoutes(auth: AuthDeps, webhooks: Webhooks): Router {
+  const router = Router();
+  const secretKey = requireApiKey(auth);
 
-    router.post('/api/webhooks', secretKey, idempotent, async (req, res) => {
-      const parsed = CreateWebhookEndpointParamsSchema.safeParse(req.body ?? {});
-      if (!parsed.success) throw validationError(parsed.error, 'webhook endpoint');
-      const endpoint = await webhooks.create(apiCaller(res), parsed.data);
-      res.status(201).json({ meta: { statusCode: 201, message: 'Created' }, data: endpoint });
-    });
+  router.post('/api/webhooks', secretKey, idempotent, async (req, res) => {
+    const parsed = CreateWebhookEndpointParamsSchema.safeParse(req.body ?? {});
+    if (!parsed.success) throw validationError(parsed.error, 'webhook endpoint');
+    const endpoint = await webhooks.create(apiCaller(res), parsed.data);
+    res.status(201).json({ meta: { statusCode: 201, message: 'Created' }, data: endpoint });
+  });
 
-    router.get('/api/webhooks', secretKey, (req, res) => {
-      const parsed = ListWebhookEndpointsParamsSchema.safeParse(req.query);
-      if (!parsed.success) throw validationError(parsed.error, 'query');
-      res.json({ meta: ok, ...webhooks.list(apiCaller(res), parsed.data) });
-    });
+  router.get('/api/webhooks', secretKey, (req, res) => {
+    const parsed = ListWebhookEndpointsParamsSchema.safeParse(req.query);
+    if (!parsed.success) throw validationError(parsed.error, 'query');
+    res.json({ meta: ok, ...webhooks.list(apiCaller(res), parsed.data) });
+  });
 
-    router.get('/api/webhooks/:id', secretKey, (req, res) => {
-      res.json({ meta: ok, data: webhooks.retrieve(apiCaller(res), String(req.params.id)) });
-    });
+  router.get('/api/webhooks/:id', secretKey, (req, res) => {
+    res.json({ meta: ok, data: webhooks.retrieve(apiCaller(res), String(req.params.id)) });
+  });
 
-    router.patch('/api/webhooks/:id', secretKey, async (req, res) => {
-      const parsed = UpdateWebhookEndpointParamsSchema.safeParse(req.body ?? {});
-      if (!parsed.success) throw validationError(parsed.error, 'webhook endpoint');
-      const endpoint = await webhooks.update(apiCaller(res), String(req.params.id), parsed.data);
-      res.json({ meta: ok, data: endpoint });
-    });
+  router.patch('/api/webhooks/:id', secretKey, async (req, res) => {
+    const parsed = UpdateWebhookEndpointParamsSchema.safeParse(req.body ?? {});
+    if (!parsed.success) throw validationError(parsed.error, 'webhook endpoint');
+    const endpoint = await webhooks.update(apiCaller(res), String(req.params.id), parsed.data);
+    res.json({ meta: ok, data: endpoint });
+  });
 
-    router.delete('/api/webhooks/:id', secretKey, async (req, res) => {
-      const deleted = await webhooks.remove(apiCaller(res), String(req.params.id));
-      res.json({ meta: ok, data: deleted });
-    });
+  router.delete('/api/webhooks/:id', secretKey, async (req, res) => {
+    const deleted = await webhooks.remove(apiCaller(res), String(req.params.id));
+    res.json({ meta: ok, data: deleted });
+  });
 
-    router.post('/api/webhooks/:id/roll-secret', secretKey, idempotent, async (req, res) => {
-      const endpoint = await webhooks.rollSecret(apiCaller(res), String(req.params.id));
-      res.json({ meta: ok, data: endpoint });
-    });
+  router.post('/api/webhooks/:id/roll-secret', secretKey, idempotent, async (req, res) => {
+    const endpoint = await webhooks.rollSecret(apiCaller(res), String(req.params.id));
+    res.json({ meta: ok, data: endpoint });
+  });
 
-    router.get('/api/webhooks/:id/deliveries', secretKey, (req, res) => {
-      const parsed = ListWebhookDeliveriesParamsSchema.safeParse(req.query);
-      if (!parsed.success) throw validationError(parsed.error, 'query');
-      res.json({ meta: ok, ...webhooks.listDeliveries(apiCaller(res), String(req.params.id), parsed.data) });
-    });
+  router.get('/api/webhooks/:id/deliveries', secretKey, (req, res) => {
+    const parsed = ListWebhookDeliveriesParamsSchema.safeParse(req.query);
+    if (!parsed.success) throw validationError(parsed.error, 'query');
+    res.json({ meta: ok, ...webhooks.listDeliveries(apiCaller(res), String(req.params.id), parsed.data) });
+  });
 
-    router.post('/api/events/:id/resend', secretKey, idempotent, async (req, res) => {
-      const parsed = ResendEventParamsSchema.safeParse(req.body ?? {});
-      if (!parsed.success) throw validationError(parsed.error, 'resend request');
-      const result = await webhooks.resend(apiCaller(res), String(req.params.id), parsed.data.endpointId);
-      res.status(202).json({ meta: { statusCode: 202, message: 'Accepted' }, data: result });
-    });
+  router.post('/api/events/:id/resend', secretKey, idempotent, async (req, res) => {
+    const parsed = ResendEventParamsSchema.safeParse(req.body ?? {});
+    if (!parsed.success) throw validationError(parsed.error, 'resend request');
+    const result = await webhooks.resend(apiCaller(res), String(req.params.id), parsed.data.endpointId);
+    res.status(202).json({ meta: { statusCode: 202, message: 'Accepted' }, data: result });
+  });
 
-    return router;
-  };
+  return router;
 }
