@@ -281,6 +281,20 @@ describe('servicepay-server', () => {
     expect(run.stdout).toBe('');
   });
 
+  it('commands run at once on a new database file all succeed (the schema is made once)', async () => {
+    const freshFolder = mkdtempSync(join(tmpdir(), 'servicepay-cli-fresh-'));
+    const fresh = join(freshFolder, 'servicepay.db');
+    const runs = await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        cli(['business', 'create', '--name', `Shop ${i}`, '--db', fresh, '--json']),
+      ),
+    );
+    for (const run of runs) expect(run.code, run.stderr).toBe(0);
+    const ids = runs.map((run) => CreatedBusinessSchema.parse(JSON.parse(run.stdout)).business.id);
+    expect(new Set(ids).size).toBe(4);
+    rmSync(freshFolder, { recursive: true, force: true });
+  });
+
   it('stores no key in the clear: the database files do not contain a secret key', async () => {
     const created = await createBusiness();
     const rolled = RolledKeySchema.parse(

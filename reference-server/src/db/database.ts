@@ -15,11 +15,12 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 export function openDatabase(path: string): SqliteDatabase {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
+  // The CLI writes to the same file as a running server; wait for the other writer instead of failing. Set
+  // first: switching a new file to WAL already needs the lock another process may hold.
+  db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
-  // The CLI writes to the same file as a running server; wait for the other writer instead of failing.
-  db.pragma('busy_timeout = 5000');
   migrate(db);
   return db;
 }
@@ -34,6 +35,9 @@ export function migrate(db: SqliteDatabase): void {
   for (const { version, sql } of migrations) {
     if (version <= applied) continue;
     db.transaction(() => {
+      // Read again under the write lock: another process opening the same new file (two CLI commands, the CLI
+      // beside a starting server) may have applied this one while this process waited for the lock.
+      if ((db.pragma('user_version', { simple: true }) as number) >= version) return;
       db.exec(sql);
       db.pragma(`user_version = ${version}`);
     }).immediate();
