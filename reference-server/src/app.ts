@@ -20,6 +20,7 @@ import { requestId } from './middleware/request-id.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiRoute } from './openapi/openapi-route.ts';
 import { type BankRouteDeps, bankCounterRoutes, bankNotificationRoutes } from './routes/bank.ts';
+import { sendData } from './routes/envelope.ts';
 import { sessionEventRoutes } from './routes/session-events.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { testHelperRoutes } from './routes/test-helpers.ts';
@@ -85,7 +86,7 @@ export function createApp(deps: AppDeps): Express {
     next();
   });
   app.get('/health', (_req, res) => {
-    res.json({ meta: { statusCode: 200, message: 'OK' }, data: { status: 'ok' } });
+    sendData(res, { status: 'ok' });
   });
   const bank: BankRouteDeps = {
     processor: deps.processor,

@@ -6,6 +6,7 @@ import { HttpError, notFound } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { verifySignature } from '../internal/signature.ts';
 import { validationError } from '../middleware/error-handler.ts';
+import { sendData } from './envelope.ts';
 
 export interface BankRouteDeps {
   processor: BankNotificationProcessor;
@@ -57,7 +58,7 @@ export function bankNotificationRoutes(deps: BankRouteDeps): Router {
       const parsed = BankNotificationSchema.safeParse(json);
       if (!parsed.success) throw validationError(parsed.error, 'bank notification');
       const processed = await deps.processor.process(parsed.data);
-      res.json({ meta: { statusCode: 200, message: 'OK' }, data: { id: parsed.data.id, ...processed } });
+      sendData(res, { id: parsed.data.id, ...processed });
     },
   );
 
@@ -78,7 +79,7 @@ export function bankCounterRoutes(deps: BankRouteDeps): Router {
       throw new HttpError(403, 'test_mode_only', 'The simulated bank moves money only for test accounts.');
     }
     const transfer = await transferAtBank(deps.bank, parsed.data.accountNumber, parsed.data.amount);
-    res.json({ meta: { statusCode: 200, message: 'OK' }, data: transfer });
+    sendData(res, transfer);
   });
 
   return router;

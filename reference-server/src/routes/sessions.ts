@@ -5,6 +5,7 @@ import { apiCaller, requireApiKey, requireApiKeyOrWidgetToken } from '../middlew
 import { validationError } from '../middleware/error-handler.ts';
 import { idempotent } from '../middleware/idempotency.ts';
 import type { SessionService } from '../sessions/session-service.ts';
+import { sendData, sendPage } from './envelope.ts';
 
 /** The merchant's API for payment sessions: create, list, retrieve, cancel. */
 export function sessionRoutes(auth: AuthDeps, sessions: SessionService): Router {
@@ -15,19 +16,19 @@ export function sessionRoutes(auth: AuthDeps, sessions: SessionService): Router 
     const parsed = CreateSessionParamsSchema.safeParse(req.body);
     if (!parsed.success) throw validationError(parsed.error, 'session');
     const session = await sessions.create(apiCaller(res), parsed.data);
-    res.status(201).json({ meta: { statusCode: 201, message: 'Created' }, data: session });
+    sendData(res, session, 201);
   });
 
   router.get('/api/widget/sessions', secretKey, (req, res) => {
     const parsed = ListSessionsParamsSchema.safeParse(req.query);
     if (!parsed.success) throw validationError(parsed.error, 'query');
     const page = sessions.list(apiCaller(res), parsed.data);
-    res.json({ meta: { statusCode: 200, message: 'OK' }, ...page });
+    sendPage(res, page);
   });
 
   router.get('/api/widget/sessions/:id', secretKey, (req, res) => {
     const session = sessions.retrieve(apiCaller(res), String(req.params.id));
-    res.json({ meta: { statusCode: 200, message: 'OK' }, data: session });
+    sendData(res, session);
   });
 
   router.post(
@@ -39,7 +40,7 @@ export function sessionRoutes(auth: AuthDeps, sessions: SessionService): Router 
       const owner = caller.kind === 'widget' ? undefined : caller;
       const reason = owner ? 'cancelled_by_merchant' : 'cancelled_by_payer';
       const session = await sessions.cancel(String(req.params.id), reason, owner);
-      res.json({ meta: { statusCode: 200, message: 'OK' }, data: session });
+      sendData(res, session);
     },
   );
 

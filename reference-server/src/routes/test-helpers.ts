@@ -9,6 +9,7 @@ import { validationError } from '../middleware/error-handler.ts';
 import { idempotent } from '../middleware/idempotency.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import { transferAtBank } from './bank.ts';
+import { sendData } from './envelope.ts';
 
 /** Simulated money moves only with a test key: a live key answers 403 `test_mode_only`. */
 function refuseLive(res: Response): void {
@@ -37,7 +38,7 @@ export function testHelperRoutes(
   router.post('/api/test/sessions/:id/account', requireApiKey(auth), idempotent, async (req, res) => {
     refuseLive(res);
     const opened = await sessions.openForTest(apiCaller(res), String(req.params.id));
-    res.json({ meta: { statusCode: 200, message: 'OK' }, data: opened });
+    sendData(res, opened);
   });
 
   router.post('/api/test/transfers', requireApiKey(auth), idempotent, async (req, res) => {
@@ -51,7 +52,7 @@ export function testHelperRoutes(
     // The environment matters as much as the business: a test key must never pay a live session.
     assertOwnedBy(caller, session, 'account');
     const transfer = await transferAtBank(bank, parsed.data.accountNumber, parsed.data.amount);
-    res.json({ meta: { statusCode: 200, message: 'OK' }, data: transfer });
+    sendData(res, transfer);
   });
 
   return router;

@@ -11,8 +11,7 @@ import type { AuthDeps } from '../middleware/authenticate.ts';
 import { apiCaller, requireApiKey } from '../middleware/authenticate.ts';
 import { validationError } from '../middleware/error-handler.ts';
 import { idempotent } from '../middleware/idempotency.ts';
-
-const ok = { statusCode: 200, message: 'OK' } as const;
+import { sendData, sendPage } from './envelope.ts';
 
 /**
  * Webhook endpoints as a resource (`/api/webhooks`), their deliveries, and resending an event. Secret key only,
@@ -29,47 +28,47 @@ export function webhookEndpointRoutes(auth: AuthDeps, webhooks: Webhooks): Route
     const parsed = CreateWebhookEndpointParamsSchema.safeParse(req.body ?? {});
     if (!parsed.success) throw validationError(parsed.error, 'webhook endpoint');
     const endpoint = await webhooks.create(apiCaller(res), parsed.data);
-    res.status(201).json({ meta: { statusCode: 201, message: 'Created' }, data: endpoint });
+    sendData(res, endpoint, 201);
   });
 
   router.get('/api/webhooks', secretKey, (req, res) => {
     const parsed = ListWebhookEndpointsParamsSchema.safeParse(req.query);
     if (!parsed.success) throw validationError(parsed.error, 'query');
-    res.json({ meta: ok, ...webhooks.list(apiCaller(res), parsed.data) });
+    sendPage(res, webhooks.list(apiCaller(res), parsed.data));
   });
 
   router.get('/api/webhooks/:id', secretKey, (req, res) => {
-    res.json({ meta: ok, data: webhooks.retrieve(apiCaller(res), String(req.params.id)) });
+    sendData(res, webhooks.retrieve(apiCaller(res), String(req.params.id)));
   });
 
   router.patch('/api/webhooks/:id', secretKey, async (req, res) => {
     const parsed = UpdateWebhookEndpointParamsSchema.safeParse(req.body ?? {});
     if (!parsed.success) throw validationError(parsed.error, 'webhook endpoint');
     const endpoint = await webhooks.update(apiCaller(res), String(req.params.id), parsed.data);
-    res.json({ meta: ok, data: endpoint });
+    sendData(res, endpoint);
   });
 
   router.delete('/api/webhooks/:id', secretKey, async (req, res) => {
     const deleted = await webhooks.remove(apiCaller(res), String(req.params.id));
-    res.json({ meta: ok, data: deleted });
+    sendData(res, deleted);
   });
 
   router.post('/api/webhooks/:id/roll-secret', secretKey, idempotent, async (req, res) => {
     const endpoint = await webhooks.rollSecret(apiCaller(res), String(req.params.id));
-    res.json({ meta: ok, data: endpoint });
+    sendData(res, endpoint);
   });
 
   router.get('/api/webhooks/:id/deliveries', secretKey, (req, res) => {
     const parsed = ListWebhookDeliveriesParamsSchema.safeParse(req.query);
     if (!parsed.success) throw validationError(parsed.error, 'query');
-    res.json({ meta: ok, ...webhooks.listDeliveries(apiCaller(res), String(req.params.id), parsed.data) });
+    sendPage(res, webhooks.listDeliveries(apiCaller(res), String(req.params.id), parsed.data));
   });
 
   router.post('/api/events/:id/resend', secretKey, idempotent, async (req, res) => {
     const parsed = ResendEventParamsSchema.safeParse(req.body ?? {});
     if (!parsed.success) throw validationError(parsed.error, 'resend request');
     const result = await webhooks.resend(apiCaller(res), String(req.params.id), parsed.data.endpointId);
-    res.status(202).json({ meta: { statusCode: 202, message: 'Accepted' }, data: result });
+    sendData(res, result, 202);
   });
 
   return router;

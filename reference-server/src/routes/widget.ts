@@ -5,6 +5,7 @@ import { apiCaller, requireApiKey, requireWidgetToken, widgetCaller } from '../m
 import { validationError } from '../middleware/error-handler.ts';
 import { idempotent } from '../middleware/idempotency.ts';
 import type { SessionService } from '../sessions/session-service.ts';
+import { sendData } from './envelope.ts';
 
 /**
  * What the checkout widget calls: the client-secret exchange, a new account, and the public profile. Each is
@@ -21,7 +22,7 @@ export function widgetRoutes(
     const parsed = BootstrapParamsSchema.safeParse(req.body);
     if (!parsed.success) throw validationError(parsed.error, 'bootstrap request');
     const result = await sessions.bootstrap(parsed.data.clientSecret);
-    res.json({ meta: { statusCode: 200, message: 'OK' }, data: result });
+    sendData(res, result);
   });
 
   // The widget token's check spends the address's checkout budget itself (authenticate.ts).
@@ -31,16 +32,13 @@ export function widgetRoutes(
     idempotent,
     async (_req, res) => {
       const result = await sessions.newAccount(widgetCaller(res).session.id);
-      res.status(201).json({ meta: { statusCode: 201, message: 'Created' }, data: result });
+      sendData(res, result, 201);
     },
   );
 
   router.get('/api/widget/profile', requireApiKey(auth, { allowPublishable: true }), (_req, res) => {
     const caller = apiCaller(res);
-    res.json({
-      meta: { statusCode: 200, message: 'OK' },
-      data: { merchantName: caller.business.name, environment: caller.environment },
-    });
+    sendData(res, { merchantName: caller.business.name, environment: caller.environment });
   });
 
   return router;
