@@ -3,7 +3,7 @@ import { SimulatedBank } from '../../reference-server/src/bank/simulated-bank.ts
 import { approveKyc, rollKey } from '../../reference-server/src/businesses/onboarding.ts';
 import { ManualClock, silentLogger } from '../../reference-server/src/index.ts';
 import { bankNotification, bootstrap, call, createSession, postNotification } from '../support/api.ts';
-import { api, startReceiver } from '../support/checkout.ts';
+import { startReceiver } from '../support/checkout.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // Who did what, and when: each audited action leaves exactly one entry, written with the change itself.
@@ -57,18 +57,22 @@ const auditText = () =>
 
 describe('audit log', () => {
   it('webhook endpoint created, URL changed, secret rolled, deleted: one entry each, never the secret', async () => {
-    const created = await api(server.baseUrl, key, 'POST', '/api/webhooks', { url: receiver.url });
+    const created = await call(server.baseUrl, 'POST', '/api/webhooks', {
+      token: key,
+      json: { url: receiver.url },
+    });
     const id: string = created.body.data.id;
     clock.advance(1000);
     const otherUrl = receiver.url.replace('/hooks', '/orders');
-    expect((await api(server.baseUrl, key, 'PATCH', `/api/webhooks/${id}`, { url: otherUrl })).status).toBe(
-      200,
-    );
+    expect(
+      (await call(server.baseUrl, 'PATCH', `/api/webhooks/${id}`, { token: key, json: { url: otherUrl } }))
+        .status,
+    ).toBe(200);
     clock.advance(1000);
-    const rolled = await api(server.baseUrl, key, 'POST', `/api/webhooks/${id}/roll-secret`);
+    const rolled = await call(server.baseUrl, 'POST', `/api/webhooks/${id}/roll-secret`, { token: key });
     expect(rolled.status).toBe(200);
     clock.advance(1000);
-    expect((await api(server.baseUrl, key, 'DELETE', `/api/webhooks/${id}`)).status).toBe(200);
+    expect((await call(server.baseUrl, 'DELETE', `/api/webhooks/${id}`, { token: key })).status).toBe(200);
 
     const base = { actor: 'secret_key:test', business_id: businessId, environment: 'test', target: id };
     const start = clock.now() - 3000;

@@ -11,7 +11,7 @@ import {
   postNotification,
   retrieveSession,
 } from '../support/api.ts';
-import { api, independentlyVerify, startReceiver } from '../support/checkout.ts';
+import { independentlyVerify, startReceiver } from '../support/checkout.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // The bank's books are the truth about money: a credit the bank made either pays its session, exactly once, or
@@ -28,8 +28,9 @@ beforeAll(async () => {
   server = await startServer({ rateLimit: { perMinute: 10_000 } }, { clock });
   receiver = await startReceiver();
   key = server.createBusiness({ name: 'Money Shop' }).keys.test.secretKey;
-  webhookSecret = (await api(server.baseUrl, key, 'POST', '/api/webhooks', { url: receiver.url })).body.data
-    .secret;
+  webhookSecret = (
+    await call(server.baseUrl, 'POST', '/api/webhooks', { token: key, json: { url: receiver.url } })
+  ).body.data.secret;
 });
 
 afterAll(async () => {

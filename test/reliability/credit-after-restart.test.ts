@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { expect, test, vi } from 'vitest';
 import { SimulatedBank } from '../../reference-server/src/bank/simulated-bank.ts';
 import { ManualClock, openDatabase, silentLogger } from '../../reference-server/src/index.ts';
-import { bootstrap, createSession, retrieveSession } from '../support/api.ts';
-import { api, independentlyVerify, startReceiver } from '../support/checkout.ts';
+import { bootstrap, call, createSession, retrieveSession } from '../support/api.ts';
+import { independentlyVerify, startReceiver } from '../support/checkout.ts';
 import { startServer } from '../support/server.ts';
 
 // The probe's restart case: the payer's transfer is credited while the service is down, the session's lifetime
@@ -21,8 +21,9 @@ test('a credit made while the service was down pays the session on restart, once
     const first = await startServer({}, { dbPath, clock });
     const created = first.createBusiness({ name: 'Restart Shop' });
     const sk = created.keys.test.secretKey;
-    const secret: string = (await api(first.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body
-      .data.secret;
+    const secret: string = (
+      await call(first.baseUrl, 'POST', '/api/webhooks', { token: sk, json: { url: receiver.url } })
+    ).body.data.secret;
     const session = await createSession(first.baseUrl, sk, { amount: 210_000, expiresInMinutes: 10 });
     const opened = await bootstrap(first.baseUrl, session.clientSecret);
     await first.service.close();

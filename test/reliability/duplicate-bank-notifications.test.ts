@@ -2,7 +2,8 @@ import type { BankNotification } from '@servicepay/node/protocol';
 import { expect, test, vi } from 'vitest';
 import { newId } from '../../reference-server/src/internal/random.ts';
 import { signPayload } from '../../reference-server/src/internal/signature.ts';
-import { api, independentlyVerify, openCheckout, startReceiver } from '../support/checkout.ts';
+import { call } from '../support/api.ts';
+import { independentlyVerify, openCheckout, startReceiver } from '../support/checkout.ts';
 import { startServer } from '../support/server.ts';
 
 test('50 concurrent copies of a bank notification (and re-sent copies under new ids) deliver exactly one session.successful', async () => {
@@ -10,8 +11,9 @@ test('50 concurrent copies of a bank notification (and re-sent copies under new 
   const receiver = await startReceiver();
   try {
     const sk = server.createBusiness().keys.test.secretKey;
-    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body
-      .data;
+    const endpoint = (
+      await call(server.baseUrl, 'POST', '/api/webhooks', { token: sk, json: { url: receiver.url } })
+    ).body.data;
     const checkout = await openCheckout(server.baseUrl, sk, 75_000);
     const transfer = {
       id: newId('trf'),
@@ -54,7 +56,9 @@ test('50 concurrent copies of a bank notification (and re-sent copies under new 
     );
 
     await vi.waitFor(async () => {
-      const listed = await api(server.baseUrl, sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries`);
+      const listed = await call(server.baseUrl, 'GET', `/api/webhooks/${endpoint.id}/deliveries`, {
+        token: sk,
+      });
       expect(listed.body.data.length).toBeGreaterThan(0);
       expect(listed.body.data.every((d: { status: string }) => d.status === 'succeeded')).toBe(true);
     });

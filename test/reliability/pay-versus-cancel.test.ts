@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { call } from '../support/api.ts';
-import { api, independentlyVerify, openCheckout, startReceiver } from '../support/checkout.ts';
+import { independentlyVerify, openCheckout, startReceiver } from '../support/checkout.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // The adversarial probe's race: a payer's transfer at the bank and a cancel sent together. The bank's books are
@@ -15,7 +15,10 @@ beforeAll(async () => {
   server = await startServer({ rateLimit: { perMinute: 10_000, widgetPerMinutePerAddress: 10_000 } });
   receiver = await startReceiver();
   sk = server.createBusiness({ name: 'Race Shop' }).keys.test.secretKey;
-  const endpoint = await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url });
+  const endpoint = await call(server.baseUrl, 'POST', '/api/webhooks', {
+    token: sk,
+    json: { url: receiver.url },
+  });
   secret = endpoint.body.data.secret;
 });
 
@@ -68,8 +71,9 @@ describe('a transfer and a payer cancel sent together, 20 times', () => {
       expect(transfer.status, transfer.text).toBe(200);
       // A cancel that lost to the payment is told so; one that won answers the cancelled session.
       expect([200, 409]).toContain(cancel.status);
-      const session = (await api(server.baseUrl, sk, 'GET', `/api/widget/sessions/${checkout.sessionId}`))
-        .body.data;
+      const session = (
+        await call(server.baseUrl, 'GET', `/api/widget/sessions/${checkout.sessionId}`, { token: sk })
+      ).body.data;
       const books = bankBooks(checkout.accountNumber);
       expect(books).toHaveLength(1);
       const credited = books.filter((row) => row.outcome === 'credited');

@@ -11,7 +11,8 @@ import Database from 'better-sqlite3';
 import { afterEach, expect, test } from 'vitest';
 import { createApp, createBusiness, createService, silentLogger } from '../../reference-server/src/index.ts';
 import type { ApiCaller } from '../../reference-server/src/middleware/authenticate.ts';
-import { api, independentlyVerify, startReceiver } from '../support/checkout.ts';
+import { call } from '../support/api.ts';
+import { independentlyVerify, startReceiver } from '../support/checkout.ts';
 
 const BIN = fileURLToPath(new URL('../../reference-server/bin/servicepay-server.js', import.meta.url));
 const EVENTS = 1000;
@@ -104,7 +105,10 @@ test('kill -9 in the middle of a 1,000-event backlog: after a restart every even
   const app = createApp(setup.deps).listen(0, '127.0.0.1') as Server;
   await once(app, 'listening');
   const setupUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
-  const endpoint = await api(setupUrl, keys.test.secretKey, 'POST', '/api/webhooks', { url: receiver.url });
+  const endpoint = await call(setupUrl, 'POST', '/api/webhooks', {
+    token: keys.test.secretKey,
+    json: { url: receiver.url },
+  });
   expect(endpoint.status).toBe(201);
   secret = endpoint.body.data.secret;
   await new Promise((resolve) => app.close(resolve));

@@ -1,17 +1,18 @@
 import { expect, test, vi } from 'vitest';
 import { RETRY_SCHEDULES } from '../../reference-server/src/events/webhook-worker.ts';
-import { api, independentlyVerify, startReceiver } from '../support/checkout.ts';
+import { call } from '../support/api.ts';
+import { independentlyVerify, startReceiver } from '../support/checkout.ts';
 import { startServer } from '../support/server.ts';
 
 test('a receiver that answers 500, then times out, then 200 is retried on schedule, every attempt recorded', async () => {
   const server = await startServer();
-  let call = 0;
+  let answered = 0;
   const receiver = await startReceiver((_received, res) => {
-    call += 1;
-    if (call === 1) {
+    answered += 1;
+    if (answered === 1) {
       res.statusCode = 500;
       res.end('boom');
-    } else if (call === 2) {
+    } else if (answered === 2) {
       // Never answers: the attempt times out. Answer later so the socket does not linger.
       setTimeout(() => res.end('too late'), RETRY_SCHEDULES.fast.timeoutMs * 2).unref();
     } else {
@@ -20,17 +21,21 @@ test('a receiver that answers 500, then times out, then 200 is retried on schedu
   });
   try {
     const sk = server.createBusiness().keys.test.secretKey;
-    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body
-      .data;
-    const created = await api(server.baseUrl, sk, 'POST', '/api/widget/sessions', {
-      amount: 20_000,
-      currency: 'NGN',
-      payer: { name: 'Ada', email: 'ada@example.com' },
+    const endpoint = (
+      await call(server.baseUrl, 'POST', '/api/webhooks', { token: sk, json: { url: receiver.url } })
+    ).body.data;
+    const created = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
+      token: sk,
+      json: {
+        amount: 20_000,
+        currency: 'NGN',
+        payer: { name: 'Ada', email: 'ada@example.com' },
+      },
     });
-    await api(server.baseUrl, sk, 'POST', `/api/widget/sessions/${created.body.data.id}/cancel`);
+    await call(server.baseUrl, 'POST', `/api/widget/sessions/${created.body.data.id}/cancel`, { token: sk });
 
     const deliveries = async () =>
-      (await api(server.baseUrl, sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries`)).body.data;
+      (await call(server.baseUrl, 'GET', `/api/webhooks/${endpoint.id}/deliveries`, { token: sk })).body.data;
     await vi.waitFor(async () => expect((await deliveries())[0]?.status).toBe('succeeded'), {
       timeout: 15_000,
       interval: 100,

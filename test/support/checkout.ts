@@ -3,36 +3,16 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createParser } from 'eventsource-parser';
+import { call } from './api.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: test bodies are asserted field by field, not typed up front.
 type Json = any;
 
-/** JSON over HTTP with a bearer key; returns status and parsed body. */
-export async function api(
-  baseUrl: string,
-  key: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: Json }> {
-  const response = await fetch(new URL(path, baseUrl), {
-    method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
-}
-
 /** Creates a session and bootstraps it: the widget token and the account to pay. */
 export async function openCheckout(baseUrl: string, secretKey: string, amount = 50_000) {
-  const created = await api(baseUrl, secretKey, 'POST', '/api/widget/sessions', {
-    amount,
-    currency: 'NGN',
-    payer: { name: 'Ada Payer', email: 'ada@example.com' },
+  const created = await call(baseUrl, 'POST', '/api/widget/sessions', {
+    token: secretKey,
+    json: { amount, currency: 'NGN', payer: { name: 'Ada Payer', email: 'ada@example.com' } },
   });
   if (created.status !== 201)
     throw new Error(`session create: ${created.status} ${JSON.stringify(created.body)}`);

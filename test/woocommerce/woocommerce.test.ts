@@ -4,7 +4,8 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Clock } from '../../reference-server/src/index.ts';
 import { generateTestHeader } from '../../sdk/src/index.ts';
-import { api } from '../support/checkout.ts';
+import { call } from '../support/api.ts';
+
 import { type RunningServer, startServer } from '../support/server.ts';
 import { Shopper } from './support/shopper.ts';
 import { pluginDir, repoRoot, startWooStack, type WooStack, wooStackAvailable } from './support/woo-stack.ts';
@@ -51,7 +52,7 @@ describe.runIf(wooStackAvailable)(
 
     const secretKey = () => keys.test.secretKey;
     const session = async (id: string) =>
-      (await api(service.baseUrl, secretKey(), 'GET', `/api/widget/sessions/${id}`)).body.data;
+      (await call(service.baseUrl, 'GET', `/api/widget/sessions/${id}`, { token: secretKey() })).body.data;
     const bankTransfer = async (accountNumber: string, amount: number) => {
       const response = await fetch(new URL('/bank/transfers', service.baseUrl), {
         method: 'POST',
@@ -73,8 +74,11 @@ describe.runIf(wooStackAvailable)(
     };
     const ourEndpoints = async () =>
       (
-        (await api(service.baseUrl, secretKey(), 'GET', '/api/webhooks?environment=test&limit=100')).body
-          .data as Array<{
+        (
+          await call(service.baseUrl, 'GET', '/api/webhooks?environment=test&limit=100', {
+            token: secretKey(),
+          })
+        ).body.data as Array<{
           id: string;
           url: string;
           enabled: boolean;
@@ -214,7 +218,9 @@ describe.runIf(wooStackAvailable)(
       // The only payment so far is the browser's: its session.successful event, delivered.
       const paid = await until('the payment webhook to be delivered', async () => {
         const delivered = (
-          await api(service.baseUrl, secretKey(), 'GET', `/api/webhooks/${endpoint?.id}/deliveries?limit=100`)
+          await call(service.baseUrl, 'GET', `/api/webhooks/${endpoint?.id}/deliveries?limit=100`, {
+            token: secretKey(),
+          })
         ).body.data as Array<{ eventId: string; eventType: string; status: string }>;
         const successful = delivered.filter((delivery) => delivery.eventType === 'session.successful');
         return successful.length === 1 && successful[0]?.status === 'succeeded' ? successful : undefined;
@@ -384,7 +390,10 @@ describe.runIf(wooStackAvailable)(
     it('with webhooks switched off at the service, the return from the widget and the scheduled check still settle', async () => {
       const [endpoint] = await ourEndpoints();
       const toggle = (enabled: boolean) =>
-        api(service.baseUrl, secretKey(), 'PATCH', `/api/webhooks/${endpoint?.id}`, { enabled });
+        call(service.baseUrl, 'PATCH', `/api/webhooks/${endpoint?.id}`, {
+          token: secretKey(),
+          json: { enabled },
+        });
       expect((await toggle(false)).status).toBe(200);
       try {
         const payWithoutWebhook = async (email: string) => {
@@ -457,12 +466,9 @@ describe.runIf(wooStackAvailable)(
         );
         const refused = await until('the expired event to be attempted', async () => {
           const list = (
-            await api(
-              service.baseUrl,
-              secretKey(),
-              'GET',
-              `/api/webhooks/${endpoint?.id}/deliveries?limit=100`,
-            )
+            await call(service.baseUrl, 'GET', `/api/webhooks/${endpoint?.id}/deliveries?limit=100`, {
+              token: secretKey(),
+            })
           ).body.data as Array<{
             eventId: string;
             eventType: string;
@@ -478,8 +484,11 @@ describe.runIf(wooStackAvailable)(
         offset = 0;
       }
       // Clocks agree again: the merchant resends the event (its own retry is scheduled on the service's clock).
-      const resent = await api(service.baseUrl, secretKey(), 'POST', `/api/events/${expiredEventId}/resend`, {
-        endpointId: endpoint?.id,
+      const resent = await call(service.baseUrl, 'POST', `/api/events/${expiredEventId}/resend`, {
+        token: secretKey(),
+        json: {
+          endpointId: endpoint?.id,
+        },
       });
       expect(resent.status).toBe(202);
       const failed = await until('the order to fail', async () => {

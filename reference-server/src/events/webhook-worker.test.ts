@@ -1,6 +1,7 @@
 import { WebhookEventSchema } from '@servicepay/node/protocol';
 import { describe, expect, test, vi } from 'vitest';
-import { api, startReceiver } from '../../../test/support/checkout.ts';
+import { call } from '../../../test/support/api.ts';
+import { startReceiver } from '../../../test/support/checkout.ts';
 import { startServer } from '../../../test/support/server.ts';
 import { WebhookDeliveryRepository } from '../db/webhook-deliveries.ts';
 import { WebhookEndpointRepository } from '../db/webhook-endpoints.ts';
@@ -76,16 +77,21 @@ test('a failing endpoint is retried on schedule, the delivery fails at the end, 
     if (!worker) throw new Error('the webhook worker is not a task of the service');
     const { business, keys } = server.createBusiness();
     const sk = keys.test.secretKey;
-    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body
-      .data;
-    const created = await api(server.baseUrl, sk, 'POST', '/api/widget/sessions', {
-      amount: 10_000,
-      currency: 'NGN',
-      payer: { name: 'Ada', email: 'ada@example.com' },
+    const endpoint = (
+      await call(server.baseUrl, 'POST', '/api/webhooks', { token: sk, json: { url: receiver.url } })
+    ).body.data;
+    const created = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
+      token: sk,
+      json: {
+        amount: 10_000,
+        currency: 'NGN',
+        payer: { name: 'Ada', email: 'ada@example.com' },
+      },
     });
-    await api(server.baseUrl, sk, 'POST', `/api/widget/sessions/${created.body.data.id}/cancel`);
+    await call(server.baseUrl, 'POST', `/api/widget/sessions/${created.body.data.id}/cancel`, { token: sk });
     const delivery = async () =>
-      (await api(server.baseUrl, sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries`)).body.data[0];
+      (await call(server.baseUrl, 'GET', `/api/webhooks/${endpoint.id}/deliveries`, { token: sk })).body
+        .data[0];
 
     const { delaysMs } = RETRY_SCHEDULES.fast;
     for (let attempt = 1; attempt <= delaysMs.length + 1; attempt += 1) {
@@ -117,7 +123,8 @@ test('a failing endpoint is retried on schedule, the delivery fails at the end, 
       Array.from({ length: delaysMs.length + 1 }, (_, i) => String(i + 1)),
     );
 
-    const after = (await api(server.baseUrl, sk, 'GET', `/api/webhooks/${endpoint.id}`)).body.data;
+    const after = (await call(server.baseUrl, 'GET', `/api/webhooks/${endpoint.id}`, { token: sk })).body
+      .data;
     expect(after).toMatchObject({ enabled: false, disabledReason: 'failing' });
     expect(warnings).toContainEqual([
       'webhook endpoint disabled: it kept failing',
@@ -145,14 +152,18 @@ describe('what a receiver answered (issue 8)', () => {
     if (!own) throw new Error('the webhook worker is not a task of the service');
     await own.stop();
     const sk = server.createBusiness().keys.test.secretKey;
-    const endpoint = (await api(server.baseUrl, sk, 'POST', '/api/webhooks', { url: receiver.url })).body
-      .data;
-    const created = await api(server.baseUrl, sk, 'POST', '/api/widget/sessions', {
-      amount: 10_000,
-      currency: 'NGN',
-      payer: { name: 'Ada', email: 'ada@example.com' },
+    const endpoint = (
+      await call(server.baseUrl, 'POST', '/api/webhooks', { token: sk, json: { url: receiver.url } })
+    ).body.data;
+    const created = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
+      token: sk,
+      json: {
+        amount: 10_000,
+        currency: 'NGN',
+        payer: { name: 'Ada', email: 'ada@example.com' },
+      },
     });
-    await api(server.baseUrl, sk, 'POST', `/api/widget/sessions/${created.body.data.id}/cancel`);
+    await call(server.baseUrl, 'POST', `/api/widget/sessions/${created.body.data.id}/cancel`, { token: sk });
     const { db } = server.service.deps.store;
     const worker = (revealsAnswerOf?: (address: string) => boolean) =>
       new WebhookWorker({
@@ -166,7 +177,8 @@ describe('what a receiver answered (issue 8)', () => {
         ...(revealsAnswerOf ? { revealsAnswerOf } : {}),
       });
     const attempts = async () =>
-      (await api(server.baseUrl, sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries`)).body.data[0].attempts;
+      (await call(server.baseUrl, 'GET', `/api/webhooks/${endpoint.id}/deliveries`, { token: sk })).body
+        .data[0].attempts;
     return {
       worker,
       attempts,

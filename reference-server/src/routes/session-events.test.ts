@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
-import { api, openCheckout, openStream } from '../../../test/support/checkout.ts';
+import { call } from '../../../test/support/api.ts';
+import { openCheckout, openStream } from '../../../test/support/checkout.ts';
 import { type RunningServer, startServer } from '../../../test/support/server.ts';
 import { PushStreams } from '../events/push-streams.ts';
 
@@ -22,7 +23,7 @@ const pushStreams = () => {
 };
 
 const pay = (accountNumber: string, amount: number) =>
-  api(server.baseUrl, secretKey, 'POST', '/api/test/transfers', { accountNumber, amount });
+  call(server.baseUrl, 'POST', '/api/test/transfers', { token: secretKey, json: { accountNumber, amount } });
 
 test('the current state comes first, then live transitions, and the stream closes after a terminal status', async () => {
   const checkout = await openCheckout(server.baseUrl, secretKey);

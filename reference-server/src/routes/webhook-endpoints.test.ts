@@ -1,6 +1,7 @@
 import { WebhookEventSchema } from '@servicepay/node/protocol';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
-import { api, independentlyVerify, startReceiver } from '../../../test/support/checkout.ts';
+import { call } from '../../../test/support/api.ts';
+import { independentlyVerify, startReceiver } from '../../../test/support/checkout.ts';
 import { type RunningServer, startServer } from '../../../test/support/server.ts';
 
 let server: RunningServer;
@@ -20,23 +21,23 @@ afterEach(async () => {
   await receiver.close();
 });
 
-const call = (key: string, method: string, path: string, body?: unknown) =>
-  api(server.baseUrl, key, method, path, body);
+const request = (key: string, method: string, path: string, body?: unknown) =>
+  call(server.baseUrl, method, path, { token: key, json: body });
 
 async function cancelledSession(key = sk): Promise<string> {
-  const created = await call(key, 'POST', '/api/widget/sessions', {
+  const created = await request(key, 'POST', '/api/widget/sessions', {
     amount: 10_000,
     currency: 'NGN',
     payer: { name: 'Ada', email: 'ada@example.com' },
   });
-  const cancelled = await call(key, 'POST', `/api/widget/sessions/${created.body.data.id}/cancel`);
+  const cancelled = await request(key, 'POST', `/api/widget/sessions/${created.body.data.id}/cancel`);
   expect(cancelled.body.data.status).toBe('cancelled');
   return created.body.data.id as string;
 }
 
 describe('endpoints resource', () => {
   test('create returns the secret once; retrieve, list, update, delete', async () => {
-    const created = await call(sk, 'POST', '/api/webhooks', { url: receiver.url, description: 'orders' });
+    const created = await request(sk, 'POST', '/api/webhooks', { url: receiver.url, description: 'orders' });
     expect(created.status).toBe(201);
     const endpoint = created.body.data;
     expect(endpoint.id).toMatch(/^we_[0-9A-Za-z]{24}$/);
@@ -50,26 +51,26 @@ describe('endpoints resource', () => {
     ]);
     expect(endpoint).toMatchObject({ enabled: true, disabledReason: null, environment: 'test' });
 
-    const fetched = await call(sk, 'GET', `/api/webhooks/${endpoint.id}`);
+    const fetched = await request(sk, 'GET', `/api/webhooks/${endpoint.id}`);
     expect(fetched.status).toBe(200);
     expect(fetched.body.data.secret).toBeUndefined();
     expect(fetched.body.data.url).toBe(receiver.url);
 
-    const second = await call(sk, 'POST', '/api/webhooks', {
+    const second = await request(sk, 'POST', '/api/webhooks', {
       url: receiver.url,
       events: ['session.successful'],
     });
-    const page1 = await call(sk, 'GET', '/api/webhooks?environment=test&limit=1');
+    const page1 = await request(sk, 'GET', '/api/webhooks?environment=test&limit=1');
     expect(page1.body.data.map((e: { id: string }) => e.id)).toEqual([second.body.data.id]);
     expect(page1.body.pagination).toEqual({ hasMore: true, nextCursor: second.body.data.id });
-    const page2 = await call(sk, 'GET', `/api/webhooks?limit=1&startingAfter=${second.body.data.id}`);
+    const page2 = await request(sk, 'GET', `/api/webhooks?limit=1&startingAfter=${second.body.data.id}`);
     expect(page2.body.data.map((e: { id: string }) => e.id)).toEqual([endpoint.id]);
     expect(page2.body.pagination).toEqual({ hasMore: false, nextCursor: null });
-    const live = await call(sk, 'GET', '/api/webhooks?environment=live');
+    const live = await request(sk, 'GET', '/api/webhooks?environment=live');
     expect(live.status).toBe(403);
     expect(live.body.meta.code).toBe('environment_mismatch');
 
-    const patched = await call(sk, 'PATCH', `/api/webhooks/${endpoint.id}`, {
+    const patched = await request(sk, 'PATCH', `/api/webhooks/${endpoint.id}`, {
       events: ['session.cancelled'],
       enabled: false,
     });
@@ -79,14 +80,14 @@ describe('endpoints resource', () => {
       disabledReason: null,
     });
 
-    const deleted = await call(sk, 'DELETE', `/api/webhooks/${endpoint.id}`);
+    const deleted = await request(sk, 'DELETE', `/api/webhooks/${endpoint.id}`);
     expect(deleted.status).toBe(200);
     expect(deleted.body.data).toEqual({ id: endpoint.id, deleted: true });
-    expect((await call(sk, 'GET', `/api/webhooks/${endpoint.id}`)).status).toBe(404);
+    expect((await request(sk, 'GET', `/api/webhooks/${endpoint.id}`)).status).toBe(404);
   });
 
   test('another business gets 403 on every route; an unknown id 404', async () => {
-    const { body } = await call(sk, 'POST', '/api/webhooks', { url: receiver.url });
+    const { body } = await request(sk, 'POST', '/api/webhooks', { url: receiver.url });
     const id = body.data.id as string;
     for (const [method, path, payload] of [
       ['GET', `/api/webhooks/${id}`],
@@ -95,7 +96,7 @@ describe('endpoints resource', () => {
       ['POST', `/api/webhooks/${id}/roll-secret`],
       ['GET', `/api/webhooks/${id}/deliveries`],
     ] as const) {
-      const response = await call(otherSk, method, path, payload);
+      const response = await request(otherSk, method, path, payload);
       expect([method, path, response.status, response.body.meta.code]).toEqual([
         method,
         path,
@@ -103,10 +104,10 @@ describe('endpoints resource', () => {
         'forbidden',
       ]);
     }
-    const unknown = await call(sk, 'GET', '/api/webhooks/we_000000000000000000000000');
+    const unknown = await request(sk, 'GET', '/api/webhooks/we_000000000000000000000000');
     expect(unknown.status).toBe(404);
     expect(unknown.body.meta.code).toBe('not_found');
-    const unknownEvent = await call(sk, 'POST', '/api/events/evt_000000000000000000000000/resend', {});
+    const unknownEvent = await request(sk, 'POST', '/api/events/evt_000000000000000000000000/resend', {});
     expect(unknownEvent.status).toBe(404);
   });
 
@@ -121,7 +122,7 @@ describe('endpoints resource', () => {
       [{ url: 'http://user:pw@127.0.0.1/hooks' }, 'url'],
     ];
     for (const [body, path] of cases) {
-      const response = await call(sk, 'POST', '/api/webhooks', body);
+      const response = await request(sk, 'POST', '/api/webhooks', body);
       expect(response.status).toBe(400);
       expect(response.body.meta.code).toBe('validation_failed');
       expect(response.body.errors.map((error: { path: string }) => error.path)).toContain(path);
@@ -141,13 +142,13 @@ describe('endpoints resource', () => {
       'https://[fd00::1]/hooks',
       'https://localhost/hooks',
     ]) {
-      const response = await call(live, 'POST', '/api/webhooks', { url });
+      const response = await request(live, 'POST', '/api/webhooks', { url });
       expect([url, response.status, response.body.meta.code]).toEqual([url, 400, 'validation_failed']);
     }
-    const ok = await call(live, 'POST', '/api/webhooks', { url: 'https://93.184.215.14/hooks' });
+    const ok = await request(live, 'POST', '/api/webhooks', { url: 'https://93.184.215.14/hooks' });
     expect(ok.status).toBe(201);
     expect(ok.body.data.environment).toBe('live');
-    const patched = await call(live, 'PATCH', `/api/webhooks/${ok.body.data.id}`, {
+    const patched = await request(live, 'PATCH', `/api/webhooks/${ok.body.data.id}`, {
       url: 'https://10.0.0.1/',
     });
     expect(patched.status).toBe(400);
@@ -156,7 +157,7 @@ describe('endpoints resource', () => {
 
 describe('deliveries', () => {
   test('a cancelled session is delivered signed, recorded, listable and resendable', async () => {
-    const { body } = await call(sk, 'POST', '/api/webhooks', { url: receiver.url });
+    const { body } = await request(sk, 'POST', '/api/webhooks', { url: receiver.url });
     const endpoint = body.data;
     const sessionId = await cancelledSession();
     await vi.waitFor(() => expect(receiver.received).toHaveLength(1));
@@ -176,10 +177,10 @@ describe('deliveries', () => {
     ).toBe(false);
 
     await vi.waitFor(async () => {
-      const listed = await call(sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries?status=succeeded`);
+      const listed = await request(sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries?status=succeeded`);
       expect(listed.body.data).toHaveLength(1);
     });
-    const listed = await call(sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries?eventId=${event.id}`);
+    const listed = await request(sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries?eventId=${event.id}`);
     expect(listed.status).toBe(200);
     const [row] = listed.body.data;
     expect(row).toMatchObject({ eventId: event.id, eventType: 'session.cancelled', status: 'succeeded' });
@@ -193,24 +194,24 @@ describe('deliveries', () => {
       responseExcerptWithheld: 'receiver_not_public',
     });
     expect(Number.isInteger(row.attempts[0].latencyMs)).toBe(true);
-    const none = await call(sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries?status=failed`);
+    const none = await request(sk, 'GET', `/api/webhooks/${endpoint.id}/deliveries?status=failed`);
     expect(none.body.data).toEqual([]);
 
-    const resent = await call(sk, 'POST', `/api/events/${event.id}/resend`, { endpointId: endpoint.id });
+    const resent = await request(sk, 'POST', `/api/events/${event.id}/resend`, { endpointId: endpoint.id });
     expect(resent.status).toBe(202);
     expect(resent.body.data.eventId).toBe(event.id);
     expect(resent.body.data.deliveries).toHaveLength(1);
     await vi.waitFor(() => expect(receiver.received).toHaveLength(2));
     expect(receiver.received[1]?.body.id).toBe(event.id);
-    const foreign = await call(otherSk, 'POST', `/api/events/${event.id}/resend`, {});
+    const foreign = await request(otherSk, 'POST', `/api/events/${event.id}/resend`, {});
     expect(foreign.status).toBe(403);
     expect(foreign.body.meta.code).toBe('forbidden');
   });
 
   test('after a roll, both secrets sign for 24 hours: two v1 values', async () => {
-    const { body } = await call(sk, 'POST', '/api/webhooks', { url: receiver.url });
+    const { body } = await request(sk, 'POST', '/api/webhooks', { url: receiver.url });
     const oldSecret = body.data.secret as string;
-    const rolled = await call(sk, 'POST', `/api/webhooks/${body.data.id}/roll-secret`);
+    const rolled = await request(sk, 'POST', `/api/webhooks/${body.data.id}/roll-secret`);
     expect(rolled.status).toBe(200);
     const newSecret = rolled.body.data.secret as string;
     expect(newSecret).toMatch(/^whsec_/);
@@ -226,18 +227,20 @@ describe('deliveries', () => {
   });
 
   test('an endpoint gets only the types it subscribes to, and nothing while disabled', async () => {
-    const { body } = await call(sk, 'POST', '/api/webhooks', {
+    const { body } = await request(sk, 'POST', '/api/webhooks', {
       url: receiver.url,
       events: ['session.successful'],
     });
-    const other = await call(sk, 'POST', '/api/webhooks', {
+    const other = await request(sk, 'POST', '/api/webhooks', {
       url: receiver.url,
       events: ['session.cancelled'],
     });
-    await call(sk, 'PATCH', `/api/webhooks/${other.body.data.id}`, { enabled: false });
+    await request(sk, 'PATCH', `/api/webhooks/${other.body.data.id}`, { enabled: false });
     await cancelledSession();
-    expect((await call(sk, 'GET', `/api/webhooks/${body.data.id}/deliveries`)).body.data).toEqual([]);
-    expect((await call(sk, 'GET', `/api/webhooks/${other.body.data.id}/deliveries`)).body.data).toEqual([]);
+    expect((await request(sk, 'GET', `/api/webhooks/${body.data.id}/deliveries`)).body.data).toEqual([]);
+    expect((await request(sk, 'GET', `/api/webhooks/${other.body.data.id}/deliveries`)).body.data).toEqual(
+      [],
+    );
     expect(receiver.received).toHaveLength(0);
   });
 
@@ -248,21 +251,21 @@ describe('deliveries', () => {
       res.end(status === 200 ? 'ok' : 'down');
     });
     try {
-      const { body } = await call(sk, 'POST', '/api/webhooks', { url: flaky.url });
+      const { body } = await request(sk, 'POST', '/api/webhooks', { url: flaky.url });
       await cancelledSession();
       await vi.waitFor(async () => {
-        const listed = await call(sk, 'GET', `/api/webhooks/${body.data.id}/deliveries`);
+        const listed = await request(sk, 'GET', `/api/webhooks/${body.data.id}/deliveries`);
         expect(listed.body.data[0]?.attemptCount).toBeGreaterThanOrEqual(1);
       });
-      await call(sk, 'PATCH', `/api/webhooks/${body.data.id}`, { enabled: false });
-      const parked = await call(sk, 'GET', `/api/webhooks/${body.data.id}/deliveries`);
+      await request(sk, 'PATCH', `/api/webhooks/${body.data.id}`, { enabled: false });
+      const parked = await request(sk, 'GET', `/api/webhooks/${body.data.id}/deliveries`);
       expect(parked.body.data[0]).toMatchObject({ status: 'pending', nextAttemptAt: null });
       expect(parked.body.data[0].attempts[0]).toMatchObject({ statusCode: 500, responseExcerpt: null });
       status = 200;
-      const enabled = await call(sk, 'PATCH', `/api/webhooks/${body.data.id}`, { enabled: true });
+      const enabled = await request(sk, 'PATCH', `/api/webhooks/${body.data.id}`, { enabled: true });
       expect(enabled.body.data.enabled).toBe(true);
       await vi.waitFor(async () => {
-        const listed = await call(sk, 'GET', `/api/webhooks/${body.data.id}/deliveries`);
+        const listed = await request(sk, 'GET', `/api/webhooks/${body.data.id}/deliveries`);
         expect(listed.body.data[0]?.status).toBe('succeeded');
       });
       expect(flaky.received.at(-1)?.body.type).toBe('session.cancelled');
