@@ -10,6 +10,7 @@ import {
   type CheckoutWorld,
   heading,
   merchantLog,
+  paidOnce,
   shownAccountNumber,
   startCheckoutWorld,
 } from './support/checkout-world.ts';
@@ -83,12 +84,7 @@ describe('@servicepay/react PaymentWidget', () => {
     expect(bootstraps).toHaveLength(1);
     await world.transfer(accountNumber, 500_000);
     await heading(page).filter({ hasText: 'Payment received' }).waitFor();
-    expect(await merchantLog(page)).toEqual([
-      {
-        callback: 'onSuccess',
-        payload: { id: session.id, reference: session.reference, status: 'successful' },
-      },
-    ]);
+    expect(await merchantLog(page)).toEqual(paidOnce(session));
     await page.evaluate(() => (window as unknown as { reactShop: { unmount(): void } }).reactShop.unmount());
     await page.waitForSelector('servicepay-checkout', { state: 'detached' });
     expect(await leftovers(page)).toMatchObject({

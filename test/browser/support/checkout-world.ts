@@ -131,6 +131,16 @@ export async function openCheckout(page: Page, clientSecret: string): Promise<vo
   }, clientSecret);
 }
 
+/**
+ * What the merchant page's log must hold after a paid checkout: `onSuccess` exactly once, with the spec's payload.
+ *
+ * @example
+ * expect(await merchantLog(page)).toEqual(paidOnce(session));
+ */
+export const paidOnce = (session: { id: string; reference: string }) => [
+  { callback: 'onSuccess', payload: { id: session.id, reference: session.reference, status: 'successful' } },
+];
+
 /** What the merchant page's callbacks recorded, in order. */
 export function merchantLog(page: Page): Promise<Array<{ callback: string; payload?: unknown }>> {
   return page.evaluate(() => (window as unknown as { merchantLog: Array<{ callback: string }> }).merchantLog);
