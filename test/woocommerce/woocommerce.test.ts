@@ -53,6 +53,18 @@ describe.runIf(wooStackAvailable)(
     const secretKey = () => keys.test.secretKey;
     const session = async (id: string) =>
       (await call(service.baseUrl, 'GET', `/api/widget/sessions/${id}`, { token: secretKey() })).body.data;
+    /** The session once the widget (or the plugin) has opened its account: what the payer's bank pays. */
+    const openedSession = (id: string, what = 'the widget to open the session') =>
+      until(what, async () => {
+        const current = await session(id);
+        return current.status === 'awaiting_payment' ? current : undefined;
+      });
+    /** The order once WooCommerce has it processing (paid). */
+    const processingOrder = (orderId: number, what = 'the order to be paid') =>
+      until(what, async () => {
+        const current = await woo.wp('order', orderId);
+        return current.status === 'processing' ? current : undefined;
+      });
     const bankTransfer = async (accountNumber: string, amount: number) => {
       const response = await fetch(new URL('/bank/transfers', service.baseUrl), {
         method: 'POST',
@@ -177,19 +189,13 @@ describe.runIf(wooStackAvailable)(
         const answer = await placeBlocksOrder(page);
         await page.locator('servicepay-checkout').waitFor({ state: 'attached' });
         // The widget exchanged the client secret and shows an account: pay it exactly, as the payer's bank would.
-        const awaiting = await until('the widget to open the session', async () => {
-          const current = await session(answer.sessionId);
-          return current.status === 'awaiting_payment' ? current : undefined;
-        });
+        const awaiting = await openedSession(answer.sessionId);
         expect(
           (await bankTransfer(awaiting.virtualAccount.accountNumber, awaiting.amount)).data.outcome,
         ).toBe('credited');
         await page.waitForURL(/\/checkout\/order-received\/\d+\//, { timeout: 30_000 });
         const orderId = Number(/order-received\/(\d+)\//.exec(page.url())?.[1]);
-        const order = await until('the order to be processing', async () => {
-          const current = await woo.wp('order', orderId);
-          return current.status === 'processing' ? current : undefined;
-        });
+        const order = await processingOrder(orderId, 'the order to be processing');
         expect(awaiting.amount).toBe(2500);
         expect(awaiting.currency).toBe('USD');
         expect(order.transactionId).toBe(answer.sessionId);
@@ -299,16 +305,10 @@ describe.runIf(wooStackAvailable)(
         // Place order again: WooCommerce reuses the pending order; the plugin opens a second session for it.
         const second = await placeBlocksOrder(page);
         expect(second.sessionId).not.toBe(first.sessionId);
-        const awaiting = await until('the second session to open', async () => {
-          const current = await session(second.sessionId);
-          return current.status === 'awaiting_payment' ? current : undefined;
-        });
+        const awaiting = await openedSession(second.sessionId, 'the second session to open');
         await bankTransfer(awaiting.virtualAccount.accountNumber, awaiting.amount);
         await page.waitForURL(new RegExp(`/checkout/order-received/${orderId}/`), { timeout: 30_000 });
-        const order = await until('the order to be paid', async () => {
-          const current = await woo.wp('order', orderId);
-          return current.status === 'processing' ? current : undefined;
-        });
+        const order = await processingOrder(orderId);
         expect(order.transactionId).toBe(second.sessionId);
         expect(order.sessions.split(',')).toEqual([first.sessionId, second.sessionId]);
         expect(notesWith(order, 'received by bank transfer')).toHaveLength(1);
@@ -346,10 +346,7 @@ describe.runIf(wooStackAvailable)(
       expect(noted.transactionId).toBe('');
 
       expect((await bankTransfer(virtualAccount.accountNumber, 5000)).data.outcome).toBe('credited');
-      const paid = await until('the order to be paid', async () => {
-        const order = await woo.wp('order', orderId);
-        return order.status === 'processing' ? order : undefined;
-      });
+      const paid = await processingOrder(orderId);
       expect(paid.transactionId).toBe(opened.body.sessionId);
       expect(notesWith(paid, 'received by bank transfer')).toHaveLength(1);
       // The session the shop replaced was not reported as cancelled by the payer.
@@ -370,16 +367,10 @@ describe.runIf(wooStackAvailable)(
         await page.goto(`${woo.url}/checkout/order-pay/${orderId}/?key=${orderKey}`);
         const answer = (await (await opened).json()) as { sessionId: string };
         await page.locator('servicepay-checkout').waitFor({ state: 'attached' });
-        const awaiting = await until('the widget to open the session', async () => {
-          const current = await session(answer.sessionId);
-          return current.status === 'awaiting_payment' ? current : undefined;
-        });
+        const awaiting = await openedSession(answer.sessionId);
         await bankTransfer(awaiting.virtualAccount.accountNumber, awaiting.amount);
         await page.waitForURL(new RegExp(`/checkout/order-received/${orderId}/`), { timeout: 30_000 });
-        const order = await until('the order to be paid', async () => {
-          const current = await woo.wp('order', orderId);
-          return current.status === 'processing' ? current : undefined;
-        });
+        const order = await processingOrder(orderId);
         expect(order.transactionId).toBe(answer.sessionId);
         expect(notesWith(order, 'received by bank transfer')).toHaveLength(1);
       } finally {
