@@ -1,123 +1,243 @@
 /**
- * Webhook verification throughput: the SDK beside raw `node:crypto` HMAC in the same run.
- * Target: SDK verification ≥ 0.8× raw HMAC. `verifySignature` is the verification alone (apples to apples);
- * `constructEvent` also parses the JSON and checks it against the contract schema, so it is compared with
- * raw HMAC + JSON.parse too. Bounded (about 20 s), no network.
+ * Webhook verification throughput: the SDK's `constructEvent` beside a hand-written `node:crypto` verifier, in the
+ * same process and the same rounds. Target (issue 12): `constructEvent` ≥ 0.85× raw HMAC-SHA256 of a 1 KB body.
  *
- *   node --import tsx bench/sdk-webhook-verify.ts
+ * The baseline is the least a correct receiver does: HMAC-SHA256 over "<t>.<raw body>" (docs/protocol.md,
+ * "Signature") and a constant-time compare against every `v1=` of the header, with `t` and the signatures already
+ * cut out of the header and hex-decoded outside the timed loop (so the baseline does less than any real receiver;
+ * nothing is flattered). It reads no JSON. `constructEvent` also parses the header, checks the timestamp
+ * tolerance, decodes the hex, and JSON-parses and validates the event. Secondary rows, for reading the primary
+ * one: `verifySignature` (the SDK's verification alone), raw HMAC + `JSON.parse` (the same baseline plus the JSON
+ * read every receiver needs), and the edge entry's `constructEventAsync` (Web Crypto; no target, watched for
+ * regressions).
+ *
+ * Headers are made by the reference server's own signer, as deliveries carry them: one `v1=` per active secret.
+ * Cases: one secret; a rolled secret (two `v1=` in the header, the receiver holding the new secret); a rolled
+ * secret with the receiver passing both secrets. Every implementation runs for one window per round, in an order
+ * that rotates each round, so machine noise hits all of them; each round's ratio uses that round's figures, and
+ * the report gives the median over rounds and the spread (min–max). Bounded (about 30 s), no network.
+ *
+ *   flock /tmp/bench.lock npm run bench -- sdk-webhook-verify
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { constructEvent, generateTestHeader, verifySignature } from '../sdk/src/index.ts';
+import { signPayload } from '../reference-server/src/internal/signature.ts';
+import { constructEvent, verifySignature } from '../sdk/src/index.ts';
+import { constructEventAsync } from '../sdk/src/webhooks-edge.ts';
 
-const SECRET = 'whsec_bench000000000000000000000000';
-const WINDOW_MS = 700;
-const ROUNDS = 3;
+const NEW_SECRET = 'whsec_bench0000000000000000000000new';
+const OLD_SECRET = 'whsec_bench0000000000000000000000old';
+const TARGET = 0.85;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
+const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 120);
+const BATCH = 64;
 
-/** A real `session.successful` event, its metadata padded to the target size. */
+/** A real `session.successful` event as the service writes it, its metadata padded to exactly `bytes`. */
 const payloadOf = (bytes: number): string => {
   const event = {
-    id: 'evt_bench',
+    id: 'evt_3kTq9vXb2LmN8pRs',
     type: 'session.successful',
     environment: 'test',
-    createdAt: '2025-01-01T12:00:00.000Z',
+    createdAt: '2026-01-01T12:01:00.000Z',
     data: {
       session: {
-        id: 'ses_bench',
-        reference: 'order-bench',
+        id: 'ses_7hYt2QwErT9uIoPa',
+        reference: 'order-100234',
         status: 'successful',
         environment: 'test',
         amount: 500_000,
         currency: 'NGN',
-        payer: { name: 'Ada Lovelace', email: 'ada@example.com' },
-        metadata: { note: '' },
-        virtualAccount: null,
+        payer: { name: 'Ada Lovelace', email: 'ada@example.com', phone: '+2348012345678' },
+        metadata: { orderId: '100234', cart: 'c_88213', note: '' },
+        virtualAccount: {
+          bankName: 'ServicePay Test Bank',
+          accountNumber: '0123456789',
+          accountName: 'Shop / Ada',
+          expiresAt: '2026-01-01T12:30:00.000Z',
+        },
         lastMismatch: null,
-        createdAt: '2025-01-01T12:00:00.000Z',
-        updatedAt: '2025-01-01T12:00:00.000Z',
-        expiresAt: '2025-01-01T14:00:00.000Z',
-        paidAt: '2025-01-01T12:01:00.000Z',
+        createdAt: '2026-01-01T12:00:00.000Z',
+        updatedAt: '2026-01-01T12:01:00.000Z',
+        expiresAt: '2026-01-01T14:00:00.000Z',
+        paidAt: '2026-01-01T12:01:00.000Z',
       },
     },
   };
-  const base = JSON.stringify(event).length;
+  const base = Buffer.byteLength(JSON.stringify(event));
   event.data.session.metadata.note = 'x'.repeat(Math.max(0, bytes - base));
   return JSON.stringify(event);
 };
 
-/** Best of ROUNDS windows, in operations per second. */
-const measure = (fn: () => unknown): number => {
-  for (let i = 0; i < 200; i++) fn(); // warm up
-  let best = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    let count = 0;
-    const start = performance.now();
-    let elapsed = 0;
-    while (elapsed < WINDOW_MS) {
-      for (let i = 0; i < 50; i++) fn();
-      count += 50;
-      elapsed = performance.now() - start;
-    }
-    best = Math.max(best, (count / elapsed) * 1000);
+type Op = () => unknown;
+type AsyncOp = () => Promise<unknown>;
+
+/** Operations per second of `fn` over one window of WINDOW_MS. */
+const windowOf = (fn: Op): number => {
+  let count = 0;
+  const start = performance.now();
+  let elapsed = 0;
+  while (elapsed < WINDOW_MS) {
+    for (let i = 0; i < BATCH; i++) fn();
+    count += BATCH;
+    elapsed = performance.now() - start;
   }
-  return best;
+  return (count / elapsed) * 1000;
 };
 
-const rows: Record<string, string | number>[] = [];
-let worst = Number.POSITIVE_INFINITY;
-for (const [label, size] of [
-  ['1 KB', 1024],
-  ['64 KB', 64 * 1024],
-] as const) {
-  const payload = payloadOf(size);
-  const buffer = Buffer.from(payload);
-  const header = generateTestHeader({ payload, secret: SECRET });
-  const t = header.slice(2, header.indexOf(','));
-  const signature = Buffer.from(header.slice(header.indexOf('v1=') + 3), 'hex');
+const asyncWindowOf = async (fn: AsyncOp): Promise<number> => {
+  let count = 0;
+  const start = performance.now();
+  let elapsed = 0;
+  while (elapsed < WINDOW_MS) {
+    for (let i = 0; i < BATCH; i++) await fn();
+    count += BATCH;
+    elapsed = performance.now() - start;
+  }
+  return (count / elapsed) * 1000;
+};
 
-  // What a hand-written verifier does at the least: HMAC over "<t>.<body>" and a constant-time compare.
-  const rawHmac = () =>
-    timingSafeEqual(createHmac('sha256', SECRET).update(`${t}.`).update(buffer).digest(), signature);
-  // The same plus reading the JSON, since the caller needs the event either way.
-  const rawHmacAndParse = () => rawHmac() && JSON.parse(payload);
-  const sdkVerify = () => verifySignature(buffer, header, SECRET);
-  const sdkConstruct = () => constructEvent(buffer, header, SECRET);
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
 
-  const raw = measure(rawHmac);
-  const verifyOps = measure(sdkVerify);
-  const rawParse = measure(rawHmacAndParse);
-  const constructOps = measure(sdkConstruct);
-  worst = Math.min(worst, verifyOps / raw);
-  rows.push(
-    {
-      payload: label,
-      implementation: 'raw node:crypto HMAC',
-      'ops/s': Math.round(raw),
-      ratio: '1.00× (baseline)',
-    },
-    {
-      payload: label,
-      implementation: 'SDK verifySignature',
-      'ops/s': Math.round(verifyOps),
-      ratio: `${(verifyOps / raw).toFixed(2)}× of raw HMAC`,
-    },
-    {
-      payload: label,
-      implementation: 'raw HMAC + JSON.parse',
-      'ops/s': Math.round(rawParse),
-      ratio: '1.00× (baseline)',
-    },
-    {
-      payload: label,
-      implementation: 'SDK constructEvent (+ schema)',
-      'ops/s': Math.round(constructOps),
-      ratio: `${(constructOps / rawParse).toFixed(2)}× of raw HMAC + parse; ${(constructOps / raw).toFixed(2)}× of raw HMAC`,
-    },
-  );
+const spread = (values: readonly number[], digits: number): string =>
+  `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+
+interface Case {
+  name: string;
+  signers: readonly string[];
+  receiver: string | readonly string[];
 }
 
-console.log('\nWebhook verification throughput (best of 3 windows of 0.7 s; Buffer body; one secret)\n');
-console.table(rows);
-const verdict = worst >= 0.8 ? 'meets' : 'MISSES';
+const cases: readonly Case[] = [
+  { name: 'one secret', signers: [NEW_SECRET], receiver: NEW_SECRET },
+  {
+    name: 'rolled: 2 × v1, receiver has the new secret',
+    signers: [NEW_SECRET, OLD_SECRET],
+    receiver: NEW_SECRET,
+  },
+  {
+    name: 'rolled: 2 × v1, receiver passes [new, old]',
+    signers: [NEW_SECRET, OLD_SECRET],
+    receiver: [NEW_SECRET, OLD_SECRET],
+  },
+];
+
+const payload = payloadOf(1024);
+const body = Buffer.from(payload);
+if (body.length !== 1024) throw new Error(`payload is ${body.length} bytes, not 1024`);
+
+const summary: { case: string; ratio: number; spread: string }[] = [];
+const tables: Record<string, Record<string, string | number>[]> = {};
+
+for (const item of cases) {
+  // Signed now, by the service's signer: the tolerance check sees a fresh timestamp throughout (≤ 30 s).
+  const header = signPayload(body, item.signers, Math.floor(Date.now() / 1000));
+  const t = header.slice(2, header.indexOf(','));
+  const signatures = header
+    .split(',')
+    .filter((part) => part.startsWith('v1='))
+    .map((part) => Buffer.from(part.slice(3), 'hex'));
+  const secrets = typeof item.receiver === 'string' ? [item.receiver] : item.receiver;
+
+  // The hand-written verifier: HMAC per secret, every signature compared in constant time, any match accepts.
+  const raw: Op = () => {
+    let matched = false;
+    for (const secret of secrets) {
+      const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
+      for (const signature of signatures) if (timingSafeEqual(expected, signature)) matched = true;
+    }
+    if (!matched) throw new Error('baseline did not verify');
+    return matched;
+  };
+  const rawAndParse: Op = () => raw() && JSON.parse(body.toString());
+  const sdkVerify: Op = () => verifySignature(body, header, item.receiver);
+  const sdkConstruct: Op = () => constructEvent(body, header, item.receiver);
+  const edgeConstruct: AsyncOp = () => constructEventAsync(body, header, item.receiver);
+
+  const names = [
+    'raw HMAC',
+    'raw HMAC + JSON.parse',
+    'verifySignature',
+    'constructEvent',
+    'constructEventAsync (edge)',
+  ];
+  const runs: (() => number | Promise<number>)[] = [
+    () => windowOf(raw),
+    () => windowOf(rawAndParse),
+    () => windowOf(sdkVerify),
+    () => windowOf(sdkConstruct),
+    () => asyncWindowOf(edgeConstruct),
+  ];
+  // Warm-up: every path optimised before the first counted round.
+  for (let i = 0; i < 3000; i++) {
+    raw();
+    rawAndParse();
+    sdkVerify();
+    sdkConstruct();
+  }
+  for (let i = 0; i < 500; i++) await edgeConstruct();
+
+  const ops: number[][] = names.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < runs.length; k++) {
+      const index = (k + round) % runs.length;
+      (ops[index] as number[]).push(await (runs[index] as () => number | Promise<number>)());
+    }
+  }
+  const [rawOps, rawParseOps, verifyOps, constructOps, edgeOps] = ops as [
+    number[],
+    number[],
+    number[],
+    number[],
+    number[],
+  ];
+  const ratioTo = (candidate: number[], baseline: number[]) =>
+    candidate.map((v, i) => v / (baseline[i] as number));
+  const constructRatio = ratioTo(constructOps, rawOps);
+  const row = (name: string, values: number[], ratio: string) => ({
+    implementation: name,
+    'ops/s (median)': Math.round(median(values)),
+    'ops/s (min–max)': spread(values, 0),
+    ratio,
+  });
+  const describe = (candidate: number[], baseline: number[], label: string) => {
+    const r = ratioTo(candidate, baseline);
+    return `${median(r).toFixed(2)}× of ${label} (${spread(r, 2)})`;
+  };
+  tables[item.name] = [
+    row(names[0] as string, rawOps, '1.00× (baseline)'),
+    row(
+      names[3] as string,
+      constructOps,
+      `${describe(constructOps, rawOps, 'raw HMAC')} target ≥ ${TARGET}× ${median(constructRatio) >= TARGET ? 'met' : 'NOT met'}`,
+    ),
+    row(names[2] as string, verifyOps, describe(verifyOps, rawOps, 'raw HMAC')),
+    row(names[1] as string, rawParseOps, describe(rawParseOps, rawOps, 'raw HMAC')),
+    row(
+      `${names[3]} vs raw + parse`,
+      constructOps,
+      describe(constructOps, rawParseOps, 'raw HMAC + JSON.parse'),
+    ),
+    row(names[4] as string, edgeOps, describe(edgeOps, rawOps, 'raw HMAC')),
+  ];
+  summary.push({ case: item.name, ratio: median(constructRatio), spread: spread(constructRatio, 2) });
+}
+
 console.log(
-  `\nWorst verifySignature / raw HMAC ratio: ${worst.toFixed(2)}× — ${verdict} the ≥ 0.8× target.\n`,
+  `\nWebhook verification, 1 KB session.successful body as a Buffer, header from the service's signer` +
+    `\n(${ROUNDS} interleaved rounds of ${WINDOW_MS} ms per implementation; node ${process.version})`,
 );
+for (const [name, rows] of Object.entries(tables)) {
+  console.log(`\n${name}`);
+  console.table(rows);
+}
+console.log('\nconstructEvent / raw node:crypto HMAC-SHA256 (1 KB), median of rounds (spread):');
+for (const { case: name, ratio, spread: range } of summary) {
+  console.log(
+    `  ${name.padEnd(46)} ${ratio.toFixed(2)}× (${range})  target ≥ ${TARGET}×  ${ratio >= TARGET ? 'met' : 'NOT met'}`,
+  );
+}
