@@ -1,103 +1,111 @@
 /**
- * Push latency and memory per open stream.
+ * Push latency and memory per open stream: bank notification → `successful` on that session's SSE stream.
  *
- *   node --import tsx bench/push-latency.ts [--streams 1000,10000] [--samples 200]
+ *   node --import tsx bench/push-latency.ts [--streams 10000] [--duration 60] [--baseline-duration 20]
+ *     [--rate 50] [--pool 32] [--profile server.cpuprofile]
  *
- * The server runs in a child process (its memory measured alone, after a full GC); this process holds the SSE
- * clients. For each sample, a signed bank notification for one watched session is posted, and the time from the
- * notification's HTTP response to the `successful` message at that session's stream is recorded (the push is
- * written before the response, so it often arrives first: those samples count as 0 and are reported). Also
- * shown: from sending the notification to the message. Baseline: the same with a single open stream.
+ * Three processes, so that none of them times or holds what another measures:
+ * - the server (support/push-server.ts): the service alone; its event-loop lag, CPU time and memory are taken
+ *   there (memory after a full GC);
+ * - the holder (support/push-clients.ts): the idle open streams, bare sockets that read their heartbeats;
+ * - this process: the sender and the watcher. It keeps a small pool of streams open on sessions it will pay,
+ *   posts a signed bank notification for one of them at random (Poisson) times, `--rate` a second on average
+ *   (whatever the previous sample is doing, so that a stall in the server delays every sample sent during it
+ *   instead of delaying the next send), and records, per sample, the time from just before the notification's
+ *   bytes are written to the arrival of the `successful` message on that session's stream. Both times are read
+ *   from one monotonic clock. It also holds no more than `--pool` streams, so its own loop stays idle.
+ *
+ * Rows: the baseline (one open stream: the pool is one stream), then `--streams` open streams (the holder's
+ * plus the pool). Each is sampled for longer than the 15 s heartbeat interval. Printed: p50/p99/p99.9/max and
+ * the sample count, the server's event-loop lag and CPU over the sampling window, the holder's lag and the
+ * longest silence on an idle stream (the heartbeat interval as a client sees it), server heap and RSS per open
+ * stream ((at N − at 0) / N, after a full GC). Secondary, and named so: the notification's own round trip
+ * (send → its 200), which is not the push latency.
  */
-import { fork } from 'node:child_process';
-import { Agent, request } from 'node:http';
-import { fileURLToPath } from 'node:url';
+import { Agent, type ClientRequest, type IncomingMessage, request } from 'node:http';
 import { parseArgs } from 'node:util';
 import type { BankNotification } from '@servicepay/node/protocol';
 import { newId } from '../reference-server/src/internal/random.ts';
 import { signPayload } from '../reference-server/src/internal/signature.ts';
+import { forkChild, type Lag, lagMonitor } from './support/push-ipc.ts';
 
 const { values } = parseArgs({
   options: {
-    streams: { type: 'string', default: '1000,10000' },
-    samples: { type: 'string', default: '200' },
+    streams: { type: 'string', default: '10000' },
+    duration: { type: 'string', default: '60' },
+    'baseline-duration': { type: 'string', default: '20' },
+    rate: { type: 'string', default: '50' },
+    pool: { type: 'string', default: '32' },
+    profile: { type: 'string' },
   },
 });
-const levels = [1, ...String(values.streams).split(',').map(Number)];
-const samples = Number(values.samples);
+const streams = Number(values.streams);
+const durationMs = Number(values.duration) * 1000;
+const baselineMs = Number(values['baseline-duration']) * 1000;
+const rate = Number(values.rate);
+const poolSize = Math.min(Number(values.pool), streams);
+const TARGET = { p99: 10, p999: 20, rssPerStream: 16 * 1024 };
 
 type Session = { sessionId: string; token: string; accountNumber: string; amount: number };
-type Reply = { type: string; [key: string]: unknown };
+type Memory = { heapUsed: number; rss: number; open: number };
+type Window = { lag: Lag; cpuPercent: number };
+type HolderWindow = { lag: Lag; heartbeats: number; longestSilence: number; open: number };
 
-const child = fork(fileURLToPath(new URL('./support/push-server.ts', import.meta.url)), [], {
-  execArgv: ['--import', 'tsx', '--expose-gc'],
-  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+const startedAt = Date.now();
+const server = await forkChild('push-server.ts', ['--expose-gc'], {
+  ...(values.profile ? { SERVICEPAY_BENCH_PROFILE: values.profile } : {}),
 });
-const replies: Reply[] = [];
-const waiting: Array<(reply: Reply) => void> = [];
-child.on('message', (message: Reply) => {
-  const waiter = waiting.shift();
-  if (waiter) waiter(message);
-  else replies.push(message);
-});
-const next = () =>
-  new Promise<Reply>((resolve) => {
-    const queued = replies.shift();
-    if (queued) resolve(queued);
-    else waiting.push(resolve);
-  });
-const ask = async (message: object) => {
-  child.send(message);
-  return next();
+const holder = await forkChild('push-clients.ts');
+const base = new URL(String(server.ready.url));
+const bankSecret = String(server.ready.bankSecret);
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+const clock = () => Number(process.hrtime.bigint()) / 1e6;
+
+/** One sampled session: its stream, and the times of its sample. */
+type Watched = {
+  session: Session;
+  request: ClientRequest;
+  sentAt?: number;
+  answeredAt?: number;
+  arrived: (at: number) => void;
 };
 
-const ready = await next();
-const base = new URL(String(ready.url));
-const bankSecret = String(ready.bankSecret);
-const agent = new Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
-
-/** Opens one stream; resolves on its first message; `onStatus` gets every later status. */
-function openStream(session: Session, onStatus: (status: string) => void): Promise<() => void> {
+/** Opens a stream this process watches; resolves once its first message (the current state) is in. */
+function watch(session: Session): Promise<Watched> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      {
+    let first = true;
+    const watched: Watched = {
+      session,
+      request: request({
         host: base.hostname,
         port: base.port,
         path: `/api/widget/sessions/${session.sessionId}/events`,
         headers: { authorization: `Bearer ${session.token}`, accept: 'text/event-stream' },
         agent: false,
-      },
-      (res) => {
-        if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
-        res.setEncoding('utf8');
-        let first = true;
-        let buffer = '';
-        res.on('data', (chunk: string) => {
-          buffer += chunk;
-          let end = buffer.indexOf('\n\n');
-          while (end !== -1) {
-            const frame = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const data = /^data: (.*)$/m.exec(frame)?.[1];
-            if (data) {
-              const status = (JSON.parse(data) as { status: string }).status;
-              if (first) {
-                first = false;
-                resolve(() => req.destroy());
-              } else onStatus(status);
-            }
-            end = buffer.indexOf('\n\n');
-          }
-        });
-        res.on('error', () => undefined);
-      },
-    );
-    req.on('error', reject);
-    req.end();
+      }),
+      arrived: () => undefined,
+    };
+    watched.request.on('response', (res: IncomingMessage) => {
+      if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const at = clock();
+        if (first && chunk.includes('data: ')) {
+          first = false;
+          resolve(watched);
+        } else if (chunk.includes('"status":"successful"')) {
+          watched.arrived(at);
+        }
+      });
+      res.on('error', () => undefined);
+    });
+    watched.request.on('error', reject);
+    watched.request.setNoDelay(true);
+    watched.request.end();
   });
 }
 
-function notify(session: Session): Promise<void> {
+function notification(session: Session): string {
   const body: BankNotification = {
     id: newId('ntf'),
     type: 'transfer.received',
@@ -111,7 +119,13 @@ function notify(session: Session): Promise<void> {
       returnReason: null,
     },
   };
-  const raw = JSON.stringify(body);
+  return JSON.stringify(body);
+}
+
+/** Posts the signed notification; `sentAt` is read just before its bytes are handed to the socket. */
+function notify(watched: Watched): Promise<void> {
+  const raw = notification(watched.session);
+  const signature = signPayload(raw, [bankSecret], Math.floor(Date.now() / 1000));
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -123,104 +137,216 @@ function notify(session: Session): Promise<void> {
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(raw),
-          'x-bank-signature': signPayload(raw, [bankSecret], Math.floor(Date.now() / 1000)),
+          'x-bank-signature': signature,
         },
       },
       (res) => {
         res.resume();
-        res.on('end', () =>
-          res.statusCode === 200 ? resolve() : reject(new Error(`bank ${res.statusCode}`)),
-        );
+        res.on('end', () => {
+          watched.answeredAt = clock();
+          if (res.statusCode === 200) resolve();
+          else reject(new Error(`bank answered ${res.statusCode}`));
+        });
       },
     );
     req.on('error', reject);
+    watched.sentAt = clock();
     req.end(raw);
   });
 }
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+type Sampled = { latencies: number[]; answered: number[]; waitedForPool: number };
 
-type Row = {
-  streams: number;
-  p50: number;
-  p99: number;
-  max: number;
-  pushFirst: number;
-  sendP50: number;
-  sendP99: number;
-  heapPerStream: number | null;
-  rssPerStream: number | null;
-};
-const rows: Row[] = [];
-const started = Date.now();
+/**
+ * Keeps `pool` watched streams open on sessions it will pay, and pays one of them at Poisson-distributed
+ * times. A paid stream is closed by the server after `successful`; the next session's stream opens in its place.
+ */
+class Sampler {
+  private readonly queue: Session[];
+  private readonly ready: Watched[] = [];
+  private readonly readyWaiters: Array<() => void> = [];
 
-for (const level of levels) {
-  const total = level + samples;
-  const { sessions } = (await ask({ type: 'sessions', count: total })) as unknown as { sessions: Session[] };
-  const before = (await ask({ type: 'memory' })) as unknown as { heapUsed: number; rss: number };
-  const arrivals = new Map<string, (status: string) => void>();
-  const closers: Array<() => void> = [];
-  for (let i = 0; i < sessions.length; i += 500) {
-    const batch = sessions.slice(i, i + 500);
-    closers.push(
-      ...(await Promise.all(
-        batch.map((session) => openStream(session, (status) => arrivals.get(session.sessionId)?.(status))),
-      )),
-    );
+  constructor(
+    sessions: Session[],
+    private readonly pool: number,
+  ) {
+    this.queue = [...sessions];
   }
-  const after = (await ask({ type: 'memory' })) as unknown as { heapUsed: number; rss: number };
-  const open = sessions.length;
 
-  const fromResponse: number[] = [];
-  const fromSend: number[] = [];
-  let pushFirst = 0;
-  for (const session of sessions.slice(level)) {
-    const arrived = new Promise<number>((resolve) => {
-      arrivals.set(session.sessionId, (status) => {
-        if (status === 'successful') resolve(performance.now());
+  /** Opens the pool; resolves once every stream of it has its first message. */
+  async fill(): Promise<void> {
+    const opening: Promise<void>[] = [];
+    for (let i = 0; i < this.pool; i++) opening.push(this.refill());
+    await Promise.all(opening);
+  }
+
+  private async refill(): Promise<void> {
+    const next = this.queue.shift();
+    if (!next) return;
+    this.ready.push(await watch(next));
+    this.readyWaiters.shift()?.();
+  }
+
+  async run(ms: number): Promise<Sampled> {
+    const pending: Promise<void>[] = [];
+    const latencies: number[] = [];
+    const answered: number[] = [];
+    let waitedForPool = 0;
+    const end = clock() + ms;
+    let due = clock();
+    while (true) {
+      due += -Math.log(1 - Math.random()) * (1000 / rate);
+      if (due >= end) break;
+      const wait = due - clock();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      let watched = this.ready.shift();
+      if (!watched) {
+        if (this.queue.length === 0) throw new Error('ran out of sessions to pay: raise perRow()');
+        waitedForPool += 1;
+        await new Promise<void>((resolve) => this.readyWaiters.push(resolve));
+        watched = this.ready.shift();
+        if (!watched) throw new Error('no stream to pay');
+      }
+      const current = watched;
+      const arrived = new Promise<number>((resolve) => {
+        current.arrived = resolve;
       });
-    });
-    const sent = performance.now();
-    await notify(session);
-    const answered = performance.now();
-    const at = await arrived;
-    if (at < answered) pushFirst += 1;
-    fromResponse.push(Math.max(0, at - answered));
-    fromSend.push(at - sent);
+      pending.push(
+        Promise.all([notify(current), arrived]).then(([, at]) => {
+          latencies.push(at - (current.sentAt ?? at));
+          answered.push((current.answeredAt ?? at) - (current.sentAt ?? at));
+          current.request.destroy();
+          void this.refill();
+        }),
+      );
+    }
+    await Promise.all(pending);
+    return { latencies, answered, waitedForPool };
   }
-  fromResponse.sort((a, b) => a - b);
-  fromSend.sort((a, b) => a - b);
-  rows.push({
-    streams: open,
-    p50: percentile(fromResponse, 50),
-    p99: percentile(fromResponse, 99),
-    max: fromResponse.at(-1) ?? Number.NaN,
-    pushFirst,
-    sendP50: percentile(fromSend, 50),
-    sendP99: percentile(fromSend, 99),
-    heapPerStream: level > 1 ? (after.heapUsed - before.heapUsed) / open : null,
-    rssPerStream: level > 1 ? (after.rss - before.rss) / open : null,
-  });
-  for (const close of closers) close();
-  await new Promise((resolve) => setTimeout(resolve, 500));
+
+  close(): void {
+    for (const watched of this.ready.splice(0)) watched.request.destroy();
+  }
 }
 
+const sorted = (list: number[]) => [...list].sort((a, b) => a - b);
+const percentile = (list: number[], p: number) =>
+  list[Math.min(list.length - 1, Math.ceil((p / 100) * list.length) - 1)] ?? Number.NaN;
+
+type Row = {
+  label: string;
+  open: number;
+  seconds: number;
+  latency: number[];
+  answered: number[];
+  waitedForPool: number;
+  server: Window;
+  holder?: HolderWindow;
+  sender: Lag;
+  memory?: { heapPerStream: number; rssPerStream: number };
+};
+
+async function measure(label: string, idle: Session[], sampled: Session[], pool: number, ms: number) {
+  const before = await server.ask<Memory>({ type: 'memory' });
+  if (idle.length > 0) {
+    await holder.ask({ type: 'open', host: base.hostname, port: Number(base.port), sessions: idle });
+  }
+  const sampler = new Sampler(sampled, pool);
+  await sampler.fill();
+  const after = await server.ask<Memory>({ type: 'memory' });
+  const senderLag = lagMonitor();
+  await server.ask({ type: 'window-start' });
+  await holder.ask({ type: 'window-start' });
+  senderLag.start();
+  const result = await sampler.run(ms);
+  const sender = senderLag.stop();
+  const holderWindow = await holder.ask<HolderWindow>({ type: 'window-stop' });
+  const serverWindow = await server.ask<Window>({ type: 'window-stop' });
+  sampler.close();
+  await holder.ask({ type: 'close' });
+  const row: Row = {
+    label,
+    open: idle.length + pool,
+    seconds: ms / 1000,
+    latency: sorted(result.latencies),
+    answered: sorted(result.answered),
+    waitedForPool: result.waitedForPool,
+    server: serverWindow,
+    sender,
+  };
+  if (idle.length > 0) row.holder = holderWindow;
+  if (idle.length > 0) {
+    row.memory = {
+      heapPerStream: (after.heapUsed - before.heapUsed) / after.open,
+      rssPerStream: (after.rss - before.rss) / after.open,
+    };
+  }
+  return row;
+}
+
+const perRow = (ms: number) => Math.ceil((rate * ms * 1.6) / 1000) + 64;
+const sampledBaseline = (
+  await server.ask<{ sessions: Session[] }>({ type: 'sessions', count: perRow(baselineMs) })
+).sessions;
+const loaded = (
+  await server.ask<{ sessions: Session[] }>({
+    type: 'sessions',
+    count: streams + perRow(durationMs),
+  })
+).sessions;
+const idle = loaded.slice(0, streams - poolSize);
+const sampledLoaded = loaded.slice(streams - poolSize);
+
+const rows = [
+  await measure('baseline: 1 open stream', [], sampledBaseline, 1, baselineMs),
+  await measure(`${streams} open streams`, idle, sampledLoaded, poolSize, durationMs),
+];
+
 const ms = (value: number) => `${value.toFixed(2)} ms`;
-const kb = (value: number | null) => (value === null ? '—' : `${(value / 1024).toFixed(1)} KB`);
-console.log(`\nPush latency (bank notification HTTP response → SSE message), ${samples} samples per row`);
+const kb = (value: number) => `${(value / 1024).toFixed(1)} KB`;
+const baseline = rows[0] as Row;
+const loadedRow = rows[1] as Row;
+console.log('\nPush latency: from sending the signed bank notification to `successful` on that stream');
 console.log(
-  '| open streams | p50 | p99 | max | push before response | p50 from send | p99 from send | server heap/stream | server RSS/stream |',
+  `(Poisson arrivals, ${rate}/s on average; idle streams held by a separate process; see the header of this file)`,
+);
+console.log(
+  '| open streams | sampled for | samples | p50 | p99 | p99.9 | max | server loop lag p50 / p99 / max | server CPU |',
 );
 console.log('|---|---|---|---|---|---|---|---|---|');
 for (const row of rows) {
+  const l = row.latency;
   console.log(
-    `| ${row.streams}${row.streams === 1 + samples ? ' (baseline)' : ''} | ${ms(row.p50)} | ${ms(row.p99)} | ${ms(row.max)} | ${row.pushFirst}/${samples} | ${ms(row.sendP50)} | ${ms(row.sendP99)} | ${kb(row.heapPerStream)} | ${kb(row.rssPerStream)} |`,
+    `| ${row.label} | ${row.seconds} s | ${l.length} | ${ms(percentile(l, 50))} | ${ms(percentile(l, 99))} | ${ms(percentile(l, 99.9))} | ${ms(l.at(-1) ?? Number.NaN)} | ${ms(row.server.lag.p50)} / ${ms(row.server.lag.p99)} / ${ms(row.server.lag.max)} | ${row.server.cpuPercent.toFixed(0)}% |`,
   );
 }
-console.log('Targets: p99 ≤ 10 ms with 10,000 open streams; ≤ 16 KB of server memory per open stream.');
+const ratio = (p: number) => (percentile(loadedRow.latency, p) / percentile(baseline.latency, p)).toFixed(2);
 console.log(
-  `(${((Date.now() - started) / 1000).toFixed(1)} s; open streams include the ${samples} sampled ones)`,
+  `Ratio ${streams} streams / baseline: p50 ${ratio(50)}×, p99 ${ratio(99)}×, p99.9 ${ratio(99.9)}×. ` +
+    `Targets at ${streams} streams: p99 ≤ ${TARGET.p99} ms (${ms(percentile(loadedRow.latency, 99))}), ` +
+    `p99.9 ≤ ${TARGET.p999} ms (${ms(percentile(loadedRow.latency, 99.9))}).`,
 );
-child.send({ type: 'stop' });
+if (loadedRow.memory) {
+  console.log(
+    `Server memory per open stream (after a full GC, (at ${loadedRow.open} − at 0) / ${loadedRow.open}): ` +
+      `RSS ${kb(loadedRow.memory.rssPerStream)} (target ≤ ${kb(TARGET.rssPerStream)}), heap ${kb(loadedRow.memory.heapPerStream)}.`,
+  );
+}
+if (loadedRow.holder) {
+  console.log(
+    `Idle streams: ${loadedRow.holder.open} held, ${loadedRow.holder.heartbeats} heartbeats received in ` +
+      `${loadedRow.seconds} s, longest silence on one stream ${(loadedRow.holder.longestSilence / 1000).toFixed(1)} s; ` +
+      `holder loop lag p99 ${ms(loadedRow.holder.lag.p99)}, max ${ms(loadedRow.holder.lag.max)}.`,
+  );
+}
+for (const row of rows) {
+  console.log(
+    `Secondary (${row.label}): the notification's own round trip, send → its 200, p50 ${ms(percentile(row.answered, 50))}, ` +
+      `p99 ${ms(percentile(row.answered, 99))}; sender loop lag p99 ${ms(row.sender.p99)}, max ${ms(row.sender.max)}` +
+      `${row.waitedForPool > 0 ? `; ${row.waitedForPool} sends waited for a pool stream` : ''}.`,
+  );
+}
+console.log(`(${((Date.now() - startedAt) / 1000).toFixed(0)} s in all)`);
+await holder.stop();
+await server.stop();
 agent.destroy();

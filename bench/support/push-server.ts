@@ -1,14 +1,20 @@
 /**
- * The server side of bench/push-latency.ts, in its own process so its memory is measured alone. Talks to the
- * parent over IPC: `{ type: 'sessions', count }` → creates and bootstraps that many sessions (through the
- * service's own code) and answers their tokens; `{ type: 'memory' }` → answers heap and RSS after a full GC.
+ * The server side of bench/push-latency.ts, in its own process so that its memory and its event loop are
+ * measured alone. Answers over IPC (see push-ipc.ts):
+ * - `sessions { count }` → creates and bootstraps that many sessions (through the service's own code) and
+ *   answers their ids, widget tokens and accounts;
+ * - `memory` → heap and RSS after a full GC, and the number of open push streams;
+ * - `window-start` / `window-stop` → the event-loop lag and CPU time between the two (and, when started with
+ *   `SERVICEPAY_BENCH_PROFILE=path.cpuprofile`, a CPU profile of that window written to that path).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session as InspectorSession } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateSessionParamsSchema } from '@servicepay/node/protocol';
 import { createBusiness, createService, silentLogger } from '../../reference-server/src/index.ts';
 import type { ApiCaller } from '../../reference-server/src/middleware/authenticate.ts';
+import { answerParent, lagMonitor } from './push-ipc.ts';
 
 const folder = mkdtempSync(join(tmpdir(), 'servicepay-bench-push-'));
 const service = createService(
@@ -17,7 +23,8 @@ const service = createService(
     port: 0,
     testWidgetPort: 0,
     liveWidgetPort: 0,
-    // Every stream of the bench comes from one address: the abuse caps (issue 8) are lifted for it.
+    // Every stream of the bench comes from one address: the abuse caps (issue 8) are lifted for this server
+    // only; the defaults stay as they are.
     rateLimit: {
       perMinute: 10_000_000,
       widgetPerMinutePerAddress: 10_000_000,
@@ -39,39 +46,73 @@ const params = CreateSessionParamsSchema.parse({
 });
 
 const gc = (globalThis as { gc?: () => void }).gc;
-const send = (message: unknown) => process.send?.(message);
+const lag = lagMonitor();
+const profilePath = process.env.SERVICEPAY_BENCH_PROFILE;
+const inspector = profilePath ? new InspectorSession() : undefined;
+let cpuAtStart = process.cpuUsage();
+let startedAt = performance.now();
 
-process.on('message', async (message: { type: string; count?: number }) => {
-  if (message.type === 'sessions') {
-    const out: Array<{ sessionId: string; token: string; accountNumber: string; amount: number }> = [];
-    for (let done = 0; done < (message.count ?? 0); done += 500) {
-      const batch = Math.min(500, (message.count ?? 0) - done);
-      const made = await Promise.all(
-        Array.from({ length: batch }, () => service.deps.sessions.create(caller, params)),
-      );
-      const booted = await Promise.all(
-        made.map((result) => service.deps.sessions.bootstrap(result.clientSecret)),
-      );
-      for (const boot of booted) {
-        out.push({
-          sessionId: boot.session.id,
-          token: boot.token,
-          accountNumber: boot.virtualAccount.accountNumber,
-          amount: boot.session.amount,
-        });
+answerParent(async (message) => {
+  switch (message.type) {
+    case 'sessions': {
+      const count = Number(message.count);
+      const out: Array<{ sessionId: string; token: string; accountNumber: string; amount: number }> = [];
+      for (let done = 0; done < count; done += 500) {
+        const batch = Math.min(500, count - done);
+        const made = await Promise.all(
+          Array.from({ length: batch }, () => service.deps.sessions.create(caller, params)),
+        );
+        const booted = await Promise.all(
+          made.map((result) => service.deps.sessions.bootstrap(result.clientSecret)),
+        );
+        for (const boot of booted) {
+          out.push({
+            sessionId: boot.session.id,
+            token: boot.token,
+            accountNumber: boot.virtualAccount.accountNumber,
+            amount: boot.session.amount,
+          });
+        }
       }
+      return { sessions: out };
     }
-    send({ type: 'sessions', sessions: out });
-  } else if (message.type === 'memory') {
-    gc?.();
-    gc?.();
-    const memory = process.memoryUsage();
-    send({ type: 'memory', heapUsed: memory.heapUsed, rss: memory.rss, external: memory.external });
-  } else if (message.type === 'stop') {
-    await service.close();
-    rmSync(folder, { recursive: true, force: true });
-    process.exit(0);
+    case 'memory': {
+      gc?.();
+      gc?.();
+      const memory = process.memoryUsage();
+      return { heapUsed: memory.heapUsed, rss: memory.rss, open: service.deps.pushStreams.size };
+    }
+    case 'window-start': {
+      if (inspector) {
+        inspector.connect();
+        await inspector.post('Profiler.enable');
+        await inspector.post('Profiler.start');
+      }
+      lag.start();
+      cpuAtStart = process.cpuUsage();
+      startedAt = performance.now();
+      return {};
+    }
+    case 'window-stop': {
+      const cpu = process.cpuUsage(cpuAtStart);
+      const elapsed = performance.now() - startedAt;
+      const loop = lag.stop();
+      if (inspector && profilePath) {
+        const { profile } = await inspector.post('Profiler.stop');
+        writeFileSync(profilePath, JSON.stringify(profile));
+        inspector.disconnect();
+      }
+      return { lag: loop, cpuPercent: ((cpu.user + cpu.system) / 1000 / elapsed) * 100 };
+    }
+    case 'stop': {
+      await service.close();
+      rmSync(folder, { recursive: true, force: true });
+      setImmediate(() => process.exit(0));
+      return {};
+    }
+    default:
+      return { error: `unknown request ${message.type}` };
   }
 });
 
-send({ type: 'ready', url, bankSecret: service.config.bank.secret });
+process.send?.({ type: 'ready', url, bankSecret: service.config.bank.secret });
