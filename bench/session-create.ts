@@ -1,61 +1,111 @@
 /**
- * Session creation throughput and latency over loopback, beside two baselines measured in the same run:
- * a bare node:http endpoint answering the same JSON (the ceiling) and an express route that parses and
- * answers it (the framework floor). Target: ServicePay ≥ 0.6× the express route, with every session fsynced
- * (WAL, synchronous=FULL) before its 201.
+ * Session create throughput and latency over loopback, and what a 429 costs, against a baseline measured in the
+ * same run: an express 5 route with `express.json()` answering a JSON of the same size (the framework floor).
+ * The server and the load generator (autocannon, `bench/support/load-generator.ts`) each run in a process of
+ * their own; this one only orchestrates. The kinds are alternated, round after round, so drift in what else
+ * the machine does falls on all of them.
+ *
+ * Targets (issue 12): a create, fsynced (WAL, synchronous=FULL) and sent with an `Idempotency-Key` as the SDK
+ * sends it, ≥ 0.6× the express route; a 429 answer ≥ 5× cheaper than a create (429 answers per second over
+ * creates per second). A create without the key is shown as a secondary row.
+ *
+ * `BENCH_CONNECTIONS` (50), `BENCH_DURATION_MS` per run (5000; the issue's runs were 10000), `BENCH_ROUNDS` (2),
+ * `BENCH_CPU_PROF=<dir>` writes a CPU profile of each ServicePay server there.
  */
-import { fmt, type LoadResult, runLoad, startBenchServer, stopBenchServer } from './support/load.ts';
+import {
+  type BenchServer,
+  combine,
+  fmt,
+  type LoadOptions,
+  type LoadResult,
+  runLoad,
+  startBenchServer,
+  stopBenchServer,
+  verdict,
+} from './support/load.ts';
 
-const CONNECTIONS = 64;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const WARMUP_MS = 1000;
-const TARGET_RATIO = 0.6;
+const CREATE_TARGET = 0.6;
+const RATE_LIMIT_TARGET = 5;
 
-const body = (index: number) =>
-  JSON.stringify({
-    amount: 500000,
-    currency: 'NGN',
-    payer: { name: 'Ada Lovelace', email: 'ada@example.com' },
-    reference: `bench-${process.pid}-${index}`,
-  });
+const profile = process.env.BENCH_CPU_PROF
+  ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
+  : [];
+const express = await startBenchServer('express');
+const servicepay = await startBenchServer('servicepay', [], profile);
+// The real budget (150 per minute): past the first 150 creates, every answer is a 429.
+const limited = await startBenchServer('servicepay', ['--rate-limit', '150'], profile);
 
-async function measure(kind: 'bare' | 'express' | 'servicepay'): Promise<LoadResult> {
-  const server = await startBenchServer(kind);
-  try {
-    return await runLoad({
-      url: server.url,
-      path: '/api/widget/sessions',
-      connections: CONNECTIONS,
-      durationMs: DURATION_MS,
-      warmupMs: WARMUP_MS,
-      headers: () => (server.secretKey ? { authorization: `Bearer ${server.secretKey}` } : {}),
-      body,
-      expectStatus: 201,
-    });
-  } finally {
-    await stopBenchServer(server.child);
+type Kind = 'express' | 'keyed' | 'unkeyed' | 'limited';
+const create = (server: BenchServer, expectStatus: number, idempotencyKey: boolean): LoadOptions => ({
+  url: server.url,
+  method: 'POST',
+  path: '/api/widget/sessions',
+  connections: CONNECTIONS,
+  durationMs: DURATION_MS,
+  warmupMs: WARMUP_MS,
+  ...(server.secretKey ? { token: server.secretKey } : {}),
+  body: 'session',
+  idempotencyKey,
+  expectStatus,
+});
+const runs: Record<Kind, LoadOptions> = {
+  express: create(express, 201, true),
+  keyed: create(servicepay, 201, true),
+  unkeyed: create(servicepay, 201, false),
+  limited: create(limited, 429, true),
+};
+const results: Record<Kind, LoadResult[]> = { express: [], keyed: [], unkeyed: [], limited: [] };
+try {
+  const order: Kind[] = ['express', 'keyed', 'unkeyed', 'limited'];
+  for (let round = 0; round < ROUNDS; round++) {
+    // Every other round in reverse, so no kind always runs first (or right after the same neighbour).
+    for (const kind of round % 2 === 0 ? order : [...order].reverse()) {
+      results[kind].push(await runLoad(runs[kind]));
+    }
   }
+} finally {
+  for (const server of [express, servicepay, limited]) await stopBenchServer(server);
 }
 
-const bare = await measure('bare');
-const expressRoute = await measure('express');
-const servicepay = await measure('servicepay');
+const all = {
+  express: combine(results.express),
+  keyed: combine(results.keyed),
+  unkeyed: combine(results.unkeyed),
+  limited: combine(results.limited),
+};
+const vsExpress = (result: LoadResult) => result.perSecond / all.express.perSecond;
 
-console.log(`\nSession creation, ${CONNECTIONS} concurrent clients, ${DURATION_MS / 1000}s each, loopback`);
-console.log('| server | requests/s | p50 ms | p99 ms | errors | vs bare | vs express |');
-console.log('|---|---:|---:|---:|---:|---:|---:|');
+console.log(
+  `\nSession create, autocannon -c ${CONNECTIONS} in its own process, ${ROUNDS} × ${DURATION_MS / 1000} s per kind, alternated, loopback`,
+);
+console.log('| server | answers/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | vs express |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
 for (const [name, result] of [
-  ['bare node:http (ceiling)', bare],
-  ['express route (floor)', expressRoute],
-  ['ServicePay create (fsynced)', servicepay],
+  ['express 5 + express.json, same-size JSON (baseline)', all.express],
+  ['ServicePay create, fsynced, Idempotency-Key (as the SDK)', all.keyed],
+  ['ServicePay create, fsynced, no Idempotency-Key', all.unkeyed],
+  ['ServicePay 429 (over the 150/min budget), Idempotency-Key', all.limited],
 ] as const) {
   console.log(
-    `| ${name} | ${fmt(result.perSecond, 0)} | ${fmt(result.p50Ms, 2)} | ${fmt(result.p99Ms, 2)} | ${result.errors} | ${fmt(result.perSecond / bare.perSecond, 2)}× | ${fmt(result.perSecond / expressRoute.perSecond, 2)}× |`,
+    `| ${name} | ${fmt(result.perSecond, 0)} | ${fmt(result.p50Ms, 2)} | ${fmt(result.p99Ms, 2)} | ${fmt(result.p999Ms, 2)} | ${fmt(result.maxMs, 2)} | ${result.errors} | ${fmt(vsExpress(result), 2)}× |`,
   );
 }
-const ratio = servicepay.perSecond / expressRoute.perSecond;
+
+const createRatio = vsExpress(all.keyed);
+const limitRatio = all.limited.perSecond / all.keyed.perSecond;
 console.log(
-  `\nTarget ≥ ${TARGET_RATIO}× the express route: ${fmt(ratio, 2)}× → ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'}`,
+  `\nCreate with Idempotency-Key: ${fmt(all.keyed.perSecond, 0)}/s vs express ${fmt(all.express.perSecond, 0)}/s = ${fmt(createRatio, 2)}×; target ≥ ${CREATE_TARGET}× → ${verdict(createRatio >= CREATE_TARGET)}`,
 );
-if (servicepay.errors > 0)
-  console.log(`ServicePay answered ${servicepay.errors} requests with something other than 201.`);
+console.log(
+  `Create without Idempotency-Key (secondary): ${fmt(vsExpress(all.unkeyed), 2)}× express; target ≥ ${CREATE_TARGET}× → ${verdict(vsExpress(all.unkeyed) >= CREATE_TARGET)}`,
+);
+console.log(
+  `429 answer vs create: ${fmt(all.limited.perSecond, 0)}/s vs ${fmt(all.keyed.perSecond, 0)}/s = ${fmt(limitRatio, 2)}× cheaper; target ≥ ${RATE_LIMIT_TARGET}× → ${verdict(limitRatio >= RATE_LIMIT_TARGET)}`,
+);
+for (const [name, result] of Object.entries(all)) {
+  if (result.errors > 0) console.log(`${name}: unexpected answers ${JSON.stringify(result.statuses)}`);
+}

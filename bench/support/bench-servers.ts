@@ -1,7 +1,11 @@
 /**
  * The servers a benchmark measures, each started in its own process so the load generator does not share
- * its CPU: `node --import tsx bench/support/bench-servers.ts <bare|express|servicepay>`. Prints one JSON
- * line `{ url, secretKey? }` when ready.
+ * its CPU: `node --import tsx bench/support/bench-servers.ts <bare|express|servicepay> [options]`. Prints one
+ * JSON line `{ url, secretKey?, dbPath? }` when ready.
+ *
+ * servicepay options: `--db PATH` serves an existing database (seeded by `seed-sessions.ts`; the caller has
+ * its keys) instead of a fresh one with one business; `--rate-limit N` sets the secret-key budget per minute
+ * (default: high enough never to be reached, so a create benchmark measures creates).
  */
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -60,34 +64,43 @@ async function expressRoute(): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-async function servicepay(): Promise<{ url: string; secretKey: string }> {
-  const folder = mkdtempSync(join(tmpdir(), 'servicepay-bench-'));
+async function servicepay(args: string[]): Promise<{ url: string; secretKey?: string; dbPath: string }> {
+  const option = (name: string) => {
+    const at = args.indexOf(name);
+    return at === -1 ? undefined : args[at + 1];
+  };
+  const givenDb = option('--db');
+  const dbPath = givenDb ?? join(mkdtempSync(join(tmpdir(), 'servicepay-bench-')), 'bench.db');
   const service = createService(
     {
-      dbPath: join(folder, 'bench.db'),
+      dbPath,
       port: 0,
       testWidgetPort: 0,
       liveWidgetPort: 0,
-      rateLimit: { perMinute: 1_000_000_000 },
+      rateLimit: { perMinute: Number(option('--rate-limit') ?? 1_000_000_000) },
     },
     { logger: silentLogger },
   );
   const { url } = await service.start();
+  if (givenDb) return { url, dbPath };
   const created = createBusiness(service.deps.store, 'Bench Shop', false, Date.now());
-  return { url, secretKey: created.keys.test.secretKey };
+  return { url, secretKey: created.keys.test.secretKey, dbPath };
 }
 
-const kind = process.argv[2];
+// Exit on SIGINT (how load.ts stops a server) through process.exit, so `--cpu-prof` writes its profile.
+process.on('SIGINT', () => process.exit(0));
+
+const [kind, ...args] = process.argv.slice(2);
 const ready =
   kind === 'bare'
     ? { url: await bare() }
     : kind === 'express'
       ? { url: await expressRoute() }
       : kind === 'servicepay'
-        ? await servicepay()
+        ? await servicepay(args)
         : undefined;
 if (!ready) {
-  console.error('usage: bench-servers.ts bare|express|servicepay');
+  console.error('usage: bench-servers.ts bare|express|servicepay [--db PATH] [--rate-limit N]');
   process.exit(2);
 }
 console.log(JSON.stringify(ready));

@@ -1,101 +1,137 @@
+/**
+ * What a benchmark uses to load a server: `runLoad` runs the load generator (`load-generator.ts`) in a process
+ * of its own and waits for its result; `startBenchServer` runs one of `bench-servers.ts`'s servers in another.
+ * The benchmark's own process only orchestrates and prints, so neither the server nor the generator shares an
+ * event loop with anything else (issue 12: the in-process generator shared the cores and flattered the ratio).
+ */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Pool } from 'undici';
-
-export interface LoadResult {
-  requests: number;
-  errors: number;
-  seconds: number;
-  perSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-}
 
 export interface LoadOptions {
   url: string;
+  method: 'GET' | 'POST';
+  /** Path and query. */
   path: string;
-  /** Concurrent clients, each with its own connection. */
+  /** Concurrent connections, each sending its next request as soon as the last one answered. */
   connections: number;
   durationMs: number;
+  /** Load sent before measuring starts (JIT, caches, connection set-up). */
   warmupMs: number;
-  headers: (index: number) => Record<string, string>;
-  body: (index: number) => string;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** `session`: a session-create JSON body, unique reference per request. */
+  body?: 'session';
+  /** Sends a fresh `Idempotency-Key` on every request, as the SDK does on every POST. */
+  idempotencyKey?: boolean;
+  /** The status a request should get; any other counts as an error. */
   expectStatus: number;
 }
 
-/** Closed-loop load: `connections` clients each send the next request as soon as the last one answered. */
-export async function runLoad(options: LoadOptions): Promise<LoadResult> {
-  const pool = new Pool(options.url, { connections: options.connections, pipelining: 1 });
-  const latencies: number[] = [];
-  let errors = 0;
-  let counter = 0;
-  let measuring = false;
-  let stop = false;
-  const client = async () => {
-    while (!stop) {
-      const index = counter++;
-      const started = process.hrtime.bigint();
-      try {
-        const response = await pool.request({
-          method: 'POST',
-          path: options.path,
-          headers: { 'content-type': 'application/json', ...options.headers(index) },
-          body: options.body(index),
-        });
-        await response.body.arrayBuffer();
-        if (response.statusCode !== options.expectStatus) errors++;
-      } catch {
-        errors++;
-      }
-      if (measuring) latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
-    }
-  };
-  const clients = Array.from({ length: options.connections }, client);
-  await new Promise((resolve) => setTimeout(resolve, options.warmupMs));
-  measuring = true;
-  const errorsBefore = errors;
-  const started = performance.now();
-  await new Promise((resolve) => setTimeout(resolve, options.durationMs));
-  measuring = false;
-  const seconds = (performance.now() - started) / 1000;
-  const requests = latencies.length;
-  stop = true;
-  await Promise.all(clients);
-  await pool.close();
-  latencies.sort((a, b) => a - b);
+export interface LoadResult {
+  /** Responses during the measured window, of any status. */
+  requests: number;
+  /** Responses with `expectStatus`. */
+  expected: number;
+  /** Responses with another status, and socket errors. */
+  errors: number;
+  statuses: Record<string, number>;
+  seconds: number;
+  /** Responses with `expectStatus` per second. */
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  p999Ms: number;
+  maxMs: number;
+  /** Every measured latency, ascending. */
+  latenciesMs: number[];
+}
+
+/** Several runs of one kind (alternated with others) as one: rates from the totals, percentiles over all. */
+export function combine(results: readonly LoadResult[]): LoadResult {
+  const latenciesMs = results.flatMap((result) => result.latenciesMs).sort((a, b) => a - b);
   const at = (q: number) =>
-    latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
+    latenciesMs[Math.min(latenciesMs.length - 1, Math.floor(q * latenciesMs.length))] ?? Number.NaN;
+  const sum = (pick: (result: LoadResult) => number) => results.reduce((total, r) => total + pick(r), 0);
+  const statuses: Record<string, number> = {};
+  for (const result of results) {
+    for (const [status, count] of Object.entries(result.statuses)) {
+      statuses[status] = (statuses[status] ?? 0) + count;
+    }
+  }
+  const seconds = sum((result) => result.seconds);
+  const expected = sum((result) => result.expected);
   return {
-    requests,
-    errors: errors - errorsBefore,
+    requests: sum((result) => result.requests),
+    expected,
+    errors: sum((result) => result.errors),
+    statuses,
     seconds,
-    perSecond: requests / seconds,
+    perSecond: expected / seconds,
     p50Ms: at(0.5),
     p99Ms: at(0.99),
+    p999Ms: at(0.999),
+    maxMs: latenciesMs.at(-1) ?? Number.NaN,
+    latenciesMs,
   };
 }
 
+const GENERATOR = fileURLToPath(new URL('./load-generator.ts', import.meta.url));
 const SERVERS = fileURLToPath(new URL('./bench-servers.ts', import.meta.url));
 
-/** Starts one of bench-servers.ts's servers in a child process and waits for its ready line. */
+/** Runs the load generator in its own process; resolves to what it measured. */
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const child = spawn(process.execPath, ['--import', 'tsx', GENERATOR, JSON.stringify(options)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let output = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    output += chunk;
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  if (code !== 0) throw new Error(`the load generator exited with ${code}`);
+  return JSON.parse(output) as LoadResult;
+}
+
+export type BenchServerKind = 'bare' | 'express' | 'servicepay';
+
+export interface BenchServer {
+  url: string;
+  /** A test secret key of a business of this server (servicepay only). */
+  secretKey?: string;
+  /** The server's database file (servicepay only). */
+  dbPath?: string;
+  child: ChildProcess;
+}
+
+/**
+ * Starts one of bench-servers.ts's servers in a child process and waits for its ready line. `args` go to the
+ * server (servicepay: `--db PATH`, `--key sk_…`, `--rate-limit N`); `nodeArgs` to node (`--cpu-prof`).
+ */
 export async function startBenchServer(
-  kind: 'bare' | 'express' | 'servicepay',
-): Promise<{ url: string; secretKey?: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVERS, kind], {
+  kind: BenchServerKind,
+  args: string[] = [],
+  nodeArgs: string[] = [],
+): Promise<BenchServer> {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', SERVERS, kind, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   if (!child.stdout) throw new Error('no stdout from the bench server');
   const lines = createInterface({ input: child.stdout });
   const [line] = (await once(lines, 'line')) as [string];
-  return { ...(JSON.parse(line) as { url: string; secretKey?: string }), child };
+  return { ...(JSON.parse(line) as Omit<BenchServer, 'child'>), child };
 }
 
-export async function stopBenchServer(child: ChildProcess): Promise<void> {
-  const exited = once(child, 'exit');
-  child.kill('SIGKILL');
+/** Stops a bench server: SIGINT lets it write a CPU profile if it was started with `--cpu-prof`. */
+export async function stopBenchServer(server: BenchServer): Promise<void> {
+  const exited = once(server.child, 'exit');
+  server.child.kill('SIGINT');
   await exited;
 }
 
 export const fmt = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
+
+/** `met` or `NOT met`, as every benchmark prints beside its target. */
+export const verdict = (met: boolean) => (met ? 'met' : 'NOT met');
