@@ -6,7 +6,9 @@
 -- UNLOGGED: no WAL for a row rewritten on every request. A crash of the database empties the table, which
 -- forgets at most one window of counts: a rate limit, not a record anyone needs back.
 CREATE UNLOGGED TABLE rate_limit_windows (
-  key   text PRIMARY KEY,
+  key           text PRIMARY KEY,
   -- Epoch milliseconds of the allowed hits inside the window, ascending.
-  hits  bigint[] NOT NULL
+  hits          bigint[] NOT NULL,
+  -- Whether the last hit was allowed: the upsert's answer (RETURNING sees only the new row).
+  last_allowed  boolean NOT NULL
 );
