@@ -129,6 +129,40 @@ describe.each(variants)('%s', (_name, verify) => {
     await expect(codeOf(verify(payload, header, SECRET))).resolves.toBe('webhook_signature_missing');
   });
 
+  it('reads the header as the service writes it and as proxies pass it on', async () => {
+    const t = now();
+    const signature = sign(SECRET, t, payload);
+    for (const header of [
+      `t=${t},v1=${signature}`,
+      `t=${t},v1=${signature.toUpperCase()}`,
+      ` t=${t} , v1=${signature} `,
+      `v1=${signature},t=${t}`,
+      `t=${t},v0=${'0'.repeat(64)},v1=${'f'.repeat(64)},v1=${signature},`,
+    ]) {
+      await expect(verify(payload, header, SECRET)).resolves.toEqual(event());
+    }
+  });
+
+  it.each([
+    ['a 13-digit timestamp', (t: number, s: string) => `t=1${String(t).padStart(12, '0')},v1=${s}`],
+    ['a signed timestamp with a sign', (t: number, s: string) => `t=+${t},v1=${s}`],
+    ['a 63-digit signature', (t: number, s: string) => `t=${t},v1=${s.slice(1)}`],
+    ['a 65-digit signature', (t: number, s: string) => `t=${t},v1=${s}0`],
+    ['a signature with a non-hex digit', (t: number, s: string) => `t=${t},v1=${s.slice(0, 63)}g`],
+  ])('refuses a header with %s as missing its signature', async (_label, make) => {
+    const t = now();
+    const header = make(t, sign(SECRET, t, payload));
+    await expect(codeOf(verify(payload, header, SECRET))).resolves.toBe('webhook_signature_missing');
+  });
+
+  it('returns a known event exactly as the contract reads it, and drops an own __proto__ key as before', async () => {
+    const body = payload.replace('"metadata":{}', '"metadata":{"__proto__":"x","orderId":"7"}');
+    const header = generateTestHeader({ payload: body, secret: SECRET });
+    const read = (await verify(body, header, SECRET)) as { data: { session: { metadata: object } } };
+    expect(read.data.session.metadata).toEqual({ orderId: '7' });
+    expect(Object.hasOwn(read.data.session.metadata, '__proto__')).toBe(false);
+  });
+
   it('takes the first value when the header arrives as an array', async () => {
     const header = generateTestHeader({ payload, secret: SECRET });
     await expect(verify(payload, [header], SECRET)).resolves.toMatchObject({ id: 'evt_1' });

@@ -28,16 +28,18 @@ export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
 export interface ParsedSignatureHeader {
   timestamp: number;
-  /** Every `v1=` value (64 hex digits). */
-  signatures: string[];
+  /** Every `v1=` value (64 hex digits), decoded: 32 bytes each, in the header's order. */
+  signatures: Uint8Array<ArrayBuffer>[];
 }
 
 // By tag rather than `instanceof`: bytes made in another realm (a vm context, an iframe, a worker's polyfill)
 // are still bytes. A Node `Buffer` is a `Uint8Array`.
 const tagOf = (value: unknown): string => Object.prototype.toString.call(value);
-export const isUint8Array = (value: unknown): value is Uint8Array => tagOf(value) === '[object Uint8Array]';
+// `instanceof` first: it answers for this realm's bytes (every Buffer) without building a tag string.
+export const isUint8Array = (value: unknown): value is Uint8Array =>
+  value instanceof Uint8Array || tagOf(value) === '[object Uint8Array]';
 export const isArrayBuffer = (value: unknown): value is ArrayBuffer =>
-  tagOf(value) === '[object ArrayBuffer]';
+  value instanceof ArrayBuffer || tagOf(value) === '[object ArrayBuffer]';
 
 /**
  * Refuses anything but the raw body. A parsed object cannot be verified: re-serialising it never gives back
@@ -71,25 +73,74 @@ export const secretsOf = (secret: string | readonly string[]): readonly string[]
   return secrets;
 };
 
-const HEX_SIGNATURE = /^[0-9a-fA-F]{64}$/;
-const DIGITS = /^\d{1,12}$/;
+const SIGNATURE_HEX_LENGTH = 64;
+const MAX_TIMESTAMP_DIGITS = 12;
 
-/** Reads `t=<unix seconds>,v1=<hex>[,v1=<hex>…]`; other schemes are ignored so new ones can be added. */
+/** The value of one hex digit (either case), or -1. */
+const hexValue = (code: number): number =>
+  code >= 48 && code <= 57
+    ? code - 48
+    : code >= 97 && code <= 102
+      ? code - 87
+      : code >= 65 && code <= 70
+        ? code - 55
+        : -1;
+
+/** `text[from, to)` as 32 bytes if it is exactly 64 hex digits, else undefined. */
+const decodeSignature = (text: string, from: number, to: number): Uint8Array<ArrayBuffer> | undefined => {
+  if (to - from !== SIGNATURE_HEX_LENGTH) return undefined;
+  const bytes = new Uint8Array(SIGNATURE_HEX_LENGTH / 2);
+  for (let i = 0; i < bytes.length; i++) {
+    const high = hexValue(text.charCodeAt(from + 2 * i));
+    const low = hexValue(text.charCodeAt(from + 2 * i + 1));
+    if (high < 0 || low < 0) return undefined;
+    bytes[i] = (high << 4) | low;
+  }
+  return bytes;
+};
+
+/** `text[from, to)` as a number if it is 1 to 12 decimal digits, else undefined. */
+const decodeTimestamp = (text: string, from: number, to: number): number | undefined => {
+  if (to <= from || to - from > MAX_TIMESTAMP_DIGITS) return undefined;
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return undefined;
+    value = value * 10 + digit; // at most 12 digits: exact in a double
+  }
+  return value;
+};
+
+/**
+ * Reads `t=<unix seconds>,v1=<hex>[,v1=<hex>…]`; other schemes are ignored so new ones can be added. A part
+ * with a space at either end is trimmed; the last valid `t=` counts; every valid `v1=` is kept, decoded.
+ */
 export const parseSignatureHeader = (header: unknown): ParsedSignatureHeader => {
   const value = Array.isArray(header) ? header[0] : header;
   let timestamp: number | undefined;
-  const signatures: string[] = [];
+  const signatures: Uint8Array<ArrayBuffer>[] = [];
   if (typeof value === 'string') {
-    // A plain loop: this runs on every webhook, and the header is a handful of short parts.
-    for (const raw of value.split(',')) {
-      const part = raw.charCodeAt(0) === 32 || raw.charCodeAt(raw.length - 1) === 32 ? raw.trim() : raw;
-      if (part.startsWith('v1=')) {
-        const item = part.slice(3);
-        if (HEX_SIGNATURE.test(item)) signatures.push(item);
-      } else if (part.startsWith('t=')) {
-        const item = part.slice(2);
-        if (DIGITS.test(item)) timestamp = Number(item);
+    // Indices into the header rather than split, regexes and slices: this runs on every webhook.
+    let start = 0;
+    while (start <= value.length) {
+      let end = value.indexOf(',', start);
+      if (end === -1) end = value.length;
+      let text = value;
+      let from = start;
+      let to = end;
+      if (value.charCodeAt(start) === 32 || value.charCodeAt(end - 1) === 32) {
+        text = value.slice(start, end).trim();
+        from = 0;
+        to = text.length;
       }
+      if (text.startsWith('v1=', from)) {
+        const signature = decodeSignature(text, from + 3, to);
+        if (signature !== undefined) signatures.push(signature);
+      } else if (text.startsWith('t=', from)) {
+        const seconds = decodeTimestamp(text, from + 2, to);
+        if (seconds !== undefined) timestamp = seconds;
+      }
+      start = end + 1;
     }
   }
   if (timestamp === undefined || signatures.length === 0) {
