@@ -17,8 +17,16 @@ import pg from 'pg';
 
 const run = promisify(execFile);
 
-/** The newest PostgreSQL server binaries on this machine: Debian's `/usr/lib/postgresql/<major>/bin`, else PATH. */
+const SERVER_BINARIES = ['initdb', 'pg_ctl', 'postgres'];
+const hasServerBinaries = (dir: string) => SERVER_BINARIES.every((bin) => existsSync(join(dir, bin)));
+
+/**
+ * The newest PostgreSQL server binaries on this machine: `SERVICEPAY_POSTGRES_BIN_DIR` when set (another
+ * layout, such as Homebrew's), else Debian's `/usr/lib/postgresql/<major>/bin`, else PATH.
+ */
 function findBinDir(): string | undefined {
+  const chosen = process.env.SERVICEPAY_POSTGRES_BIN_DIR;
+  if (chosen !== undefined) return hasServerBinaries(chosen) ? chosen : undefined;
   const root = '/usr/lib/postgresql';
   const debian = existsSync(root)
     ? readdirSync(root)
@@ -27,9 +35,7 @@ function findBinDir(): string | undefined {
         .map((major) => join(root, major, 'bin'))
     : [];
   const onPath = (process.env.PATH ?? '').split(':').filter(Boolean);
-  return [...debian, ...onPath].find((dir) =>
-    ['initdb', 'pg_ctl', 'postgres'].every((bin) => existsSync(join(dir, bin))),
-  );
+  return [...debian, ...onPath].find(hasServerBinaries);
 }
 
 const binDir = findBinDir();
@@ -52,7 +58,9 @@ const runAs = postgresUser();
 
 /** Why the PostgreSQL suites cannot run here, or undefined when they can. */
 export const postgresMissingReason: string | undefined = !binDir
-  ? 'no PostgreSQL server binaries (initdb, pg_ctl, postgres) in /usr/lib/postgresql/*/bin or on PATH'
+  ? `no PostgreSQL server binaries (initdb, pg_ctl, postgres) in ${
+      process.env.SERVICEPAY_POSTGRES_BIN_DIR ?? '/usr/lib/postgresql/*/bin or on PATH'
+    }`
   : asRoot && !runAs
     ? 'running as root and there is no `postgres` system user to run the server as'
     : undefined;
@@ -87,6 +95,8 @@ export interface ScratchPostgres {
   /** `postgres://postgres@127.0.0.1:<port>/servicepay`: trust authentication on loopback, no password. */
   url: string;
   port: number;
+  /** The cluster's data directory, inside the temporary directory `stop()` removes. */
+  dataDir: string;
   /** A URL for another database of the same cluster (`createDatabase` makes it). */
   urlFor(database: string): string;
   /** Creates an empty database and returns its URL: a fresh schema per test without a new cluster. */
@@ -221,6 +231,7 @@ export async function startPostgres(): Promise<ScratchPostgres> {
   return {
     url: urlFor('servicepay'),
     port,
+    dataDir,
     urlFor,
     async createDatabase(name) {
       if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
