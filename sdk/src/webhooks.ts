@@ -6,9 +6,11 @@ import {
   assertWithinTolerance,
   type ConstructEventOptions,
   DEFAULT_TOLERANCE_SECONDS,
+  decodeSignature,
   nowSeconds,
   parseSignatureHeader,
   type RawBody,
+  SIGNATURE_BYTES,
   SIGNATURE_HEADER,
   type SignatureHeader,
   secretsOf,
@@ -27,6 +29,10 @@ export {
 };
 
 type NodeCrypto = typeof import('node:crypto');
+
+// Each received signature is decoded here just before its comparison: verification is synchronous, so one
+// buffer serves every call.
+const received = new Uint8Array(SIGNATURE_BYTES);
 
 /**
  * `node:crypto`, taken when first needed rather than imported: the module then loads in runtimes without it
@@ -81,7 +87,7 @@ export function verifySignature(
   for (const candidate of secrets) {
     const expected = hmac(crypto, candidate, timestamp, body);
     for (const signature of signatures) {
-      if (crypto.timingSafeEqual(expected, signature)) matched = true;
+      if (crypto.timingSafeEqual(expected, decodeSignature(signature, received))) matched = true;
     }
   }
   if (!matched) throw signatureMismatch();
