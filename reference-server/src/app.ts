@@ -10,7 +10,7 @@ import type { Clock } from './internal/clock.ts';
 import type { Logger } from './internal/logger.ts';
 import type { SecretBox } from './internal/secret-box.ts';
 import type { SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
-import type { AuthDeps } from './middleware/authenticate.ts';
+import { type AuthDeps, refuseOverBudget } from './middleware/authenticate.ts';
 import { widgetCors } from './middleware/cors.ts';
 import { errorHandler, routeNotFound } from './middleware/error-handler.ts';
 import { IdempotentRequests } from './middleware/idempotency.ts';
@@ -102,6 +102,8 @@ export function createApp(deps: AppDeps): Express {
   app.get('/openapi.json', openApiRoute);
   // The portal's forms are url-encoded and answered in HTML, so it is mounted before the JSON-only body rule.
   if (deps.portal) app.use('/portal', deps.portal);
+  // A business over its budget is answered 429 here, before its body is read and parsed (issue 12).
+  app.use(refuseOverBudget(auth));
   app.use(jsonBody(deps.config.bodyLimitBytes));
   app.use(refuseLoneSurrogates); // refused, not stored altered
   app.use(bankCounterRoutes(bank));

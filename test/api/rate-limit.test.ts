@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../reference-server/src/index.ts';
+import { ManualClock, rollKey } from '../../reference-server/src/index.ts';
 import { call, createSession, expectError } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
@@ -86,6 +86,68 @@ describe('per business and environment', () => {
     for (let i = 0; i < 5; i++) expectError(await list(server, key), 429, 'rate_limited');
     clock.advance(60_000);
     await spend(server, key, 3);
+  });
+});
+
+describe('over the budget, answered before the body is read', () => {
+  // docs/protocol.md, API performance: a business over its budget gets its 429 before its body is parsed, so
+  // what the body holds (malformed, the wrong type, too large) cannot change the answer, nor cost its parsing.
+  it('answers 429 whatever the body, with the headers and the envelope, and counts nothing', async () => {
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    server = await startServer({ rateLimit: { perMinute: 2 } }, { clock });
+    const shop = server.createBusiness({ name: 'Flooding' });
+    const key = shop.keys.test.secretKey;
+    await spend(server, key, 2);
+    const post = (headers: Record<string, string>, raw: string) =>
+      call(server?.baseUrl ?? '', 'POST', '/api/widget/sessions', { token: key, headers, raw });
+    for (const refused of [
+      await post({ 'content-type': 'application/json' }, '{"amount": '),
+      await post({ 'content-type': 'text/plain' }, 'hello'),
+      await post({ 'content-type': 'application/json' }, `{"pad":"${'x'.repeat(70_000)}"}`),
+      await post({ 'content-type': 'application/json', 'idempotency-key': 'flood-1' }, '{}'),
+    ]) {
+      const body = expectError(refused, 429, 'rate_limited');
+      expect(body.meta.requestId).toBe(refused.headers.get('request-id'));
+      expect(refused.headers.get('retry-after')).toBe('60');
+      expect(refused.headers.get('ratelimit-limit')).toBe('2');
+      expect(refused.headers.get('ratelimit-remaining')).toBe('0');
+      expect(refused.headers.get('ratelimit-reset')).toBe('60');
+    }
+    // The same refusals through the route's own check (a GET has no body to skip) say the same.
+    expectError(await list(server, key), 429, 'rate_limited');
+    // None of the refused requests was counted: once the window moves, the full budget is back.
+    clock.advance(60_000);
+    const created = await createSession(server.baseUrl, key);
+    expect(created.id).toMatch(/^ses_/);
+    await spend(server, key, 1);
+    expectError(await list(server, key), 429, 'rate_limited');
+  });
+
+  it('a rolled key still answers 401 api_key_revoked, and another business is not refused', async () => {
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    server = await startServer({ rateLimit: { perMinute: 1 } }, { clock });
+    const shop = server.createBusiness({ name: 'Rolled' });
+    const old = shop.keys.test.secretKey;
+    await spend(server, old, 1);
+    expectError(await list(server, old), 429, 'rate_limited');
+    const rolled = rollKey(server.service.deps.store, shop.business.id, 'test', 'secret', clock.now());
+    expect(rolled).toBeDefined();
+    // Not refused early (the key is not live): it goes on to the usual checks, where revocation comes first.
+    expectError(await list(server, old), 401, 'api_key_revoked');
+    const created = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
+      token: old,
+      json: { amount: 500_000, currency: 'NGN', payer: { name: 'A', email: 'a@example.com' } },
+    });
+    expectError(created, 401, 'api_key_revoked');
+    // The new key spends the same business budget, still spent.
+    expectError(await list(server, rolled?.key ?? ''), 429, 'rate_limited');
+    const other = server.createBusiness({ name: 'Neighbour' });
+    const malformed = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
+      token: other.keys.test.secretKey,
+      raw: '{"amount": ',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectError(malformed, 400, 'malformed_json');
   });
 });
 

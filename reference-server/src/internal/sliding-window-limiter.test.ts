@@ -54,4 +54,18 @@ describe('SlidingWindowLimiter', () => {
     expect(limiter.hit('idle', 60_000).allowed).toBe(true);
     expect(limiter.hit('busy', 60_000).allowed).toBe(false);
   });
+
+  it('peek tells what hit would decide, and counts nothing', () => {
+    const limiter = new SlidingWindowLimiter(2, 60_000);
+    expect(limiter.peek('k', 0)).toMatchObject({ allowed: true, remaining: 2 });
+    limiter.hit('k', 0);
+    expect(limiter.peek('k', 1)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(limiter.peek('k', 1)).toMatchObject({ allowed: true, remaining: 1 });
+    limiter.hit('k', 10_000);
+    expect(limiter.peek('k', 20_000)).toEqual({ allowed: false, limit: 2, remaining: 0, resetSeconds: 40 });
+    expect(limiter.hit('k', 20_000)).toEqual(limiter.peek('k', 20_000));
+    // The refusal it foretold ends when the first hit leaves the window, as hit's does.
+    expect(limiter.peek('k', 60_000).allowed).toBe(true);
+    expect(limiter.hit('k', 60_000)).toMatchObject({ allowed: true, remaining: 0 });
+  });
 });

@@ -24,8 +24,22 @@ export class SlidingWindowLimiter {
   ) {}
 
   hit(key: string, now: number): LimitDecision {
+    return this.decide(key, now, true);
+  }
+
+  /**
+   * What `hit` would decide now, without counting a hit: lets a request over its budget be refused before its
+   * body is read (`refuseOverBudget`), while `hit` still counts it once, where it is authenticated.
+   */
+  peek(key: string, now: number): LimitDecision {
+    return this.decide(key, now, false);
+  }
+
+  private decide(key: string, now: number, count: boolean): LimitDecision {
     let log = this.logs.get(key);
     if (!log) {
+      // A peek at a key never hit keeps no state for it: memory follows clients that spend, not lookers.
+      if (!count) return { allowed: true, limit: this.limit, remaining: this.limit, resetSeconds: 1 };
       log = { times: [], head: 0 };
       this.logs.set(key, log);
     }
@@ -42,6 +56,15 @@ export class SlidingWindowLimiter {
         allowed: false,
         limit: this.limit,
         remaining: 0,
+        resetSeconds: Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000)),
+      };
+    }
+    if (!count) {
+      const oldest = log.times[log.head] ?? now;
+      return {
+        allowed: true,
+        limit: this.limit,
+        remaining: this.limit - inWindow,
         resetSeconds: Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000)),
       };
     }

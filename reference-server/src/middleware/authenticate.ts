@@ -1,13 +1,14 @@
 import { API_KEY_PATTERN, EnvironmentSchema } from '@servicepay/node/protocol';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ApiCaller } from '../businesses/ownership.ts';
+import type { ApiKeyWithOwner } from '../db/api-keys.ts';
 import type { SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { sha256 } from '../internal/random.ts';
 import type { SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
-import { addressKey, enforceLimit } from './rate-limit.ts';
+import { addressKey, enforceLimit, withinLimit } from './rate-limit.ts';
 
 /** The open checkout of one session, once `requireWidgetToken` let the request through. */
 export interface WidgetCaller {
@@ -65,6 +66,38 @@ function fail(deps: AuthDeps, req: Request, res: Response, error: HttpError): ne
   throw error;
 }
 
+/** The key `refuseOverBudget` already looked up for a request, so authenticating it reads the key once. */
+const earlyLookups = new WeakMap<Request, { token: string; found: ApiKeyWithOwner | undefined }>();
+
+/**
+ * Answers 429 before the body is read (it is mounted before the JSON parser) to a request on `/api/` whose
+ * secret key is live and whose business is over its budget: the decision `requireApiKey` would reach, made
+ * without parsing a body the answer will not use. A key that is unknown, revoked or not a secret key goes on
+ * to the usual checks and answers (401, 403, or the checkout budget). Nothing is counted here (`peek`): the
+ * request spends its budget once, where the route authenticates it, reusing this lookup.
+ *
+ * @example
+ * app.use(refuseOverBudget(auth));
+ * app.use(jsonBody(limit));
+ */
+export function refuseOverBudget(deps: AuthDeps): RequestHandler {
+  return (req, res, next) => {
+    const header = req.headers.authorization;
+    if (header === undefined || !header.startsWith('Bearer sk_') || !req.path.startsWith('/api/')) {
+      return next();
+    }
+    const token = header.slice('Bearer '.length);
+    if (!API_KEY_PATTERN.test(token)) return next();
+    const found = deps.store.apiKeys.findWithOwner(sha256(token));
+    earlyLookups.set(req, { token, found });
+    if (!found || found.key.revokedAt !== null || found.key.kind !== 'secret') return next();
+    const budget = `${found.business.id}:${found.key.environment}`;
+    const decision = deps.businessLimiter.peek(budget, deps.clock.now());
+    if (decision.allowed) return next();
+    withinLimit(res, decision);
+  };
+}
+
 /** Looks the key up by its hash; 401 for anything that is not a live key of a business. */
 function identifyKey(deps: AuthDeps, req: Request, res: Response, token: string): ApiCaller {
   if (token.startsWith('cs_')) {
@@ -82,8 +115,13 @@ function identifyKey(deps: AuthDeps, req: Request, res: Response, token: string)
   if (!API_KEY_PATTERN.test(token)) {
     fail(deps, req, res, new HttpError(401, 'invalid_api_key', 'That is not a ServicePay API key.'));
   }
-  const key = deps.store.apiKeys.findByHash(sha256(token));
-  if (!key) fail(deps, req, res, new HttpError(401, 'invalid_api_key', 'No such API key.'));
+  // Read for every request, never cached across requests: a key rolled by this process or by the CLI on the same
+  // file stops at once. Within one request, refuseOverBudget's lookup of the same token is that read.
+  const early = earlyLookups.get(req);
+  const found =
+    early && early.token === token ? early.found : deps.store.apiKeys.findWithOwner(sha256(token));
+  if (!found) fail(deps, req, res, new HttpError(401, 'invalid_api_key', 'No such API key.'));
+  const { key, business } = found;
   if (key.revokedAt !== null) {
     fail(
       deps,
@@ -92,30 +130,24 @@ function identifyKey(deps: AuthDeps, req: Request, res: Response, token: string)
       new HttpError(401, 'api_key_revoked', 'This API key was rolled and no longer works; use the new one.'),
     );
   }
-  const business = deps.store.businesses.find(key.businessId);
-  if (!business) fail(deps, req, res, new HttpError(401, 'invalid_api_key', 'No such API key.'));
   return { kind: key.kind, business, environment: key.environment };
 }
 
 /**
- * Checks everything after the key was recognised: rate limit, key kind, KYC, the `environment` parameter.
- * The business's budget counts its secret key only: a publishable key is public (spec §2), so anyone could
- * otherwise spend the merchant's budget with it and lock the merchant's own server out. Publishable-key calls,
- * refused ones included, count against the calling address's checkout budget instead.
+ * Spends the caller's budget; false when it is spent (429 already answered). The business's budget counts its
+ * secret key only: a publishable key is public (spec §2), so anyone could otherwise spend the merchant's budget
+ * with it and lock the merchant's own server out. Publishable-key calls, refused ones included, count against
+ * the calling address's checkout budget instead.
  */
-function admit(
-  deps: AuthDeps,
-  req: Request,
-  res: Response,
-  caller: ApiCaller,
-  allowPublishable: boolean,
-): void {
+function spendBudget(deps: AuthDeps, req: Request, res: Response, caller: ApiCaller): boolean {
   const now = deps.clock.now();
-  if (caller.kind === 'secret') {
-    enforceLimit(res, deps.businessLimiter.hit(`${caller.business.id}:${caller.environment}`, now));
-  } else {
-    enforceLimit(res, deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now));
-  }
+  return caller.kind === 'secret'
+    ? withinLimit(res, deps.businessLimiter.hit(`${caller.business.id}:${caller.environment}`, now))
+    : withinLimit(res, deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now));
+}
+
+/** Checks everything after the budget was spent: key kind, KYC, the `environment` parameter. */
+function admit(req: Request, caller: ApiCaller, allowPublishable: boolean): void {
   if (caller.kind === 'publishable' && !allowPublishable) {
     throw new HttpError(
       403,
@@ -148,7 +180,8 @@ function admit(
 export function requireApiKey(deps: AuthDeps, options: { allowPublishable?: boolean } = {}): RequestHandler {
   return (req, res, next) => {
     const caller = identifyKey(deps, req, res, bearerToken(req));
-    admit(deps, req, res, caller, options.allowPublishable ?? false);
+    if (!spendBudget(deps, req, res, caller)) return;
+    admit(req, caller, options.allowPublishable ?? false);
     res.locals.caller = caller;
     next();
   };
@@ -159,9 +192,14 @@ export function requireApiKey(deps: AuthDeps, options: { allowPublishable?: bool
  * the token routes face any browser, and a flood of cancels or stream opens must meet 429. A token
  * past its `expiresAt` (the end of its session's lifetime) answers 401 `widget_token_expired`.
  */
-function identifyWidget(deps: AuthDeps, req: Request, res: Response, token: string): WidgetCaller {
+function identifyWidget(
+  deps: AuthDeps,
+  req: Request,
+  res: Response,
+  token: string,
+): WidgetCaller | undefined {
   const now = deps.clock.now();
-  enforceLimit(res, deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now));
+  if (!withinLimit(res, deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now))) return undefined;
   if (!WIDGET_TOKEN_PATTERN.test(token)) {
     if (token.startsWith('cs_')) {
       fail(
@@ -197,7 +235,9 @@ function identifyWidget(deps: AuthDeps, req: Request, res: Response, token: stri
 /** The widget token of the session named in the path. */
 export function requireWidgetToken(deps: AuthDeps): RequestHandler {
   return (req, res, next) => {
-    res.locals.caller = identifyWidget(deps, req, res, bearerToken(req));
+    const caller = identifyWidget(deps, req, res, bearerToken(req));
+    if (!caller) return; // 429 answered
+    res.locals.caller = caller;
     next();
   };
 }
@@ -207,10 +247,13 @@ export function requireApiKeyOrWidgetToken(deps: AuthDeps): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const token = bearerToken(req);
     if (token.startsWith('wt_')) {
-      res.locals.caller = identifyWidget(deps, req, res, token);
+      const caller = identifyWidget(deps, req, res, token);
+      if (!caller) return; // 429 answered
+      res.locals.caller = caller;
     } else {
       const caller = identifyKey(deps, req, res, token);
-      admit(deps, req, res, caller, false);
+      if (!spendBudget(deps, req, res, caller)) return;
+      admit(req, caller, false);
       res.locals.caller = caller;
     }
     next();

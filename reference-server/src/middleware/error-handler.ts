@@ -1,4 +1,4 @@
-import type { ErrorBody } from '@servicepay/node/protocol';
+import type { ErrorBody, ErrorCode, FieldError } from '@servicepay/node/protocol';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ZodError } from 'zod';
 import { HttpError } from '../errors.ts';
@@ -21,17 +21,30 @@ const STATUS_TEXT: Record<number, string> = {
 
 /** Writes the error envelope `{ meta: { statusCode, message, code, requestId }, errors? }`. */
 export function sendError(res: Response, error: HttpError): void {
-  const body: ErrorBody = {
-    meta: {
-      statusCode: error.status,
-      message: error.message,
-      code: error.code,
-      requestId: res.locals.requestId,
-    },
-    ...(error.fieldErrors ? { errors: error.fieldErrors } : {}),
-  };
   if (error.headers) res.set(error.headers);
-  res.status(error.status).json(body);
+  sendErrorEnvelope(res, error.status, error.code, error.message, error.fieldErrors);
+}
+
+/**
+ * The same envelope without an `HttpError`: for an answer decided on the hot path (a 429 over the budget), where
+ * building an Error (its stack trace) and routing it through express's error handling would cost more than the
+ * answer itself.
+ *
+ * @example
+ * sendErrorEnvelope(res, 429, 'rate_limited', 'Too many requests. Wait for Retry-After seconds, then retry.');
+ */
+export function sendErrorEnvelope(
+  res: Response,
+  status: number,
+  code: ErrorCode,
+  message: string,
+  fieldErrors?: FieldError[],
+): void {
+  const body: ErrorBody = {
+    meta: { statusCode: status, message, code, requestId: res.locals.requestId },
+    ...(fieldErrors ? { errors: fieldErrors } : {}),
+  };
+  res.status(status).json(body);
 }
 
 /**

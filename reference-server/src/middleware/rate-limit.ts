@@ -3,22 +3,42 @@ import ipaddr from 'ipaddr.js';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { LimitDecision, SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
+import { sendErrorEnvelope } from './error-handler.ts';
 
-/** Sets the `RateLimit-*` headers; throws 429 with `Retry-After` when the decision says no. */
-export function enforceLimit(res: Response, decision: LimitDecision): void {
+const RATE_LIMITED_MESSAGE = 'Too many requests. Wait for Retry-After seconds, then retry.';
+
+function setLimitHeaders(res: Response, decision: LimitDecision): void {
   res.setHeader('RateLimit-Limit', String(decision.limit));
   res.setHeader('RateLimit-Remaining', String(decision.remaining));
   res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
+}
+
+/**
+ * Sets the `RateLimit-*` headers; when the decision says no, answers 429 `rate_limited` with `Retry-After`
+ * itself and returns false (the caller stops there). No error is thrown: a client over its budget may send
+ * thousands of requests a second, and each refusal should cost a fraction of the work it refuses.
+ *
+ * @example
+ * if (!withinLimit(res, limiter.hit(key, clock.now()))) return;
+ */
+export function withinLimit(res: Response, decision: LimitDecision): boolean {
+  setLimitHeaders(res, decision);
+  if (decision.allowed) return true;
+  res.setHeader('Retry-After', String(decision.resetSeconds));
+  sendErrorEnvelope(res, 429, 'rate_limited', RATE_LIMITED_MESSAGE);
+  return false;
+}
+
+/**
+ * Sets the `RateLimit-*` headers; throws 429 with `Retry-After` when the decision says no. For a check made deep
+ * inside one that throws its own refusal anyway (failed authentication); elsewhere `withinLimit` answers.
+ */
+export function enforceLimit(res: Response, decision: LimitDecision): void {
+  setLimitHeaders(res, decision);
   if (!decision.allowed) {
-    throw new HttpError(
-      429,
-      'rate_limited',
-      'Too many requests. Wait for Retry-After seconds, then retry.',
-      undefined,
-      {
-        'Retry-After': String(decision.resetSeconds),
-      },
-    );
+    throw new HttpError(429, 'rate_limited', RATE_LIMITED_MESSAGE, undefined, {
+      'Retry-After': String(decision.resetSeconds),
+    });
   }
 }
 
@@ -50,7 +70,6 @@ export function addressKey(req: Request): string {
  */
 export function rateLimitByAddress(limiter: SlidingWindowLimiter, clock: Clock): RequestHandler {
   return (req, res, next) => {
-    enforceLimit(res, limiter.hit(`checkout:${addressKey(req)}`, clock.now()));
-    next();
+    if (withinLimit(res, limiter.hit(`checkout:${addressKey(req)}`, clock.now()))) next();
   };
 }
