@@ -5,30 +5,41 @@ import { isTerminal } from '../sessions/session-lifecycle.ts';
 import { toSessionView, toStatusMessage } from '../sessions/session-views.ts';
 import type { Broadcaster, SessionUpdate } from './broadcaster.ts';
 
-/** The per-stream state, kept on the response itself so an open stream costs no extra objects or closures. */
-const LAST_SEQ = Symbol('servicepay.lastSeq');
-const SESSION_ID = Symbol('servicepay.sessionId');
-const HUB = Symbol('servicepay.hub');
-const OWNER = Symbol('servicepay.owner');
-
 /** Who opened a stream, for the caps: the widget token (by its hash) and the client address. */
 export interface StreamOwner {
   token: string;
   address: string;
 }
 
-type Stream = ServerResponse & {
-  [LAST_SEQ]: number;
-  [SESSION_ID]: string;
-  [HUB]: PushStreams;
-  [OWNER]: StreamOwner | undefined;
-};
+/** Everything an open stream needs, in one small object on the response (no per-stream closure or timer). */
+interface StreamState {
+  hub: PushStreams;
+  sessionId: string;
+  owner: StreamOwner | undefined;
+  /** The seq of the last status written; a live update at or below it was already sent. */
+  lastSeq: number;
+  /** Updates that came in while the replay was read and written (sent after it, by seq); undefined once live. */
+  held: SessionUpdate[] | undefined;
+  /** Heartbeat bucket and place in it; -1 when in none. */
+  bucket: number;
+  slot: number;
+}
 
-type Watched = { streams: Set<Stream>; unsubscribe: () => void };
+const STATE = Symbol('servicepay.pushStream');
+
+type Stream = ServerResponse & { [STATE]: StreamState };
+
+/** The streams of one watched session (nearly always one) and how to stop listening for it. */
+type Watched = { streams: Stream[]; unsubscribe: () => void };
 
 export interface PushStreamsOptions {
-  /** How often every open stream gets a comment line, so proxies and the browser keep it open. */
+  /** The longest a stream goes without a byte: each gets a comment line this often (proxies, browsers). */
   heartbeatMs?: number;
+  /**
+   * Into how many slices the heartbeat interval is cut: streams are spread over this many buckets, and one
+   * timer writes one bucket per `heartbeatMs / heartbeatSlices`, so no turn of the event loop writes to all.
+   */
+  heartbeatSlices?: number;
   /** Open streams one widget token may hold at once (a checkout needs one; reconnects overlap briefly). */
   maxPerToken?: number;
   /** Open streams one client address may hold at once, across tokens. */
@@ -44,15 +55,30 @@ export const statusFrame = (seq: number, message: StatusMessage): string =>
 
 export const HEARTBEAT_FRAME = ': heartbeat\n\n';
 
+export const STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-store, no-transform',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+};
+
 function onStreamClose(this: Stream): void {
-  this[HUB].detach(this);
+  this[STATE].hub.detach(this);
 }
+
+/** What a new stream starts with: its frames, the seq of the last, and whether that status ends the stream. */
+type Replay = { frames: string; seq: number; terminal: boolean };
 
 /**
  * The open push streams of this process (`GET /api/widget/sessions/{id}/events`). It listens to the broadcaster
  * once per watched session (with one shared listener), writes each transition to that session's streams, ends
- * them after a terminal status, and sends heartbeats to all streams from one shared timer. It is a background
- * task of the service: `start` runs the heartbeat, `stop` ends every stream.
+ * them after a terminal status, and sends heartbeats from one shared timer that writes one slice of the streams
+ * at a time. It is a background task of the service: `start` runs the heartbeat, `stop` ends every stream.
+ *
+ * A stream subscribes before it reads the events table, and drops by `seq` what it already sent, so that a
+ * transition committed while it opens is sent once: it is either in what the stream read, or delivered to it
+ * afterwards (held until the replay is written), or both (then sent once). This holds whether the broadcaster
+ * publishes in the committing step (in-process) or later and from elsewhere (another instance).
  *
  * @example
  * const streams = new PushStreams(store, broadcaster, { heartbeatMs: 15_000 });
@@ -68,6 +94,13 @@ export class PushStreams {
   private readonly maxPerAddress: number;
   private readonly perToken = new Map<string, number>();
   private readonly perAddress = new Map<string, number>();
+  /** Heartbeat buckets: bucket `i` is written at the `i`-th slice of every interval. */
+  private readonly buckets: Stream[][];
+  /** The bucket the next sweep writes. */
+  private sweepAt = 0;
+  /** Slices swept since `start`, to catch up with the clock rather than drift behind it. */
+  private swept = 0;
+  private startedAt = 0;
 
   constructor(
     private readonly store: Store,
@@ -77,6 +110,8 @@ export class PushStreams {
     this.heartbeatMs = options.heartbeatMs ?? 15_000;
     this.maxPerToken = options.maxPerToken ?? 10;
     this.maxPerAddress = options.maxPerAddress ?? 100;
+    const slices = Math.max(1, Math.floor(options.heartbeatSlices ?? this.heartbeatMs / 100));
+    this.buckets = Array.from({ length: slices }, () => []);
   }
 
   /**
@@ -95,7 +130,16 @@ export class PushStreams {
   }
 
   start(): void {
-    this.timer = setInterval(() => this.heartbeat(), this.heartbeatMs);
+    const sliceMs = this.heartbeatMs / this.buckets.length;
+    this.startedAt = performance.now();
+    this.swept = 0;
+    this.timer = setInterval(() => {
+      // Sweep every slice that fell due (timers fire late, never early): each bucket is written once per
+      // interval by the clock, not once per `slices` firings, so a stream's heartbeats stay heartbeatMs apart.
+      const due = Math.floor((performance.now() - this.startedAt) / sliceMs);
+      for (let n = 0; this.swept < due && n < this.buckets.length; n++, this.swept++) this.sweep();
+      this.swept = due;
+    }, sliceMs);
     this.timer.unref();
   }
 
@@ -112,100 +156,174 @@ export class PushStreams {
     return this.openCount;
   }
 
-  /** Writes a heartbeat comment to every open stream (the shared timer calls this; tests may too). */
+  /** How many streams each heartbeat bucket holds, in sweep order from bucket 0 (for tests and metrics). */
+  get heartbeatBuckets(): number[] {
+    return this.buckets.map((bucket) => bucket.length);
+  }
+
+  /** Writes a heartbeat to the streams of the next bucket (the shared timer calls this; tests may too). */
+  sweep(): void {
+    const bucket = this.buckets[this.sweepAt] ?? [];
+    this.sweepAt = (this.sweepAt + 1) % this.buckets.length;
+    for (const stream of bucket) stream.write(HEARTBEAT_FRAME);
+  }
+
+  /** Writes a heartbeat to every open stream at once (for tests; the timer spreads them with `sweep`). */
   heartbeat(): void {
-    for (const { streams } of this.watched.values()) {
-      for (const stream of streams) stream.write(HEARTBEAT_FRAME);
+    for (const bucket of this.buckets) {
+      for (const stream of bucket) stream.write(HEARTBEAT_FRAME);
     }
   }
 
   /**
-   * Starts a stream on `res`: the transitions after `lastEventId` if the client is resuming, then the current
-   * state (always, so every connection begins with a message), then live transitions until a terminal one.
-   * Everything up to the subscription runs synchronously, so no transition can fall between the replay and
-   * the live feed (commits and their publishes happen in one synchronous step of the write queue).
+   * Starts a stream on `res`: the transitions after `lastEventId` if the client is resuming, the last of them
+   * being the current state (or the current state alone), then live transitions until a terminal one.
+   * It subscribes first, then reads the events table: see the class comment.
    */
   open(res: ServerResponse, sessionId: string, lastEventId: number | undefined, owner?: StreamOwner): void {
-    const session = this.store.sessions.find(sessionId);
-    if (!session) {
+    const stream = res as Stream;
+    const state: StreamState = {
+      hub: this,
+      sessionId,
+      owner,
+      lastSeq: -1,
+      held: [],
+      bucket: -1,
+      slot: -1,
+    };
+    stream[STATE] = state;
+    this.attach(stream);
+    stream.once('close', onStreamClose);
+
+    let replay: Replay | undefined;
+    try {
+      replay = this.replay(sessionId, lastEventId);
+    } catch (error) {
+      this.detach(stream);
+      throw error;
+    }
+    if (!replay) {
+      this.detach(stream);
       res.end();
       return;
     }
-    res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    const merchantName = this.store.businesses.find(session.businessId)?.name ?? '';
-    const last = this.store.events.lastForSession(sessionId);
-    const currentSeq = last?.seq ?? 0;
-    let out = '';
-    if (lastEventId !== undefined && lastEventId < currentSeq) {
-      for (const event of this.store.events.forSessionAfter(sessionId, lastEventId)) {
-        if (event.seq >= currentSeq) break;
-        const then = JSON.parse(event.payload) as Session;
-        out += statusFrame(
-          event.seq,
-          toStatusMessage(then, merchantName, event.reason as StatusReason | null),
-        );
-      }
+    let { frames, seq, terminal } = replay;
+    const held = state.held ?? [];
+    state.held = undefined;
+    held.sort((a, b) => a.seq - b.seq);
+    for (const update of held) {
+      if (terminal) break;
+      if (update.seq <= seq) continue;
+      frames += statusFrame(update.seq, update.message);
+      seq = update.seq;
+      terminal = isTerminal(update.message.status);
     }
-    const account =
-      session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
-    const reason = (last?.reason ?? null) as StatusReason | null;
-    out += statusFrame(currentSeq, toStatusMessage(toSessionView(session, account), merchantName, reason));
-    if (isTerminal(session.status)) {
-      res.end(out);
+    state.lastSeq = seq;
+    res.writeHead(200, STREAM_HEADERS);
+    if (terminal) {
+      this.detach(stream);
+      res.end(frames);
       return;
     }
-    res.write(out);
-
-    const stream = res as Stream;
-    stream[LAST_SEQ] = currentSeq;
-    stream[SESSION_ID] = sessionId;
-    stream[HUB] = this;
-    stream[OWNER] = owner;
-    if (owner) {
-      this.perToken.set(owner.token, (this.perToken.get(owner.token) ?? 0) + 1);
-      this.perAddress.set(owner.address, (this.perAddress.get(owner.address) ?? 0) + 1);
-    }
-    let entry = this.watched.get(sessionId);
-    if (!entry) {
-      entry = { streams: new Set(), unsubscribe: () => undefined };
-      this.watched.set(sessionId, entry);
-      entry.unsubscribe = this.broadcaster.subscribe(sessionId, this.deliver);
-    }
-    entry.streams.add(stream);
-    this.openCount += 1;
-    stream.once('close', onStreamClose);
+    res.write(frames);
+    // Node keeps the response head for the stream's life as a string built by `+=`, one rope node per piece
+    // (about 1.5 KB per stream); reading a character flattens it in place into one string of ~300 bytes.
+    const head = (res as ServerResponse & { _header?: unknown })._header;
+    if (typeof head === 'string') head.charCodeAt(0);
+    this.addToBucket(stream);
   }
 
   /** Forgets a stream (client gone, or ended after a terminal status). */
   detach(stream: Stream): void {
-    const entry = this.watched.get(stream[SESSION_ID]);
-    if (!entry?.streams.delete(stream)) return;
+    const state = stream[STATE];
+    const entry = this.watched.get(state.sessionId);
+    const index = entry ? entry.streams.indexOf(stream) : -1;
+    if (!entry || index === -1) return;
+    entry.streams.splice(index, 1);
+    this.removeFromBucket(stream);
     this.openCount -= 1;
-    const owner = stream[OWNER];
+    const owner = state.owner;
     if (owner) {
       release(this.perToken, owner.token);
       release(this.perAddress, owner.address);
     }
-    if (entry.streams.size === 0) {
-      this.watched.delete(stream[SESSION_ID]);
+    if (entry.streams.length === 0) {
+      this.watched.delete(state.sessionId);
       entry.unsubscribe();
     }
+  }
+
+  /** Counts the stream against its caps and listens for its session (the broadcaster once per session). */
+  private attach(stream: Stream): void {
+    const { sessionId, owner } = stream[STATE];
+    if (owner) {
+      this.perToken.set(owner.token, (this.perToken.get(owner.token) ?? 0) + 1);
+      this.perAddress.set(owner.address, (this.perAddress.get(owner.address) ?? 0) + 1);
+    }
+    this.openCount += 1;
+    const entry = this.watched.get(sessionId);
+    if (entry) {
+      entry.streams.push(stream);
+      return;
+    }
+    const created: Watched = { streams: [stream], unsubscribe: noop };
+    this.watched.set(sessionId, created);
+    created.unsubscribe = this.broadcaster.subscribe(sessionId, this.deliver);
+  }
+
+  /**
+   * The frames a new stream starts with, from the events table: with `lastEventId`, every event after it
+   * (the last being the current state); else, or if none is after it, the last event. Each event holds the
+   * session as it was after it, so the id and the state of every frame always agree. A session with no event
+   * yet (seq 0) is read as it is. Undefined if the session does not exist.
+   */
+  private replay(sessionId: string, lastEventId: number | undefined): Replay | undefined {
+    const events = lastEventId === undefined ? [] : this.store.events.forSessionAfter(sessionId, lastEventId);
+    if (events.length === 0) {
+      const last = this.store.events.lastForSession(sessionId);
+      if (last) events.push(last);
+    }
+    const first = events[0];
+    if (!first) {
+      const session = this.store.sessions.find(sessionId);
+      if (!session) return undefined;
+      const account =
+        session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
+      const merchantName = this.store.businesses.find(session.businessId)?.name ?? '';
+      const message = toStatusMessage(toSessionView(session, account), merchantName, null);
+      return { frames: statusFrame(0, message), seq: 0, terminal: isTerminal(session.status) };
+    }
+    const merchantName = this.store.businesses.find(first.businessId)?.name ?? '';
+    let frames = '';
+    let seq = 0;
+    let terminal = false;
+    for (const event of events) {
+      const view = JSON.parse(event.payload) as Session;
+      frames += statusFrame(
+        event.seq,
+        toStatusMessage(view, merchantName, event.reason as StatusReason | null),
+      );
+      seq = event.seq;
+      terminal = isTerminal(view.status);
+    }
+    return { frames, seq, terminal };
   }
 
   /** The one listener for every watched session. */
   private readonly deliver = (update: SessionUpdate): void => {
     const entry = this.watched.get(update.sessionId);
     if (!entry) return;
-    const frame = statusFrame(update.seq, update.message);
+    let frame: string | undefined;
     const terminal = isTerminal(update.message.status);
-    for (const stream of [...entry.streams]) {
-      if (update.seq <= stream[LAST_SEQ]) continue;
-      stream[LAST_SEQ] = update.seq;
+    for (const stream of terminal ? [...entry.streams] : entry.streams) {
+      const state = stream[STATE];
+      if (state.held) {
+        state.held.push(update);
+        continue;
+      }
+      if (update.seq <= state.lastSeq) continue;
+      state.lastSeq = update.seq;
+      frame ??= statusFrame(update.seq, update.message);
       if (terminal) {
         this.detach(stream);
         stream.end(frame);
@@ -214,7 +332,48 @@ export class PushStreams {
       }
     }
   };
+
+  /**
+   * A new stream (it has just had its first message) goes into the emptiest bucket of the half of the wheel
+   * swept most recently, the latest swept on a tie: its first heartbeat comes between half an interval and a
+   * whole one after it opened (a whole one when streams are few), and streams that open together, as after a
+   * restart, still spread over half the buckets instead of piling into one.
+   */
+  private addToBucket(stream: Stream): void {
+    const slices = this.buckets.length;
+    let chosen: Stream[] | undefined;
+    let index = -1;
+    for (let back = 1; back <= Math.ceil(slices / 2); back++) {
+      const at = (this.sweepAt - back + slices) % slices;
+      const bucket = this.buckets[at];
+      if (bucket && (!chosen || bucket.length < chosen.length)) {
+        chosen = bucket;
+        index = at;
+        if (bucket.length === 0) break;
+      }
+    }
+    if (!chosen) return;
+    const state = stream[STATE];
+    state.bucket = index;
+    state.slot = chosen.push(stream) - 1;
+  }
+
+  /** Takes a stream out of its bucket in O(1): the bucket's last stream moves into its place. */
+  private removeFromBucket(stream: Stream): void {
+    const state = stream[STATE];
+    const bucket = this.buckets[state.bucket];
+    if (!bucket) return;
+    const last = bucket.pop();
+    if (last && last !== stream) {
+      bucket[state.slot] = last;
+      last[STATE].slot = state.slot;
+    }
+    state.bucket = -1;
+    state.slot = -1;
+  }
 }
+
+const noop = (): void => undefined;
 
 /** One fewer under `key`; the entry goes when it reaches zero, so the maps follow open streams only. */
 function release(counts: Map<string, number>, key: string): void {

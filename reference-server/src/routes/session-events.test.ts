@@ -116,19 +116,21 @@ test('heartbeats are comment lines on every open stream', async () => {
   stream.abort();
 });
 
-test('the shared heartbeat timer fires at the configured interval', () => {
-  vi.useFakeTimers();
+test('one timer sweeps the heartbeat buckets, a slice at a time, each once per interval', () => {
+  vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'performance'] });
   try {
     const streams = new PushStreams(server.service.deps.store, server.service.deps.broadcaster, {
       heartbeatMs: 1000,
+      heartbeatSlices: 4,
     });
-    const heartbeat = vi.spyOn(streams, 'heartbeat');
+    const sweep = vi.spyOn(streams, 'sweep');
     streams.start();
     vi.advanceTimersByTime(3000);
-    expect(heartbeat).toHaveBeenCalledTimes(3);
+    // Three intervals of four slices: every bucket written three times, by one timer.
+    expect(sweep).toHaveBeenCalledTimes(12);
     streams.stop();
     vi.advanceTimersByTime(3000);
-    expect(heartbeat).toHaveBeenCalledTimes(3);
+    expect(sweep).toHaveBeenCalledTimes(12);
   } finally {
     vi.useRealTimers();
   }

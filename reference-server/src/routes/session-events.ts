@@ -1,6 +1,6 @@
-import { Router } from 'express';
+import { type Request, type Response, Router } from 'express';
 import { HttpError } from '../errors.ts';
-import type { PushStreams } from '../events/push-streams.ts';
+import { type PushStreams, STREAM_HEADERS } from '../events/push-streams.ts';
 import type { AuthDeps } from '../middleware/authenticate.ts';
 import { requireWidgetToken, widgetCaller } from '../middleware/authenticate.ts';
 import { addressKey } from '../middleware/rate-limit.ts';
@@ -28,10 +28,18 @@ function carriesCredential(query: Record<string, unknown>): boolean {
   return false;
 }
 
-const STREAM_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-store, no-transform',
-};
+/**
+ * What the way to the route left on the request and response that an open stream, which may live for an
+ * hour beside ten thousand others, never reads again: the caller (its session record), the router's
+ * continuation (its closures hold the whole middleware chain), the parsed URL and the route params.
+ */
+function releaseRequestChain(req: Request, res: Response): void {
+  res.locals.caller = undefined;
+  const chain = req as unknown as Record<string, unknown>;
+  chain.next = undefined;
+  chain._parsedUrl = undefined;
+  chain.params = undefined;
+}
 
 /**
  * `GET /api/widget/sessions/{id}/events`: the checkout's real-time push, as server-sent events. The widget
@@ -96,6 +104,7 @@ export function sessionEventRoutes(auth: AuthDeps, streams: PushStreams): Router
         );
       }
       streams.open(res, caller.session.id, lastEventId, owner);
+      if (!res.writableEnded) releaseRequestChain(req, res);
     },
   );
 
