@@ -60,6 +60,8 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // No ETag: every answer is no-store, so no client revalidates, and hashing each body cost a SHA-1 per request.
+  app.set('etag', false);
   const auth: AuthDeps = {
     store: deps.store,
     clock: deps.clock,
@@ -85,6 +87,8 @@ export function createApp(deps: AppDeps): Express {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
+  // A business over its budget is answered 429 here, before routing and before its body is read (issue 12).
+  app.use(refuseOverBudget(auth));
   app.get('/health', (_req, res) => {
     sendData(res, { status: 'ok' });
   });
@@ -102,8 +106,6 @@ export function createApp(deps: AppDeps): Express {
   app.get('/openapi.json', openApiRoute);
   // The portal's forms are url-encoded and answered in HTML, so it is mounted before the JSON-only body rule.
   if (deps.portal) app.use('/portal', deps.portal);
-  // A business over its budget is answered 429 here, before its body is read and parsed (issue 12).
-  app.use(refuseOverBudget(auth));
   app.use(jsonBody(deps.config.bodyLimitBytes));
   app.use(refuseLoneSurrogates); // refused, not stored altered
   app.use(bankCounterRoutes(bank));

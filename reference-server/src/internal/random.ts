@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -43,7 +43,8 @@ export function randomAccountNumber(): string {
 
 /** SHA-256 of a secret, the only form in which keys, client secrets and widget tokens are stored. */
 export function sha256(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
+  // One-shot `hash` (Node ≥ 20.12), not a Hash object per call: this runs for every authenticated request.
+  return hash('sha256', value, 'buffer');
 }
 
 /** Constant-time comparison of two strings; different lengths are unequal without leaking where they differ. */

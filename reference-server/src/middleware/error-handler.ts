@@ -44,7 +44,13 @@ export function sendErrorEnvelope(
     meta: { statusCode: status, message, code, requestId: res.locals.requestId },
     ...(fieldErrors ? { errors: fieldErrors } : {}),
   };
-  res.status(status).json(body);
+  // Written as text with its length, not through express's res.json (which also hashes it for an ETag, useless
+  // on a no-store answer): one write of headers and body.
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 /**
