@@ -13,9 +13,10 @@
  *
  * Headers are made by the reference server's own signer, as deliveries carry them: one `v1=` per active secret.
  * Cases: one secret; a rolled secret (two `v1=` in the header, the receiver holding the new secret); a rolled
- * secret with the receiver passing both secrets. Every implementation runs for one window per round, in an order
- * that rotates each round, so machine noise hits all of them; each round's ratio uses that round's figures, and
- * the report gives the median over rounds and the spread (min–max). Bounded (about 30 s), no network.
+ * secret with the receiver passing both secrets. Within a round the implementations run in alternating slices of
+ * about 1 ms, in a rotating order, so machine noise hits all of them; each round's ratio uses that round's
+ * figures, and the report gives the median over rounds and the spread (min–max). Bounded (about 40 s), no
+ * network.
  *
  *   flock /tmp/bench.lock npm run bench -- sdk-webhook-verify
  */
@@ -28,8 +29,9 @@ const NEW_SECRET = 'whsec_bench0000000000000000000000new';
 const OLD_SECRET = 'whsec_bench0000000000000000000000old';
 const TARGET = 0.85;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
-const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 120);
-const BATCH = 64;
+const SLICES = Number(process.env.BENCH_SLICES ?? 60);
+const SYNC_BATCH = 200;
+const ASYNC_BATCH = 16;
 
 /** A real `session.successful` event as the service writes it, its metadata padded to exactly `bytes`. */
 const payloadOf = (bytes: number): string => {
@@ -70,29 +72,53 @@ const payloadOf = (bytes: number): string => {
 type Op = () => unknown;
 type AsyncOp = () => Promise<unknown>;
 
-/** Operations per second of `fn` over one window of WINDOW_MS. */
-const windowOf = (fn: Op): number => {
-  let count = 0;
-  const start = performance.now();
-  let elapsed = 0;
-  while (elapsed < WINDOW_MS) {
-    for (let i = 0; i < BATCH; i++) fn();
-    count += BATCH;
-    elapsed = performance.now() - start;
-  }
-  return (count / elapsed) * 1000;
-};
+/**
+ * One implementation in a round: `batch` calls per slice, its time summed over the round's slices. Slices of
+ * every implementation alternate (about 1 ms each, in a rotating order), so a burst of load from elsewhere on
+ * the machine falls on all of them, not on whichever owned a long window at the time.
+ */
+interface Runner {
+  name: string;
+  batch: number;
+  slice: () => number | Promise<number>;
+}
 
-const asyncWindowOf = async (fn: AsyncOp): Promise<number> => {
-  let count = 0;
-  const start = performance.now();
-  let elapsed = 0;
-  while (elapsed < WINDOW_MS) {
-    for (let i = 0; i < BATCH; i++) await fn();
-    count += BATCH;
-    elapsed = performance.now() - start;
+const syncRunner = (name: string, fn: Op): Runner => ({
+  name,
+  batch: SYNC_BATCH,
+  slice: () => {
+    const start = performance.now();
+    for (let i = 0; i < SYNC_BATCH; i++) fn();
+    return performance.now() - start;
+  },
+});
+
+const asyncRunner = (name: string, fn: AsyncOp): Runner => ({
+  name,
+  batch: ASYNC_BATCH,
+  slice: async () => {
+    const start = performance.now();
+    for (let i = 0; i < ASYNC_BATCH; i++) await fn();
+    return performance.now() - start;
+  },
+});
+
+/** Operations per second of each runner, one figure per round. */
+const measure = async (runners: readonly Runner[]): Promise<number[][]> => {
+  const ops: number[][] = runners.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    const elapsed = runners.map(() => 0);
+    for (let slice = 0; slice < SLICES; slice++) {
+      for (let k = 0; k < runners.length; k++) {
+        const index = (k + slice + round) % runners.length;
+        elapsed[index] = (elapsed[index] as number) + (await (runners[index] as Runner).slice());
+      }
+    }
+    for (const [index, runner] of runners.entries()) {
+      (ops[index] as number[]).push(((runner.batch * SLICES) / (elapsed[index] as number)) * 1000);
+    }
   }
-  return (count / elapsed) * 1000;
+  return ops;
 };
 
 const median = (values: readonly number[]): number => {
@@ -158,20 +184,14 @@ for (const item of cases) {
   const sdkConstruct: Op = () => constructEvent(body, header, item.receiver);
   const edgeConstruct: AsyncOp = () => constructEventAsync(body, header, item.receiver);
 
-  const names = [
-    'raw HMAC',
-    'raw HMAC + JSON.parse',
-    'verifySignature',
-    'constructEvent',
-    'constructEventAsync (edge)',
+  const runners = [
+    syncRunner('raw HMAC', raw),
+    syncRunner('raw HMAC + JSON.parse', rawAndParse),
+    syncRunner('verifySignature', sdkVerify),
+    syncRunner('constructEvent', sdkConstruct),
+    asyncRunner('constructEventAsync (edge)', edgeConstruct),
   ];
-  const runs: (() => number | Promise<number>)[] = [
-    () => windowOf(raw),
-    () => windowOf(rawAndParse),
-    () => windowOf(sdkVerify),
-    () => windowOf(sdkConstruct),
-    () => asyncWindowOf(edgeConstruct),
-  ];
+  const names = runners.map((runner) => runner.name);
   // Warm-up: every path optimised before the first counted round.
   for (let i = 0; i < 3000; i++) {
     raw();
@@ -179,15 +199,9 @@ for (const item of cases) {
     sdkVerify();
     sdkConstruct();
   }
-  for (let i = 0; i < 500; i++) await edgeConstruct();
+  for (let i = 0; i < 300; i++) await edgeConstruct();
 
-  const ops: number[][] = names.map(() => []);
-  for (let round = 0; round < ROUNDS; round++) {
-    for (let k = 0; k < runs.length; k++) {
-      const index = (k + round) % runs.length;
-      (ops[index] as number[]).push(await (runs[index] as () => number | Promise<number>)());
-    }
-  }
+  const ops = await measure(runners);
   const [rawOps, rawParseOps, verifyOps, constructOps, edgeOps] = ops as [
     number[],
     number[],
@@ -229,7 +243,8 @@ for (const item of cases) {
 
 console.log(
   `\nWebhook verification, 1 KB session.successful body as a Buffer, header from the service's signer` +
-    `\n(${ROUNDS} interleaved rounds of ${WINDOW_MS} ms per implementation; node ${process.version})`,
+    `\n(${ROUNDS} rounds, each of ${SLICES} interleaved slices per implementation: ${SYNC_BATCH} calls, ` +
+    `${ASYNC_BATCH} for the async edge; node ${process.version})`,
 );
 for (const [name, rows] of Object.entries(tables)) {
   console.log(`\n${name}`);
