@@ -7,6 +7,7 @@ import { generateTestHeader } from '../../sdk/src/index.ts';
 import { call } from '../support/api.ts';
 
 import { type RunningServer, startServer } from '../support/server.ts';
+import { inPage } from './support/page-diagnostics.ts';
 import { Shopper } from './support/shopper.ts';
 import { pluginDir, repoRoot, startWooStack, type WooStack, wooStackAvailable } from './support/woo-stack.ts';
 import { type AdminSession, loginAsAdmin } from './support/wp-admin.ts';
@@ -27,7 +28,7 @@ const clock: Clock = { now: () => Date.now() + offset };
 const until = async <T>(
   what: string,
   probe: () => Promise<T | undefined | false>,
-  timeoutMs = 45_000,
+  timeoutMs = 90_000,
 ): Promise<T> => {
   const end = Date.now() + timeoutMs;
   for (;;) {
@@ -59,11 +60,17 @@ describe.runIf(wooStackAvailable)(
         const current = await session(id);
         return current.status === 'awaiting_payment' ? current : undefined;
       });
-    /** The order once WooCommerce has it processing (paid). */
+    /**
+     * The order once WooCommerce has finished marking it paid. Its status is saved before the transition's
+     * notes, mails and stock change are written (in the same PHP request), so a read can see `processing` a
+     * moment before them; the stock note comes last (`woocommerce_payment_complete`).
+     */
     const processingOrder = (orderId: number, what = 'the order to be paid') =>
       until(what, async () => {
         const current = await woo.wp('order', orderId);
-        return current.status === 'processing' ? current : undefined;
+        return current.status === 'processing' && notesWith(current, 'Stock levels reduced').length > 0
+          ? current
+          : undefined;
       });
     const bankTransfer = async (accountNumber: string, amount: number) => {
       const response = await fetch(new URL('/bank/transfers', service.baseUrl), {
@@ -181,8 +188,7 @@ describe.runIf(wooStackAvailable)(
 
     it('Blocks checkout in Chromium: the widget opens, a simulated transfer pays, the order is processing once', async () => {
       const email = 'blocks-buyer@example.com';
-      const page = await browser.newPage();
-      try {
+      await inPage(browser, async (page) => {
         await page.goto(`${woo.url}/?add-to-cart=${productId}`);
         await page.goto(`${woo.url}/checkout/`);
         await fillBlocksCheckout(page, email);
@@ -193,7 +199,7 @@ describe.runIf(wooStackAvailable)(
         expect(
           (await bankTransfer(awaiting.virtualAccount.accountNumber, awaiting.amount)).data.outcome,
         ).toBe('credited');
-        await page.waitForURL(/\/checkout\/order-received\/\d+\//, { timeout: 30_000 });
+        await page.waitForURL(/\/checkout\/order-received\/\d+\//);
         const orderId = Number(/order-received\/(\d+)\//.exec(page.url())?.[1]);
         const order = await processingOrder(orderId, 'the order to be processing');
         expect(awaiting.amount).toBe(2500);
@@ -210,10 +216,8 @@ describe.runIf(wooStackAvailable)(
         ]);
         paidInBrowser.orderId = orderId;
         paidInBrowser.sessionId = answer.sessionId;
-      } finally {
-        await page.close();
-      }
-    }, 90_000);
+      });
+    }, 240_000);
 
     it('20 concurrent replays of the payment webhook are verified and change nothing', async () => {
       const { orderId, sessionId } = paidInBrowser;
@@ -278,8 +282,7 @@ describe.runIf(wooStackAvailable)(
 
     it('a payer who cancels stays on the Blocks checkout with a notice, and the same order is paid on the next try', async () => {
       const email = 'changes-mind@example.com';
-      const page = await browser.newPage();
-      try {
+      await inPage(browser, async (page) => {
         await page.goto(`${woo.url}/?add-to-cart=${productId}`);
         await page.goto(`${woo.url}/checkout/`);
         await fillBlocksCheckout(page, email);
@@ -292,7 +295,7 @@ describe.runIf(wooStackAvailable)(
         await page
           .locator('.wc-block-components-notice-banner')
           .filter({ hasText: 'You closed the bank transfer before paying' })
-          .waitFor({ timeout: 20_000 });
+          .waitFor();
         expect(page.url()).toBe(`${woo.url}/checkout/`);
         expect((await session(first.sessionId)).status).toBe('cancelled');
         const orderId = Number((await woo.wp('order-by-session', first.sessionId)).id);
@@ -307,15 +310,13 @@ describe.runIf(wooStackAvailable)(
         expect(second.sessionId).not.toBe(first.sessionId);
         const awaiting = await openedSession(second.sessionId, 'the second session to open');
         await bankTransfer(awaiting.virtualAccount.accountNumber, awaiting.amount);
-        await page.waitForURL(new RegExp(`/checkout/order-received/${orderId}/`), { timeout: 30_000 });
+        await page.waitForURL(new RegExp(`/checkout/order-received/${orderId}/`));
         const order = await processingOrder(orderId);
         expect(order.transactionId).toBe(second.sessionId);
         expect(order.sessions.split(',')).toEqual([first.sessionId, second.sessionId]);
         expect(notesWith(order, 'received by bank transfer')).toHaveLength(1);
-      } finally {
-        await page.close();
-      }
-    }, 120_000);
+      });
+    }, 240_000);
 
     it('a wrong amount is returned by the bank and noted; the order stays pending until the exact amount pays it (classic order-pay page)', async () => {
       const shopper = new Shopper(woo.url);
@@ -357,26 +358,25 @@ describe.runIf(wooStackAvailable)(
       const shopper = new Shopper(woo.url);
       const { orderId, orderKey } = await shopper.placeOrder(productId, 1, 'classic@example.com');
       // The same guest, now in a browser (the cart session cookie carries over).
-      const context = await browser.newContext();
-      try {
-        await context.addCookies(shopper.cookieList());
-        const page = await context.newPage();
-        const opened = page.waitForResponse((response) =>
-          /\/servicepay\/v1\/orders\/\d+\/session/.test(response.url()),
-        );
-        await page.goto(`${woo.url}/checkout/order-pay/${orderId}/?key=${orderKey}`);
-        const answer = (await (await opened).json()) as { sessionId: string };
-        await page.locator('servicepay-checkout').waitFor({ state: 'attached' });
-        const awaiting = await openedSession(answer.sessionId);
-        await bankTransfer(awaiting.virtualAccount.accountNumber, awaiting.amount);
-        await page.waitForURL(new RegExp(`/checkout/order-received/${orderId}/`), { timeout: 30_000 });
-        const order = await processingOrder(orderId);
-        expect(order.transactionId).toBe(answer.sessionId);
-        expect(notesWith(order, 'received by bank transfer')).toHaveLength(1);
-      } finally {
-        await context.close();
-      }
-    }, 90_000);
+      await inPage(
+        browser,
+        async (page) => {
+          const opened = page.waitForResponse((response) =>
+            /\/servicepay\/v1\/orders\/\d+\/session/.test(response.url()),
+          );
+          await page.goto(`${woo.url}/checkout/order-pay/${orderId}/?key=${orderKey}`);
+          const answer = (await (await opened).json()) as { sessionId: string };
+          await page.locator('servicepay-checkout').waitFor({ state: 'attached' });
+          const awaiting = await openedSession(answer.sessionId);
+          await bankTransfer(awaiting.virtualAccount.accountNumber, awaiting.amount);
+          await page.waitForURL(new RegExp(`/checkout/order-received/${orderId}/`));
+          const order = await processingOrder(orderId);
+          expect(order.transactionId).toBe(answer.sessionId);
+          expect(notesWith(order, 'received by bank transfer')).toHaveLength(1);
+        },
+        shopper.cookieList(),
+      );
+    }, 240_000);
 
     it('with webhooks switched off at the service, the return from the widget and the scheduled check still settle', async () => {
       const [endpoint] = await ourEndpoints();
@@ -482,13 +482,13 @@ describe.runIf(wooStackAvailable)(
         },
       });
       expect(resent.status).toBe(202);
+      const expiredNote = `ServicePay session ${opened.body.sessionId} expired before the transfer arrived`;
+      // The failed status is saved a moment before its note (see processingOrder): wait for both.
       const failed = await until('the order to fail', async () => {
         const order = await woo.wp('order', orderId);
-        return order.status === 'failed' ? order : undefined;
+        return order.status === 'failed' && notesWith(order, expiredNote).length > 0 ? order : undefined;
       });
-      expect(
-        notesWith(failed, `ServicePay session ${opened.body.sessionId} expired before the transfer arrived`),
-      ).toHaveLength(1);
+      expect(notesWith(failed, expiredNote)).toHaveLength(1);
       expect(failed.transactionId).toBe('');
     }, 90_000);
 
@@ -524,9 +524,7 @@ async function placeBlocksOrder(
   await until('the Place Order button to be enabled', () => button.isEnabled());
   const opened = page.waitForResponse(
     (response) => /\/servicepay\/v1\/orders\/\d+\/session/.test(response.url()),
-    {
-      timeout: 60_000,
-    },
+    { timeout: 90_000 },
   );
   const checkout = page.waitForRequest(/\/wc\/store\/v1\/checkout/, { timeout: 10_000 });
   await button.click();
