@@ -8,6 +8,7 @@
 import { Agent, request } from 'undici';
 import { ServicePay } from '../sdk/src/index.ts';
 import { startServer } from '../test/support/server.ts';
+import { reportTarget } from './support/targets.ts';
 
 const ROUNDS = 4;
 const WINDOW_MS = 1_500;
@@ -82,6 +83,13 @@ try {
   ]);
   const verdict = ratio <= 1.3 ? 'meets' : 'MISSES';
   console.log(`\nSDK time per request is ${ratio.toFixed(2)}× raw — ${verdict} the ≤ 1.3× target.\n`);
+  reportTarget({
+    measure: 'SDK sessions.retrieve time per request vs raw undici',
+    figure: `${ratio.toFixed(2)}×`,
+    baseline: `raw ${Math.round(1e6 / bestRaw)} µs/request`,
+    target: '≤ 1.3×',
+    met: ratio <= 1.3,
+  });
   await servicepay.close();
   await agent.close();
 } finally {

@@ -21,6 +21,7 @@ import { CreateSessionParamsSchema } from '@servicepay/node/protocol';
 import { createApp, createBusiness, createService, silentLogger } from '../reference-server/src/index.ts';
 import { newId } from '../reference-server/src/internal/random.ts';
 import type { ApiCaller } from '../reference-server/src/middleware/authenticate.ts';
+import { reportTarget } from './support/targets.ts';
 
 const { values } = parseArgs({
   options: { burst: { type: 'string', default: '10000' }, backlog: { type: 'string', default: '100000' } },
@@ -191,5 +192,13 @@ for (const [name, run, count] of [
   console.log(
     `| ${name} | ${count} | ${run.seconds.toFixed(1)} s | ${(count / run.seconds).toFixed(0)} | ${run.distinct} | ${run.succeeded} | ${run.posts} | ≥ 1,000/s, nothing lost |`,
   );
+  const perSecond = count / run.seconds;
+  reportTarget({
+    measure: `webhooks: ${name} of ${count} events, deliveries/s, none lost`,
+    figure: `${perSecond.toFixed(0)}/s, ${run.distinct} of ${count} received, ${run.succeeded} succeeded`,
+    baseline: `bare HTTP client ${ceiling.toFixed(0)}/s`,
+    target: '≥ 1,000/s, nothing lost',
+    met: perSecond >= 1000 && run.distinct === count && run.succeeded === count,
+  });
 }
 receiver.send({ type: 'stop' });

@@ -10,6 +10,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { loadWidgetRelease } from '../reference-server/src/widget-hosts/widget-assets.ts';
 import { buildWidget } from '../widget/scripts/build.ts';
+import { reportTarget } from './support/targets.ts';
 
 await buildWidget();
 const release = loadWidgetRelease();
@@ -50,4 +51,13 @@ for (const [name, body, target] of rows) {
     kb(gzip(body, 9)).padStart(10),
     ` ${verdict}`,
   );
+  if (target !== undefined) {
+    reportTarget({
+      measure: `widget size: ${name} (gzip)`,
+      figure: kb(size),
+      baseline: `Lit alone ${kb(gzip(litOnly, 6))}`,
+      target: `≤ ${kb(target)}`,
+      met: size <= target,
+    });
+  }
 }
