@@ -136,6 +136,60 @@ describe('Idempotency-Key', () => {
   });
 });
 
+describe('Idempotency-Key on session create: the key commits with the session', () => {
+  // docs/protocol.md, API performance: session create remembers its answer in the session's own write job.
+  it('writes no pending mark: one claim, in the same job, and the answer is there as soon as the 201 is', async () => {
+    const token = server.createBusiness({ name: 'One Commit' }).keys.test.secretKey;
+    const keys = server.service.deps.store.idempotencyKeys;
+    const calls: string[] = [];
+    const { remember, claim } = keys;
+    keys.remember = (...args) => {
+      calls.push(`remember:${args[1].statusCode}`);
+      return remember.apply(keys, args);
+    };
+    keys.claim = (...args) => {
+      calls.push(`claim:${args[1].statusCode}`);
+      return claim.apply(keys, args);
+    };
+    try {
+      const created = await createWithKey(token, 'one-commit', sessionParams({ reference: 'one-commit' }));
+      expect(created.status, created.text).toBe(201);
+      expect(calls).toEqual(['claim:201']);
+      const row = server.service.deps.store.db
+        .prepare("SELECT status_code FROM idempotent_requests WHERE idempotency_key = 'one-commit'")
+        .get() as { status_code: number };
+      expect(row.status_code).toBe(201);
+      const replay = await createWithKey(token, 'one-commit', sessionParams({ reference: 'one-commit' }));
+      expect(replay.text).toBe(created.text);
+    } finally {
+      keys.remember = remember;
+      keys.claim = claim;
+    }
+  });
+
+  it('a key another process took after the lookup (simulated) answers 409 and makes no session', async () => {
+    const shop = server.createBusiness({ name: 'Raced' });
+    const token = shop.keys.test.secretKey;
+    const store = server.service.deps.store;
+    // What a second process on the same file leaves: a live pending mark for the key. The lookup is made to
+    // miss it once, as if the mark was written between this process's lookup and its write job.
+    store.db
+      .prepare(
+        'INSERT INTO idempotent_requests (scope, idempotency_key, request_hash, status_code, response_body, created_at) VALUES (?, ?, ?, 0, ?, ?)',
+      )
+      .run(`${shop.business.id}:test`, 'raced', Buffer.alloc(32), '', clock.now());
+    const { find } = store.idempotencyKeys;
+    store.idempotencyKeys.find = () => {
+      store.idempotencyKeys.find = find;
+      return undefined;
+    };
+    const raced = await createWithKey(token, 'raced', sessionParams({ reference: 'raced-1' }));
+    expectError(raced, 409, 'idempotency_key_reused');
+    expect(store.idempotencyKeys.find).toBe(find);
+    expect(store.sessions.findByReference(shop.business.id, 'test', 'raced-1')).toBeUndefined();
+  });
+});
+
 describe('client secret', () => {
   let token: string;
   beforeAll(() => {

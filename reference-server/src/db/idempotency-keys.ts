@@ -25,6 +25,7 @@ export class IdempotencyKeyRepository {
   private readonly insertStatement;
   private readonly purgeStatement;
   private readonly forgetStatement;
+  private readonly claimStatement;
 
   constructor(db: SqliteDatabase) {
     this.findStatement = db.prepare<
@@ -39,6 +40,16 @@ export class IdempotencyKeyRepository {
       `INSERT OR REPLACE INTO idempotent_requests
          (scope, idempotency_key, request_hash, status_code, response_body, created_at)
        VALUES (@scope, @key, @requestHash, @statusCode, @responseBody, @createdAt)`,
+    );
+    // Takes the key unless a live row holds it (one older than the TTL is replaced, as by insertStatement).
+    this.claimStatement = db.prepare(
+      `INSERT INTO idempotent_requests
+         (scope, idempotency_key, request_hash, status_code, response_body, created_at)
+       VALUES (@scope, @key, @requestHash, @statusCode, @responseBody, @createdAt)
+       ON CONFLICT (scope, idempotency_key) DO UPDATE SET
+         request_hash = excluded.request_hash, status_code = excluded.status_code,
+         response_body = excluded.response_body, created_at = excluded.created_at
+       WHERE idempotent_requests.created_at <= @notBefore`,
     );
     this.purgeStatement = db.prepare<[number]>('DELETE FROM idempotent_requests WHERE created_at <= ?');
     this.forgetStatement = db.prepare<[string, string]>(
@@ -56,6 +67,22 @@ export class IdempotencyKeyRepository {
 
   remember(entry: { scope: string; key: string; createdAt: number }, response: IdempotentResponse): void {
     this.insertStatement.run({ ...entry, ...response });
+  }
+
+  /**
+   * Remembers the answer to a key inside the write job that made its effect, so both commit together; false
+   * (nothing written) when a live row already holds the key: another process on the same file took it since it
+   * was looked up, and the caller must roll its effect back.
+   *
+   * @example
+   * if (!repository.claim({ scope, key, createdAt: now }, answer, now - ttlMs)) throw conflict();
+   */
+  claim(
+    entry: { scope: string; key: string; createdAt: number },
+    response: IdempotentResponse,
+    notBefore: number,
+  ): boolean {
+    return this.claimStatement.run({ ...entry, ...response, notBefore }).changes === 1;
   }
 
   /** Forgets one key (its first request failed, so it may be used again). */

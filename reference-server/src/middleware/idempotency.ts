@@ -35,6 +35,16 @@ export interface IdempotencyDeps {
  * createApp registers it: `IdempotentRequests.attach(app, deps)`; a route opts in after authenticating:
  * router.post('/api/webhooks', secretKey, idempotent, handler);
  */
+/** A key whose answer the route's own write job remembers (`idempotentWrite`, `rememberInWrite`). */
+interface WriteClaim {
+  requests: IdempotentRequests;
+  scope: string;
+  key: string;
+  requestHash: Buffer;
+}
+
+const writeClaims = new WeakMap<Response, WriteClaim>();
+
 export class IdempotentRequests {
   private readonly inFlight = new Map<string, Promise<void>>();
 
@@ -47,7 +57,13 @@ export class IdempotentRequests {
     return requests;
   }
 
-  async handle(req: Request, res: Response): Promise<boolean> {
+  /**
+   * Answers a retry (replay or 409) and returns true; otherwise prepares the key and returns false for the route
+   * to run. `mode: 'write'` is for a route whose whole effect is one write job (session create): instead of a
+   * pending mark committed first and the answer committed after, the route remembers its answer inside that job
+   * (`rememberInWrite`), so key and effect commit together, in one fsync instead of three.
+   */
+  async handle(req: Request, res: Response, mode: 'mark' | 'write' = 'mark'): Promise<boolean> {
     const key = req.get('Idempotency-Key');
     if (key === undefined) return false;
     if (!IDEMPOTENCY_KEY_PATTERN.test(key)) {
@@ -88,6 +104,15 @@ export class IdempotentRequests {
         sendJsonText(res.status(earlier.statusCode), secretBox.open(earlier.responseBody));
         return true;
       }
+      if (mode === 'write') {
+        // No mark: the route's write job claims the key with its effect (rememberInWrite). A crash before that
+        // commit leaves neither, so a retry runs it (nothing had happened); after it, the retry replays.
+        writeClaims.set(res, { requests: this, scope, key, requestHash });
+        // Held until the answer is out (or the client is gone), so a concurrent retry waits, then replays.
+        res.once('close', release);
+        handedOver = true;
+        return false;
+      }
       // Committed before the route runs (some effects, the simulated bank's transfer, are not write-queue
       // jobs): a crash between the effect and its remembered answer leaves this mark behind.
       await store.writes.run(() =>
@@ -101,6 +126,26 @@ export class IdempotentRequests {
       return false;
     } finally {
       if (!handedOver) release();
+    }
+  }
+
+  /** See `rememberInWrite`. */
+  claimInWrite(claim: WriteClaim, statusCode: number, text: string): void {
+    const { store, clock, secretBox, ttlMs } = this.deps;
+    const now = clock.now();
+    const claimed = store.idempotencyKeys.claim(
+      { scope: claim.scope, key: claim.key, createdAt: now },
+      { requestHash: claim.requestHash, statusCode, responseBody: secretBox.seal(text) },
+      now - ttlMs,
+    );
+    if (!claimed) {
+      // Only another process on the same file can hold it (this one holds the key's lock): its request may be
+      // the same one. Throwing rolls this job's effect back with it.
+      throw new HttpError(
+        409,
+        'idempotency_key_reused',
+        'Another request with this Idempotency-Key is being answered. Retry it to get that answer.',
+      );
     }
   }
 
@@ -178,6 +223,32 @@ export const idempotent: RequestHandler = async (req, res, next) => {
   if (!requests) throw new Error('IdempotentRequests.attach(app, ...) was not called');
   if (!(await requests.handle(req, res))) next();
 };
+
+/**
+ * Route middleware for a route whose whole effect is one write job: honours `Idempotency-Key` like `idempotent`
+ * (replay, 409, one at a time), but the route remembers its answer inside that job with `rememberInWrite`.
+ *
+ * @example
+ * router.post('/api/widget/sessions', secretKey, idempotentWrite, handler);
+ */
+export const idempotentWrite: RequestHandler = async (req, res, next) => {
+  const requests = req.app.locals.idempotentRequests as IdempotentRequests | undefined;
+  if (!requests) throw new Error('IdempotentRequests.attach(app, ...) was not called');
+  if (!(await requests.handle(req, res, 'write'))) next();
+};
+
+/**
+ * Inside the route's write job, after its effect: remembers `text` (the exact answer about to be sent) as the
+ * answer to this request's `Idempotency-Key`, in the same transaction. Does nothing for a request without a key.
+ * Throws 409 `idempotency_key_reused` (rolling the job back) if another process on the same file holds the key.
+ *
+ * @example
+ * await store.writes.run(() => { const made = insert(); rememberInWrite(res, 201, text(made)); return made; });
+ */
+export function rememberInWrite(res: Response, statusCode: number, text: string): void {
+  const claim = writeClaims.get(res);
+  if (claim) claim.requests.claimInWrite(claim, statusCode, text);
+}
 
 function scopeOf(res: Response): string {
   const caller = res.locals.caller as ApiCaller | WidgetCaller | undefined;

@@ -14,7 +14,33 @@ export type SuccessStatus = keyof typeof SUCCESS_MESSAGES;
  * router.get('/api/widget/sessions/:id', secretKey, (req, res) => sendData(res, sessions.retrieve(caller, id)));
  */
 export function sendData(res: Response, data: unknown, status: SuccessStatus = 200): void {
+  // Through res.json: the idempotency middleware (`idempotent`) remembers an answer where res.json is called.
   res.status(status).json({ meta: { statusCode: status, message: SUCCESS_MESSAGES[status] }, data });
+}
+
+/**
+ * The envelope of `sendData` as the exact text sent: for an answer that is also stored (an idempotent create
+ * remembers these bytes in the transaction that makes the session, then sends them).
+ *
+ * @example
+ * const text = dataEnvelopeText(session, 201); // '{"meta":{"statusCode":201,"message":"Created"},"data":{…}}'
+ */
+export function dataEnvelopeText(data: unknown, status: SuccessStatus): string {
+  return JSON.stringify({ meta: { statusCode: status, message: SUCCESS_MESSAGES[status] }, data });
+}
+
+/**
+ * Sends JSON text as it is, with its length, in one write (express's res.json would also turn it into a Buffer
+ * and hash it for an ETag, which a no-store answer never uses). A replay sends the remembered text through here.
+ *
+ * @example
+ * sendJsonText(res, 201, remembered);
+ */
+export function sendJsonText(res: Response, status: number, text: string): void {
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 /**

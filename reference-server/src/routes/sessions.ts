@@ -3,20 +3,26 @@ import { Router } from 'express';
 import type { AuthDeps } from '../middleware/authenticate.ts';
 import { apiCaller, requireApiKey, requireApiKeyOrWidgetToken } from '../middleware/authenticate.ts';
 import { validationError } from '../middleware/error-handler.ts';
-import { idempotent } from '../middleware/idempotency.ts';
+import { idempotent, idempotentWrite, rememberInWrite } from '../middleware/idempotency.ts';
 import type { SessionService } from '../sessions/session-service.ts';
-import { sendData, sendPage } from './envelope.ts';
+import { dataEnvelopeText, sendData, sendJsonText, sendPage } from './envelope.ts';
 
 /** The merchant's API for payment sessions: create, list, retrieve, cancel. */
 export function sessionRoutes(auth: AuthDeps, sessions: SessionService): Router {
   const router = Router();
   const secretKey = requireApiKey(auth);
 
-  router.post('/api/widget/sessions', secretKey, idempotent, async (req, res) => {
+  // The busiest write of the API (issue 12): its Idempotency-Key is remembered in the session's own write job,
+  // so one commit makes the session and its remembered answer, and the very text remembered is what is sent.
+  router.post('/api/widget/sessions', secretKey, idempotentWrite, async (req, res) => {
     const parsed = CreateSessionParamsSchema.safeParse(req.body);
     if (!parsed.success) throw validationError(parsed.error, 'session');
-    const session = await sessions.create(apiCaller(res), parsed.data);
-    sendData(res, session, 201);
+    let answer = '';
+    await sessions.create(apiCaller(res), parsed.data, (created) => {
+      answer = dataEnvelopeText(created, 201);
+      rememberInWrite(res, 201, answer);
+    });
+    sendJsonText(res, 201, answer);
   });
 
   router.get('/api/widget/sessions', secretKey, (req, res) => {

@@ -35,9 +35,15 @@ export class SessionService {
 
   /**
    * Creates a session. Retries with an `Idempotency-Key` are answered by `middleware/idempotency.ts` before
-   * this runs, so a retried create makes one session.
+   * this runs, so a retried create makes one session. `alongside` runs inside the same write job, after the
+   * insert: what it writes commits with the session or not at all, and if it throws, the session is not made
+   * (the route remembers its idempotent answer there).
    */
-  create(caller: ApiCaller, params: CreateSessionParams): Promise<CreatedSession> {
+  create(
+    caller: ApiCaller,
+    params: CreateSessionParams,
+    alongside?: (created: CreatedSession) => void,
+  ): Promise<CreatedSession> {
     this.checkMoney(params);
     return this.store.writes.run(() => {
       const now = this.clock.now();
@@ -69,7 +75,9 @@ export class SessionService {
         updatedAt: now,
         expiresAt: now + (params.expiresInMinutes ?? this.config.sessionLifetimeMinutes) * 60_000,
       });
-      return { ...toSessionView(session, undefined), clientSecret };
+      const created: CreatedSession = { ...toSessionView(session, undefined), clientSecret };
+      alongside?.(created);
+      return created;
     });
   }
 
