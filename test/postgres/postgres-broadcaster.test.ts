@@ -287,6 +287,17 @@ describe.runIf(postgresAvailable)('PostgresBroadcaster: push across instances th
       expect(row.n).toBeLessThanOrEqual(row.application_name === 'servicepay-listener' ? 2 : 4);
   });
 
+  it('start() rejects when the database cannot be reached, and can be called again', async () => {
+    const unreachable = new PostgresBroadcaster({
+      pool: a.pool,
+      connection: { host: '127.0.0.1', port: 1, user: 'postgres', database: 'servicepay' },
+    });
+    await expect(unreachable.start()).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    await expect(unreachable.start()).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    expect(unreachable.listening).toBe(false);
+    await unreachable.close();
+  });
+
   it('close() ends the listening connection; a closed broadcaster does not reconnect', async () => {
     const c = await instance('c');
     expect(await listeners()).toBe(3);

@@ -84,11 +84,19 @@ export class PostgresNotificationChannel {
     return this.client !== undefined;
   }
 
-  /** Opens the listening connection; rejects if the first attempt fails (later losses are retried forever). */
+  /**
+   * Opens the listening connection; rejects if this attempt fails (call it again to retry). Once started,
+   * a lost connection is retried by itself until `close()`.
+   */
   async start(): Promise<void> {
     if (this.started) throw new Error('the channel was already started');
     this.started = true;
-    await this.connect();
+    try {
+      await this.connect();
+    } catch (error) {
+      this.started = false;
+      throw error;
+    }
     const every = this.options.pingIntervalMs ?? 30_000;
     if (every > 0) {
       this.pingTimer = setInterval(() => this.ping(), every);
