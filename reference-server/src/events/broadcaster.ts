@@ -13,10 +13,19 @@ export type SessionUpdateListener = (update: SessionUpdate) => void;
 /**
  * Fan-out of committed session transitions to whoever listens (the push streams). One interface so that a
  * multi-instance implementation (Postgres LISTEN/NOTIFY) can replace the in-process one.
+ *
+ * What a listener may rely on, and what it may not: an update is published only after its transition is
+ * committed, and every update committed after `subscribe` returned is delivered at least once. Deliveries may
+ * come late, more than once, out of order, or carry a transition the listener already read from the events
+ * table: the push stream subscribes before it reads, and orders and deduplicates by `seq` itself.
  */
 export interface Broadcaster {
+  /** Called once the transition's write is committed (after-commit effect of its write job). */
   publish(update: SessionUpdate): void;
-  /** Returns the function that stops listening. */
+  /**
+   * Starts delivering `sessionId`'s updates to `listener` (from any moment on, even before this returns);
+   * returns the function that stops listening.
+   */
   subscribe(sessionId: string, listener: SessionUpdateListener): () => void;
 }
 
