@@ -96,12 +96,12 @@ describe.runIf(postgresAvailable)(
       expect(row.rows[0].n).toBe(150);
     });
 
-    it('decides exactly as the in-process SlidingWindowLimiter over a long mixed sequence', async () => {
+    it('decides exactly as the in-process SlidingWindowLimiter over a long mixed sequence of hits and peeks', async () => {
       const inProcess = new SlidingWindowLimiter(5, 10_000);
       const [a, b] = [poolA, poolB].map(
         (pool) => new PostgresRateLimiter(pool, { name: 'compare', limit: 5, windowMs: 10_000 }),
       ) as [PostgresRateLimiter, PostgresRateLimiter];
-      // A fixed pseudo-random walk: three keys, steps of 0 to 2.5 s (several hits in one millisecond included).
+      // A fixed pseudo-random walk, steps of 0 to 1.5 s (several calls in one millisecond included).
       let seed = 42;
       const next = () => {
         seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
@@ -110,15 +110,25 @@ describe.runIf(postgresAvailable)(
       let now = T0;
       const expected: LimitDecision[] = [];
       const actual: LimitDecision[] = [];
-      for (let i = 0; i < 300; i++) {
-        now += next() < 0.2 ? 0 : Math.floor(next() * 2_500);
-        const key = `k${Math.floor(next() * 3)}`;
-        expected.push(inProcess.hit(key, now));
-        actual.push(await (i % 2 === 0 ? a : b).hit(key, now));
+      for (let i = 0; i < 400; i++) {
+        now += next() < 0.2 ? 0 : Math.floor(next() * 1_500);
+        // Four keys, the last of them only ever peeked at; about a quarter of the calls are peeks.
+        const key = `k${Math.floor(next() * 4)}`;
+        const limiter = i % 2 === 0 ? a : b;
+        if (key === 'k3' || next() < 0.25) {
+          expected.push(inProcess.peek(key, now));
+          actual.push(await limiter.peek(key, now));
+        } else {
+          expected.push(inProcess.hit(key, now));
+          actual.push(await limiter.hit(key, now));
+        }
       }
       expect(actual).toEqual(expected);
       expect(expected.filter((decision) => !decision.allowed).length).toBeGreaterThan(20);
       expect(expected.filter((decision) => decision.allowed).length).toBeGreaterThan(100);
+      // A peek counts nothing: the key only ever peeked at has no row.
+      const peeked = await poolA.query("SELECT 1 FROM rate_limit_windows WHERE key = 'compare:k3'");
+      expect(peeked.rowCount).toBe(0);
     });
 
     it('keys and limiters are counted apart; prune drops only keys with no hit left in the window', async () => {

@@ -78,6 +78,29 @@ export class PostgresRateLimiter {
     };
   }
 
+  /**
+   * What `hit` would decide now, without counting a hit (`SlidingWindowLimiter.peek`): a read, no lock. A key
+   * never hit (or pruned) reads as a full budget and keeps no row.
+   */
+  async peek(key: string, now: number): Promise<LimitDecision> {
+    const result = (await this.db.query(
+      `SELECT (SELECT count(*)::int FROM unnest(hits) AS t WHERE t > $2::bigint - $3::bigint) AS in_window,
+              (SELECT min(t) FROM unnest(hits) AS t WHERE t > $2::bigint - $3::bigint) AS oldest
+         FROM rate_limit_windows WHERE key = $1`,
+      [this.prefix + key, now, this.windowMs],
+    )) as { rows: Array<{ in_window: number; oldest: string | null }> };
+    const row = result.rows[0];
+    if (!row) return { allowed: true, limit: this.limit, remaining: this.limit, resetSeconds: 1 };
+    const oldest = row.oldest === null ? now : Number(row.oldest);
+    const allowed = row.in_window < this.limit;
+    return {
+      allowed,
+      limit: this.limit,
+      remaining: allowed ? this.limit - row.in_window : 0,
+      resetSeconds: Math.max(1, Math.ceil((oldest + this.windowMs - now) / 1000)),
+    };
+  }
+
   /** Deletes this limiter's keys whose newest hit has left the window; returns how many. */
   async prune(now: number): Promise<number> {
     const result = (await this.db.query(
