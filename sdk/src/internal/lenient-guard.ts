@@ -107,6 +107,8 @@ const compile = (schema: z.ZodType): Guard | undefined => {
  *
  * @example
  * import { SessionSchema } from '@servicepay/node/protocol';
+ * import { lenient } from './lenient.ts';
+ * const body = '{"id":"ses_1"}';
  * const isSession = lenientGuard(SessionSchema);
  * const session = JSON.parse(body);
  * const read = isSession?.(session) ? session : lenient(SessionSchema).parse(session);
