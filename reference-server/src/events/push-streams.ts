@@ -377,7 +377,7 @@ let outHeaders: symbol | undefined | null = null;
 
 /**
  * Lets go of the copies of the response head that Node keeps for the whole life of a response, once it is
- * sent (measured per open stream with a heap snapshot, bench/push-latency.ts):
+ * sent (measured per open stream with heap snapshots, bench/support/push-heap.ts):
  * - the head as written, a string built by `+=`, one rope node per piece (about 1.5 KB): reading one
  *   character flattens it in place into one string of ~300 bytes;
  * - the header table behind `getHeader` (about 0.9 KB): nothing reads it once the head is out (`setHeader`

@@ -35,8 +35,8 @@ const NO_RAW_HEADERS: string[] = Object.freeze([]) as unknown as string[];
  * What the way to the route left on the request and response that an open stream, which may live for an
  * hour beside ten thousand others, never reads again: the caller (its session record), the router's
  * continuation (its closures hold the whole middleware chain), the parsed URL, the route params and the
- * request headers (twice: raw and parsed; a browser sends a dozen). About 2 KB a stream, measured by
- * bench/push-latency.ts.
+ * request headers (twice: raw and parsed; a browser sends a dozen). About 2 KB a stream, measured with
+ * bench/support/push-heap.ts.
  */
 function releaseRequestChain(req: Request, res: Response): void {
   res.locals.caller = undefined;
