@@ -287,6 +287,21 @@ describe.runIf(postgresAvailable)('PostgresBroadcaster: push across instances th
       expect(row.n).toBeLessThanOrEqual(row.application_name === 'servicepay-listener' ? 2 : 4);
   });
 
+  it('after a crash of the database (immediate stop, crash recovery on start) the same holds', async () => {
+    const onA = listen(a, 'ses_6');
+    const onB = listen(b, 'ses_6');
+    a.gaps.length = 0;
+    b.gaps.length = 0;
+    await postgres.restart({ mode: 'immediate', downMs: 300 });
+    await eventually(async () => (a.gaps.length > 0 && b.gaps.length > 0) || undefined);
+    expect([a.gaps, b.gaps]).toEqual([['reconnected'], ['reconnected']]);
+    await a.broadcaster.publishIn(a.pool, update('ses_6', 70, 'successful'));
+    await drain();
+    expect(onA.seqs()).toEqual([70]);
+    expect(onB.seqs()).toEqual([70]);
+    expect(await listeners()).toBe(2);
+  });
+
   it('start() rejects when the database cannot be reached, and can be called again', async () => {
     const unreachable = new PostgresBroadcaster({
       pool: a.pool,

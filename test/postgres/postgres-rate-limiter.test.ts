@@ -6,6 +6,7 @@ import {
   type LimitDecision,
   SlidingWindowLimiter,
 } from '../../reference-server/src/internal/sliding-window-limiter.ts';
+import { eventually } from '../support/child-process.ts';
 import {
   postgresAvailable,
   reportIfPostgresMissing,
@@ -148,6 +149,40 @@ describe.runIf(postgresAvailable)(
         allowed: true,
         limit: 1,
         remaining: 0,
+        resetSeconds: 60,
+      });
+    });
+
+    it('while the database is down a hit rejects; a clean restart keeps the counts, a crash forgets them', async () => {
+      const [a, b] = [poolA, poolB].map(
+        (pool) => new PostgresRateLimiter(pool, { name: 'outage', limit: 3, windowMs: WINDOW }),
+      ) as [PostgresRateLimiter, PostgresRateLimiter];
+      for (let i = 0; i < 3; i++) expect((await a.hit('biz', T0 + i)).allowed).toBe(true);
+
+      const restarting = postgres.restart({ downMs: 1_000 });
+      await eventually(() =>
+        poolB.query('SELECT 1').then(
+          () => undefined,
+          () => true,
+        ),
+      );
+      // The caller turns this rejection into 503 in the envelope; nothing is counted or allowed by guess.
+      await expect(b.hit('biz', T0 + 10)).rejects.toThrow();
+      await restarting;
+      // The same pools reconnect by themselves, and the three hits are still in the window.
+      expect(await b.hit('biz', T0 + 20)).toEqual({
+        allowed: false,
+        limit: 3,
+        remaining: 0,
+        resetSeconds: 60,
+      });
+
+      // UNLOGGED: a crash empties the table (see its migration), which gives the key a fresh window.
+      await postgres.restart({ mode: 'immediate' });
+      expect(await a.hit('biz', T0 + 30)).toEqual({
+        allowed: true,
+        limit: 3,
+        remaining: 2,
         resetSeconds: 60,
       });
     });

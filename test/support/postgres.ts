@@ -102,10 +102,11 @@ export interface ScratchPostgres {
   /** Creates an empty database and returns its URL: a fresh schema per test without a new cluster. */
   createDatabase(name: string): Promise<string>;
   /**
-   * Stops the server (fast shutdown: every connection is closed, as an operator's restart does), keeps it down
-   * for `downMs`, and starts it again on the same port and data directory.
+   * Stops the server, keeps it down for `downMs`, and starts it again on the same port and data directory.
+   * `fast` (the default) closes every connection as an operator's restart does; `immediate` stops without a
+   * shutdown checkpoint, as a crash would, and the start runs crash recovery.
    */
-  restart(options?: { downMs?: number }): Promise<void>;
+  restart(options?: { downMs?: number; mode?: 'fast' | 'immediate' }): Promise<void>;
   /** Stops the server and removes its directory. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -189,9 +190,9 @@ export async function startPostgres(): Promise<ScratchPostgres> {
     );
     running.add(dataDir);
   };
-  const stopServer = async () => {
+  const stopServer = async (mode: 'fast' | 'immediate' = 'fast') => {
     if (!running.has(dataDir)) return;
-    await pgBin('pg_ctl', ['stop', '-D', dataDir, '-m', 'fast', '-w', '-t', '30'], dir);
+    await pgBin('pg_ctl', ['stop', '-D', dataDir, '-m', mode, '-w', '-t', '30'], dir);
     running.delete(dataDir);
   };
 
@@ -227,6 +228,14 @@ export async function startPostgres(): Promise<ScratchPostgres> {
     });
   }
 
+  // A stop() from an afterAll while a failed test's restart() is still under way waits for it, rather than
+  // removing the directory under a starting server.
+  let last: Promise<unknown> = Promise.resolve();
+  const serially = <T>(operation: () => Promise<T>): Promise<T> => {
+    const next = last.then(operation, operation);
+    last = next.catch(() => {});
+    return next;
+  };
   const urlFor = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
   return {
     url: urlFor('servicepay'),
@@ -244,17 +253,21 @@ export async function startPostgres(): Promise<ScratchPostgres> {
       }
       return urlFor(name);
     },
-    async restart({ downMs = 0 } = {}) {
-      await stopServer();
-      if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
-      await startServer();
+    restart({ downMs = 0, mode = 'fast' } = {}) {
+      return serially(async () => {
+        await stopServer(mode);
+        if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+        await startServer();
+      });
     },
-    async stop() {
-      try {
-        await stopServer();
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+    stop() {
+      return serially(async () => {
+        try {
+          await stopServer();
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
     },
   };
 }
