@@ -71,6 +71,22 @@ describe.runIf(postgresAvailable)('startPostgres: a scratch PostgreSQL for a tes
   });
 });
 
+describe.runIf(postgresAvailable)('a process that exits without stop()', () => {
+  it('takes its scratch cluster down with it: no server process, no directory', () => {
+    const script = `
+      const { startPostgres } = await import('./test/support/postgres.ts');
+      const postgres = await startPostgres();
+      process.stdout.write(postgres.dataDir);
+      process.exit(0);`;
+    const dataDir = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: ROOT,
+    }).toString();
+    expect(dataDir).toMatch(/servicepay-pg-.+\/data$/);
+    expect(processesUsing(dataDir)).toEqual([]);
+    expect(existsSync(dirname(dataDir))).toBe(false);
+  });
+});
+
 describe('without PostgreSQL binaries', () => {
   it('the suites are skipped with one line saying why, however many files ask', () => {
     const script = `

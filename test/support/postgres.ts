@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 
@@ -131,20 +131,29 @@ async function pgBin(bin: string, args: string[], cwd: string): Promise<string> 
   return stdout;
 }
 
-/** Clusters still running in this process, stopped at exit if a test forgot (or crashed before) `stop()`. */
-const running = new Set<string>();
-process.once('exit', () => {
-  for (const dataDir of running) {
-    try {
-      const pgCtl = join(binDir as string, 'pg_ctl');
-      const args = ['stop', '-D', dataDir, '-m', 'immediate', '-w'];
-      if (runAs) execFileSync('runuser', ['-u', 'postgres', '--', pgCtl, ...args], { stdio: 'ignore' });
-      else execFileSync(pgCtl, args, { stdio: 'ignore' });
-    } catch {
-      // Already gone.
+/**
+ * Clusters still running in this process, stopped at exit if a test forgot (or crashed before) `stop()`. One
+ * set and one exit hook per process: a test worker may load this module once per test file.
+ */
+const RUNNING = Symbol.for('servicepay.scratch-postgres.running');
+const registry = globalThis as typeof globalThis & { [RUNNING]?: Set<string> };
+const running: Set<string> = registry[RUNNING] ?? new Set<string>();
+if (!registry[RUNNING]) {
+  registry[RUNNING] = running;
+  process.once('exit', () => {
+    for (const dataDir of running) {
+      try {
+        const pgCtl = join(binDir as string, 'pg_ctl');
+        const args = ['stop', '-D', dataDir, '-m', 'immediate', '-w'];
+        if (runAs) execFileSync('runuser', ['-u', 'postgres', '--', pgCtl, ...args], { stdio: 'ignore' });
+        else execFileSync(pgCtl, args, { stdio: 'ignore' });
+      } catch {
+        // Already gone.
+      }
+      rmSync(dirname(dataDir), { recursive: true, force: true });
     }
-  }
-});
+  });
+}
 
 /**
  * Starts a scratch PostgreSQL cluster: `initdb` into a fresh temporary directory (trust authentication, the
