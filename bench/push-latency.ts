@@ -2,7 +2,7 @@
  * Push latency and memory per open stream: bank notification → `successful` on that session's SSE stream.
  *
  *   node --import tsx bench/push-latency.ts [--streams 10000] [--duration 60] [--baseline-duration 20]
- *     [--rate 50] [--pool 32] [--profile server.cpuprofile]
+ *     [--rate 50] [--pool 32] [--profile server.cpuprofile] [--db-dir /dev/shm]
  *
  * Three processes, so that none of them times or holds what another measures:
  * - the server (support/push-server.ts): the service alone; its event-loop lag, CPU time and memory are taken
@@ -21,6 +21,11 @@
  * longest silence on an idle stream (the heartbeat interval as a client sees it), server heap and RSS per open
  * stream ((at N − at 0) / N, after a full GC). Secondary, and named so: the notification's own round trip
  * (send → its 200), which is not the push latency.
+ *
+ * `--profile FILE` writes a CPU profile of the server over the loaded window (read it with
+ * support/push-profile.ts). `--db-dir DIR` puts the server's database in DIR instead of the temporary folder:
+ * on a RAM disk (/dev/shm) the commit's fsync costs nothing, which shows what the push itself costs; the
+ * default (a real disk) is the figure that counts.
  */
 import { Agent, type ClientRequest, type IncomingMessage, request } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -37,6 +42,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '50' },
     pool: { type: 'string', default: '32' },
     profile: { type: 'string' },
+    'db-dir': { type: 'string' },
   },
 });
 const streams = Number(values.streams);
@@ -54,6 +60,7 @@ type HolderWindow = { lag: Lag; heartbeats: number; longestSilence: number; open
 const startedAt = Date.now();
 const server = await forkChild('push-server.ts', ['--expose-gc'], {
   ...(values.profile ? { SERVICEPAY_BENCH_PROFILE: values.profile } : {}),
+  ...(values['db-dir'] ? { SERVICEPAY_BENCH_DB_DIR: values['db-dir'] } : {}),
 });
 const holder = await forkChild('push-clients.ts');
 const base = new URL(String(server.ready.url));
@@ -307,6 +314,7 @@ const kb = (value: number) => `${(value / 1024).toFixed(1)} KB`;
 const baseline = rows[0] as Row;
 const loadedRow = rows[1] as Row;
 console.log('\nPush latency: from sending the signed bank notification to `successful` on that stream');
+if (values['db-dir']) console.log(`(database in ${values['db-dir']}, not the default temporary folder)`);
 console.log(
   `(Poisson arrivals, ${rate}/s on average; idle streams held by a separate process; see the header of this file)`,
 );

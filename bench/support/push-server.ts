@@ -16,7 +16,9 @@ import { createBusiness, createService, silentLogger } from '../../reference-ser
 import type { ApiCaller } from '../../reference-server/src/middleware/authenticate.ts';
 import { answerParent, lagMonitor } from './push-ipc.ts';
 
-const folder = mkdtempSync(join(tmpdir(), 'servicepay-bench-push-'));
+// SERVICEPAY_BENCH_DB_DIR puts the database elsewhere (a RAM disk, to see what the push costs without the
+// commit's fsync); by default it is on the system's temporary folder, a real disk.
+const folder = mkdtempSync(join(process.env.SERVICEPAY_BENCH_DB_DIR ?? tmpdir(), 'servicepay-bench-push-'));
 const service = createService(
   {
     dbPath: join(folder, 'servicepay.db'),
