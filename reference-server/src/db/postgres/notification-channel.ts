@@ -136,6 +136,8 @@ export class PostgresNotificationChannel {
   private async connect(): Promise<void> {
     const client = new pg.Client({
       application_name: 'servicepay-listener',
+      // A reconnect to a host that drops packets must fail and be retried, not wait forever.
+      connectionTimeoutMillis: 5_000,
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
       query_timeout: 10_000,
