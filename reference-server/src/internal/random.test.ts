@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newId, randomAccountNumber, randomBase62, safeEqual, sha256 } from './random.ts';
+import { newId, newTimeOrderedId, randomAccountNumber, randomBase62, safeEqual, sha256 } from './random.ts';
 
 describe('random', () => {
   it('randomBase62 gives exactly the length asked, in base62', () => {
@@ -27,6 +27,18 @@ describe('random', () => {
     const ids = new Set(Array.from({ length: 1_000 }, () => newId('ses')));
     expect(ids.size).toBe(1_000);
     for (const id of ids) expect(id).toMatch(/^ses_[0-9A-Za-z]{24}$/);
+  });
+
+  it('newTimeOrderedId is prefix_ + 24 base62, sorts by creation time, and is never twice the same', () => {
+    const at = Date.parse('2030-01-01T00:00:00Z');
+    const sameMs = Array.from({ length: 1_000 }, () => newTimeOrderedId('ses', at));
+    expect(new Set(sameMs).size).toBe(1_000);
+    for (const id of sameMs) expect(id).toMatch(/^ses_[0-9A-Za-z]{24}$/);
+    // The 8 time digits are the same within a millisecond, and order the ids across milliseconds and years.
+    expect(new Set(sameMs.map((id) => id.slice(4, 12))).size).toBe(1);
+    const times = [0, 1, 61, 62, at - 1, at, at + 1, Date.parse('2100-01-01T00:00:00Z')];
+    const ids = times.map((time) => newTimeOrderedId('ses', time));
+    expect([...ids].sort()).toEqual(ids);
   });
 
   it('randomAccountNumber has 10 digits and no leading zero', () => {

@@ -16,7 +16,7 @@ import type { WriteContext } from '../db/write-queue.ts';
 import { HttpError, notFound } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
-import { newId, randomBase62, sha256 } from '../internal/random.ts';
+import { newTimeOrderedId, randomBase62, sha256 } from '../internal/random.ts';
 import type { SessionLifecycle } from './session-lifecycle.ts';
 import { isTerminal } from './session-lifecycle.ts';
 import { toPublicSession, toSessionView } from './session-views.ts';
@@ -59,7 +59,8 @@ export class SessionService {
       }
       const clientSecret = `cs_${caller.environment}_${randomBase62(32)}`;
       const session = this.store.sessions.insert({
-        id: newId('ses'),
+        // Time-ordered: appended to the id index rather than written on a random page of it (issue 12).
+        id: newTimeOrderedId('ses', now),
         businessId: scope.businessId,
         environment: scope.environment,
         reference,
