@@ -1,7 +1,7 @@
 /**
  * Push latency and memory per open stream: bank notification → `successful` on that session's SSE stream.
  *
- *   node --import tsx bench/push-latency.ts [--streams 10000] [--duration 60] [--baseline-duration 20]
+ *   node --import tsx bench/push-latency.ts [--streams 10000] [--duration 60] [--baseline-duration 60]
  *     [--rate 50] [--pool 32] [--profile server.cpuprofile] [--db-dir /dev/shm]
  *
  * Three processes, so that none of them times or holds what another measures:
@@ -16,10 +16,11 @@
  *   from one monotonic clock. It also holds no more than `--pool` streams, so its own loop stays idle.
  *
  * Rows: the baseline (one open stream: the pool is one stream), then `--streams` open streams (the holder's
- * plus the pool). Each is sampled for longer than the 15 s heartbeat interval. Printed: p50/p99/p99.9/max and
- * the sample count, the server's event-loop lag and CPU over the sampling window, the holder's lag and the
- * longest silence on an idle stream (the heartbeat interval as a client sees it), server heap and RSS per open
- * stream ((at N − at 0) / N, after a full GC). Secondary, and named so: the notification's own round trip
+ * plus the pool). Each is sampled for 60 s, four heartbeat intervals (the same window for both, so that a rare
+ * stall of the machine is as likely in either). Printed: p50/p99/p99.9/max and the sample count, the server's
+ * event-loop lag and CPU over the sampling window, the holder's lag and the longest silence on an idle stream
+ * (the heartbeat interval as a client sees it), server heap and RSS per open stream ((at N − at 0) / N, after a
+ * full GC). Secondary, and named so: the notification's own round trip
  * (send → its 200), which is not the push latency.
  *
  * `--profile FILE` writes a CPU profile of the server over the loaded window (read it with
@@ -38,7 +39,7 @@ const { values } = parseArgs({
   options: {
     streams: { type: 'string', default: '10000' },
     duration: { type: 'string', default: '60' },
-    'baseline-duration': { type: 'string', default: '20' },
+    'baseline-duration': { type: 'string', default: '60' },
     rate: { type: 'string', default: '50' },
     pool: { type: 'string', default: '32' },
     profile: { type: 'string' },
