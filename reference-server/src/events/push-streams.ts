@@ -53,12 +53,30 @@ export interface PushStreamsOptions {
 /** Which cap a new stream would break, if any. */
 export type StreamCap = 'token' | 'address';
 
-/** One SSE frame: `id:`, `event: status`, `data:` (one line of JSON), blank line. */
+/**
+ * One SSE frame: `id:`, `event: status`, `data:` (one line of JSON), blank line.
+ *
+ * @example
+ * res.write(statusFrame(update.seq, update.message));
+ */
 export const statusFrame = (seq: number, message: StatusMessage): string =>
   `id: ${seq}\nevent: status\ndata: ${JSON.stringify(message)}\n\n`;
 
+/**
+ * The comment line a stream gets when it has been quiet for a heartbeat interval; SSE clients ignore it.
+ *
+ * @example
+ * res.write(HEARTBEAT_FRAME);
+ */
 export const HEARTBEAT_FRAME = ': heartbeat\n\n';
 
+/**
+ * The head of a push stream (a `HEAD` on the route answers the same): no caching or transforming by proxies,
+ * no buffering by nginx (`x-accel-buffering`).
+ *
+ * @example
+ * res.writeHead(200, STREAM_HEADERS);
+ */
 export const STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-store, no-transform',
