@@ -15,6 +15,7 @@
 import {
   type BenchServer,
   combine,
+  cpuSeconds,
   fmt,
   type LoadOptions,
   type LoadResult,
@@ -52,6 +53,12 @@ const create = (server: BenchServer, expectStatus: number, idempotencyKey: boole
   idempotencyKey,
   expectStatus,
 });
+const serverOf: Record<Kind, BenchServer> = {
+  express,
+  keyed: servicepay,
+  unkeyed: servicepay,
+  limited,
+};
 const runs: Record<Kind, LoadOptions> = {
   express: create(express, 201, true),
   keyed: create(servicepay, 201, true),
@@ -59,12 +66,24 @@ const runs: Record<Kind, LoadOptions> = {
   limited: create(limited, 429, true),
 };
 const results: Record<Kind, LoadResult[]> = { express: [], keyed: [], unkeyed: [], limited: [] };
+/** Server CPU seconds over each kind's runs (warm-up included) and the answers of any status they got. */
+const cpu: Record<Kind, { seconds: number; answers: number }> = {
+  express: { seconds: 0, answers: 0 },
+  keyed: { seconds: 0, answers: 0 },
+  unkeyed: { seconds: 0, answers: 0 },
+  limited: { seconds: 0, answers: 0 },
+};
 try {
   const order: Kind[] = ['express', 'keyed', 'unkeyed', 'limited'];
   for (let round = 0; round < ROUNDS; round++) {
     // Every other round in reverse, so no kind always runs first (or right after the same neighbour).
     for (const kind of round % 2 === 0 ? order : [...order].reverse()) {
-      results[kind].push(await runLoad(runs[kind]));
+      const before = cpuSeconds(serverOf[kind].child);
+      const result = await runLoad(runs[kind]);
+      cpu[kind].seconds += cpuSeconds(serverOf[kind].child) - before;
+      // The CPU covers the warm-up too; count its answers at the measured rate.
+      cpu[kind].answers += (result.requests / result.seconds) * ((DURATION_MS + WARMUP_MS) / 1000);
+      results[kind].push(result);
     }
   }
 } finally {
@@ -82,16 +101,20 @@ const vsExpress = (result: LoadResult) => result.perSecond / all.express.perSeco
 console.log(
   `\nSession create, autocannon -c ${CONNECTIONS} in its own process, ${ROUNDS} × ${DURATION_MS / 1000} s per kind, alternated, loopback`,
 );
-console.log('| server | answers/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | vs express |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
-for (const [name, result] of [
-  ['express 5 + express.json, same-size JSON (baseline)', all.express],
-  ['ServicePay create, fsynced, Idempotency-Key (as the SDK)', all.keyed],
-  ['ServicePay create, fsynced, no Idempotency-Key', all.unkeyed],
-  ['ServicePay 429 (over the 150/min budget), Idempotency-Key', all.limited],
+const cpuPerAnswer = (kind: Kind) => (cpu[kind].seconds / cpu[kind].answers) * 1e6;
+console.log(
+  '| server | answers/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | vs express | server CPU µs/answer |',
+);
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+for (const [name, kind] of [
+  ['express 5 + express.json, same-size JSON (baseline)', 'express'],
+  ['ServicePay create, fsynced, Idempotency-Key (as the SDK)', 'keyed'],
+  ['ServicePay create, fsynced, no Idempotency-Key', 'unkeyed'],
+  ['ServicePay 429 (over the 150/min budget), Idempotency-Key', 'limited'],
 ] as const) {
+  const result = all[kind];
   console.log(
-    `| ${name} | ${fmt(result.perSecond, 0)} | ${fmt(result.p50Ms, 2)} | ${fmt(result.p99Ms, 2)} | ${fmt(result.p999Ms, 2)} | ${fmt(result.maxMs, 2)} | ${result.errors} | ${fmt(vsExpress(result), 2)}× |`,
+    `| ${name} | ${fmt(result.perSecond, 0)} | ${fmt(result.p50Ms, 2)} | ${fmt(result.p99Ms, 2)} | ${fmt(result.p999Ms, 2)} | ${fmt(result.maxMs, 2)} | ${result.errors} | ${fmt(vsExpress(result), 2)}× | ${fmt(cpuPerAnswer(kind), 0)} |`,
   );
 }
 
@@ -105,6 +128,9 @@ console.log(
 );
 console.log(
   `429 answer vs create: ${fmt(all.limited.perSecond, 0)}/s vs ${fmt(all.keyed.perSecond, 0)}/s = ${fmt(limitRatio, 2)}× cheaper; target ≥ ${RATE_LIMIT_TARGET}× → ${verdict(limitRatio >= RATE_LIMIT_TARGET)}`,
+);
+console.log(
+  `  (server CPU per answer, for reading the throughput: a 429 costs ${fmt(cpuPerAnswer('keyed') / cpuPerAnswer('limited'), 1)}× less server CPU than a keyed create; the 429 throughput is also bounded by the load generator on the same two cores)`,
 );
 for (const [name, result] of Object.entries(all)) {
   if (result.errors > 0) console.log(`${name}: unexpected answers ${JSON.stringify(result.statuses)}`);

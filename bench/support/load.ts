@@ -6,6 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -129,6 +130,21 @@ export async function stopBenchServer(server: BenchServer): Promise<void> {
   const exited = once(server.child, 'exit');
   server.child.kill('SIGINT');
   await exited;
+}
+
+/**
+ * CPU time (user + system, seconds) a process has used so far, from `/proc/<pid>/stat` (Linux; NaN elsewhere).
+ * Read before and after a run, it tells what the server spent per answer, whatever the generator could send.
+ */
+export function cpuSeconds(child: ChildProcess): number {
+  try {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at index 2; utime and stime are fields 14, 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 export const fmt = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
