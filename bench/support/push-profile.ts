@@ -42,5 +42,7 @@ console.log(
 );
 const rows = [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top));
 for (const [name, micros] of rows) {
-  console.log(`${((micros / total) * 100).toFixed(2).padStart(6)}%  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${name}`);
+  console.log(
+    `${((micros / total) * 100).toFixed(2).padStart(6)}%  ${(micros / 1000).toFixed(0).padStart(7)} ms  ${name}`,
+  );
 }
