@@ -159,8 +159,8 @@ export class PushStreams {
     this.startedAt = performance.now();
     this.swept = 0;
     this.timer = setInterval(() => {
-      // Sweep every slice that fell due (timers fire late, never early): each bucket is written once per
-      // turn by the clock, not once per `slices` firings, so a stream's heartbeats stay under heartbeatMs apart.
+      // Sweep every slice that fell due (timers fire late, never early): each bucket is written once per turn
+      // of the wheel by the clock, not once per `slices` firings, so lateness does not add up.
       const due = Math.floor((performance.now() - this.startedAt) / sliceMs);
       for (let n = 0; this.swept < due && n < this.buckets.length; n++, this.swept++) this.sweep();
       this.swept = due;
