@@ -34,6 +34,7 @@ import type { BankNotification } from '@servicepay/node/protocol';
 import { newId } from '../reference-server/src/internal/random.ts';
 import { signPayload } from '../reference-server/src/internal/signature.ts';
 import { forkChild, type Lag, lagMonitor } from './support/push-ipc.ts';
+import { reportTarget } from './support/targets.ts';
 
 const { values } = parseArgs({
   options: {
@@ -356,6 +357,32 @@ for (const row of rows) {
   );
 }
 console.log(`(${((Date.now() - startedAt) / 1000).toFixed(0)} s in all)`);
+const loadedP99 = percentile(loadedRow.latency, 99);
+const loadedP999 = percentile(loadedRow.latency, 99.9);
+const where = values['db-dir'] ? `, database in ${values['db-dir']}` : '';
+reportTarget({
+  measure: `bank notification → SSE client at ${streams} open streams, p99 over ${loadedRow.seconds} s${where}`,
+  figure: `p99 ${ms(loadedP99)} (${loadedRow.latency.length} samples)`,
+  baseline: `1 open stream: p99 ${ms(percentile(baseline.latency, 99))}`,
+  target: `≤ ${TARGET.p99} ms`,
+  met: loadedP99 <= TARGET.p99,
+});
+reportTarget({
+  measure: `bank notification → SSE client at ${streams} open streams, p99.9 over ${loadedRow.seconds} s${where}`,
+  figure: `p99.9 ${ms(loadedP999)}, max ${ms(loadedRow.latency.at(-1) ?? Number.NaN)}`,
+  baseline: `1 open stream: p99.9 ${ms(percentile(baseline.latency, 99.9))}`,
+  target: `≤ ${TARGET.p999} ms`,
+  met: loadedP999 <= TARGET.p999,
+});
+if (loadedRow.memory) {
+  reportTarget({
+    measure: 'server memory per open stream (RSS after a full GC)',
+    figure: `${kb(loadedRow.memory.rssPerStream)} RSS (heap ${kb(loadedRow.memory.heapPerStream)})`,
+    baseline: '0 open streams, same server',
+    target: `≤ ${kb(TARGET.rssPerStream)}`,
+    met: loadedRow.memory.rssPerStream <= TARGET.rssPerStream,
+  });
+}
 await holder.stop();
 await server.stop();
 agent.destroy();
