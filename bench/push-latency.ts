@@ -56,7 +56,11 @@ const TARGET = { p99: 10, p999: 20, rssPerStream: 16 * 1024 };
 
 type Session = { sessionId: string; token: string; accountNumber: string; amount: number };
 type Memory = { heapUsed: number; rss: number; open: number };
-type Window = { lag: Lag; cpuPercent: number };
+type Window = {
+  lag: Lag;
+  cpuPercent: number;
+  gc: { major: number; majorMax: number; minor: number; minorMax: number };
+};
 type HolderWindow = { lag: Lag; heartbeats: number; longestSilence: number; open: number };
 
 const startedAt = Date.now();
@@ -347,6 +351,12 @@ if (loadedRow.holder) {
     `Idle streams: ${loadedRow.holder.open} held, ${loadedRow.holder.heartbeats} heartbeats received in ` +
       `${loadedRow.seconds} s, longest silence on one stream ${(loadedRow.holder.longestSilence / 1000).toFixed(1)} s; ` +
       `holder loop lag p99 ${ms(loadedRow.holder.lag.p99)}, max ${ms(loadedRow.holder.lag.max)}.`,
+  );
+}
+for (const row of rows) {
+  const { gc } = row.server;
+  console.log(
+    `Server GC pauses (${row.label}): ${gc.major} major, longest ${ms(gc.majorMax)}; ${gc.minor} minor, longest ${ms(gc.minorMax)}.`,
   );
 }
 for (const row of rows) {

@@ -4,13 +4,14 @@
  * - `sessions { count }` → creates and bootstraps that many sessions (through the service's own code) and
  *   answers their ids, widget tokens and accounts;
  * - `memory` → heap and RSS after a full GC, and the number of open push streams;
- * - `window-start` / `window-stop` → the event-loop lag and CPU time between the two (and, when started with
+ * - `window-start` / `window-stop` → the event-loop lag, CPU time and GC pauses between the two (and, when started with
  *   `SERVICEPAY_BENCH_PROFILE=path.cpuprofile`, a CPU profile of that window written to that path).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session as InspectorSession } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { CreateSessionParamsSchema } from '@servicepay/node/protocol';
 import { createBusiness, createService, silentLogger } from '../../reference-server/src/index.ts';
 import type { ApiCaller } from '../../reference-server/src/middleware/authenticate.ts';
@@ -52,6 +53,21 @@ const lag = lagMonitor();
 const profilePath = process.env.SERVICEPAY_BENCH_PROFILE;
 const inspector = profilePath ? new InspectorSession() : undefined;
 let cpuAtStart = process.cpuUsage();
+/** Garbage-collection pauses over the window: major (mark-compact) and the rest, count and longest. */
+const pauses = { major: 0, majorMax: 0, minor: 0, minorMax: 0 };
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
+    const major = detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
+    if (major) {
+      pauses.major += 1;
+      pauses.majorMax = Math.max(pauses.majorMax, entry.duration);
+    } else {
+      pauses.minor += 1;
+      pauses.minorMax = Math.max(pauses.minorMax, entry.duration);
+    }
+  }
+});
 let startedAt = performance.now();
 
 answerParent(async (message) => {
@@ -91,6 +107,8 @@ answerParent(async (message) => {
         await inspector.post('Profiler.start');
       }
       lag.start();
+      Object.assign(pauses, { major: 0, majorMax: 0, minor: 0, minorMax: 0 });
+      gcObserver.observe({ entryTypes: ['gc'] });
       cpuAtStart = process.cpuUsage();
       startedAt = performance.now();
       return {};
@@ -99,12 +117,13 @@ answerParent(async (message) => {
       const cpu = process.cpuUsage(cpuAtStart);
       const elapsed = performance.now() - startedAt;
       const loop = lag.stop();
+      gcObserver.disconnect();
       if (inspector && profilePath) {
         const { profile } = await inspector.post('Profiler.stop');
         writeFileSync(profilePath, JSON.stringify(profile));
         inspector.disconnect();
       }
-      return { lag: loop, cpuPercent: ((cpu.user + cpu.system) / 1000 / elapsed) * 100 };
+      return { lag: loop, cpuPercent: ((cpu.user + cpu.system) / 1000 / elapsed) * 100, gc: { ...pauses } };
     }
     case 'stop': {
       await service.close();
