@@ -60,6 +60,7 @@ type Window = {
   lag: Lag;
   cpuPercent: number;
   gc: { major: number; majorMax: number; minor: number; minorMax: number };
+  writes: { count: number; max: number; over10: number };
 };
 type HolderWindow = { lag: Lag; heartbeats: number; longestSilence: number; open: number };
 
@@ -354,9 +355,10 @@ if (loadedRow.holder) {
   );
 }
 for (const row of rows) {
-  const { gc } = row.server;
+  const { gc, writes } = row.server;
   console.log(
-    `Server GC pauses (${row.label}): ${gc.major} major, longest ${ms(gc.majorMax)}; ${gc.minor} minor, longest ${ms(gc.minorMax)}.`,
+    `Server stalls (${row.label}): GC ${gc.major} major, longest ${ms(gc.majorMax)}; ${gc.minor} minor, longest ${ms(gc.minorMax)}; ` +
+      `${writes.count} write transactions (commit and fsync on the event loop), longest ${ms(writes.max)}, ${writes.over10} over 10 ms.`,
   );
 }
 for (const row of rows) {

@@ -4,8 +4,9 @@
  * - `sessions { count }` → creates and bootstraps that many sessions (through the service's own code) and
  *   answers their ids, widget tokens and accounts;
  * - `memory` → heap and RSS after a full GC, and the number of open push streams;
- * - `window-start` / `window-stop` → the event-loop lag, CPU time and GC pauses between the two (and, when started with
- *   `SERVICEPAY_BENCH_PROFILE=path.cpuprofile`, a CPU profile of that window written to that path).
+ * - `window-start` / `window-stop` → the event-loop lag, CPU time, GC pauses and write transactions between
+ *   the two (and, when started with `SERVICEPAY_BENCH_PROFILE=path.cpuprofile`, a CPU profile of that window
+ *   written to that path).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session as InspectorSession } from 'node:inspector/promises';
@@ -37,6 +38,32 @@ const service = createService(
   },
   { logger: silentLogger },
 );
+/**
+ * The longest write transaction of the window (a write-queue batch: BEGIN, the jobs, COMMIT and its fsync), to
+ * tell a stall of the disk from one of the push. Timed around the database's outermost `transaction` calls,
+ * in this bench's server only.
+ */
+const writes = { count: 0, max: 0, over10: 0 };
+const database = service.deps.store.db;
+const transaction = database.transaction.bind(database);
+let depth = 0;
+database.transaction = ((work: (...args: unknown[]) => unknown) => {
+  const run = transaction(work);
+  return (...args: unknown[]) => {
+    if (depth > 0) return run(...args);
+    depth += 1;
+    const started = performance.now();
+    try {
+      return run(...args);
+    } finally {
+      depth -= 1;
+      const took = performance.now() - started;
+      writes.count += 1;
+      writes.max = Math.max(writes.max, took);
+      if (took > 10) writes.over10 += 1;
+    }
+  };
+}) as typeof database.transaction;
 const { url } = await service.start();
 const created = createBusiness(service.deps.store, 'Bench Shop', false, Date.now());
 const business = service.deps.store.businesses.find(created.business.id);
@@ -108,6 +135,7 @@ answerParent(async (message) => {
       }
       lag.start();
       Object.assign(pauses, { major: 0, majorMax: 0, minor: 0, minorMax: 0 });
+      Object.assign(writes, { count: 0, max: 0, over10: 0 });
       gcObserver.observe({ entryTypes: ['gc'] });
       cpuAtStart = process.cpuUsage();
       startedAt = performance.now();
@@ -123,7 +151,12 @@ answerParent(async (message) => {
         writeFileSync(profilePath, JSON.stringify(profile));
         inspector.disconnect();
       }
-      return { lag: loop, cpuPercent: ((cpu.user + cpu.system) / 1000 / elapsed) * 100, gc: { ...pauses } };
+      return {
+        lag: loop,
+        cpuPercent: ((cpu.user + cpu.system) / 1000 / elapsed) * 100,
+        gc: { ...pauses },
+        writes: { ...writes },
+      };
     }
     case 'stop': {
       await service.close();
