@@ -29,6 +29,7 @@ import {
   verdict,
 } from './support/load.ts';
 import { type SeededFile, seedSessions } from './support/seed-sessions.ts';
+import { reportTarget } from './support/targets.ts';
 
 const SIZES = (process.env.BENCH_LIST_SIZES ?? '10000,100000,1000000').split(',').map(Number);
 const LIST_MS = Number(process.env.BENCH_LIST_MS ?? 1000);
@@ -144,6 +145,8 @@ try {
   );
   console.log(`|---|${tables.map(() => '---:|').join('')}---:|---:|---|`);
   let allMet = true;
+  let worst = { name: '', atLargest: 0, atSmallest: 0 };
+  let slowestBefore = { name: '', ms: 0 };
   for (const query of queries) {
     const results = tables.map((t) => listed.get(`${query.name}@${t.size}`) as LoadResult);
     const first = results[0] as LoadResult;
@@ -151,11 +154,23 @@ try {
     const growth = last.p50Ms - first.p50Ms;
     const met = results.every((r) => r.p50Ms <= LIST_TARGET_MS && r.errors === 0) && growth <= FLAT_TARGET_MS;
     allMet &&= met;
+    const before = oldMs(query.path(largest));
+    if (last.p50Ms > worst.atLargest) {
+      worst = { name: query.name, atLargest: last.p50Ms, atSmallest: first.p50Ms };
+    }
+    if (before > slowestBefore.ms) slowestBefore = { name: query.name, ms: before };
     console.log(
-      `| ${query.name} | ${results.map((r) => `${fmt(r.p50Ms, 2)} (${fmt(r.p99Ms, 2)})${r.errors ? ` ${r.errors} errors` : ''}`).join(' | ')} | ${growth >= 0 ? '+' : ''}${fmt(growth, 2)} | ${fmt(oldMs(query.path(largest)), 2)} | ${verdict(met)} |`,
+      `| ${query.name} | ${results.map((r) => `${fmt(r.p50Ms, 2)} (${fmt(r.p99Ms, 2)})${r.errors ? ` ${r.errors} errors` : ''}`).join(' | ')} | ${growth >= 0 ? '+' : ''}${fmt(growth, 2)} | ${fmt(before, 2)} | ${verdict(met)} |`,
     );
   }
   oldDb.close();
+  reportTarget({
+    measure: `GET /api/widget/sessions at ${tables.map((t) => label(t.size)).join(', ')}: page one, mid cursor, each filter (${queries.length} queries)`,
+    figure: `slowest median at ${label(largest.size)}: ${fmt(worst.atLargest, 2)} ms (${worst.name})`,
+    baseline: `${label(tables[0]?.size ?? 0)}: ${fmt(worst.atSmallest, 2)} ms; the pre-006 statement at ${label(largest.size)}: up to ${fmt(slowestBefore.ms, 2)} ms (${slowestBefore.name})`,
+    target: `≤ ${LIST_TARGET_MS} ms each, flat (≤ +${FLAT_TARGET_MS} ms)`,
+    met: allMet,
+  });
   console.log(
     `List: every query's median ≤ ${LIST_TARGET_MS} ms at every size, and flat (1M at most ${FLAT_TARGET_MS} ms above 10k) → ${verdict(allMet)}`,
   );
@@ -203,6 +218,13 @@ try {
   console.log(
     `Create at ${label(largest.size)} vs at ${label(small.size)}: ${fmt(ratio, 2)}×; target ≥ ${CREATE_TARGET}× → ${verdict(ratio >= CREATE_TARGET)}`,
   );
+  reportTarget({
+    measure: `create at ${label(largest.size)} sessions vs at ${label(small.size)} (fsynced, Idempotency-Key, -c 50)`,
+    figure: `${fmt(ratio, 2)}× (${Math.round(atLarge.perSecond).toLocaleString('en')}/s)`,
+    baseline: `${label(small.size)}: ${Math.round(atSmall.perSecond).toLocaleString('en')}/s`,
+    target: `≥ ${CREATE_TARGET}×`,
+    met: ratio >= CREATE_TARGET,
+  });
 } finally {
   for (const table of tables) if (table.server) await stopBenchServer(table.server);
   rmSync(folder, { recursive: true, force: true });

@@ -24,6 +24,7 @@ import {
   stopBenchServer,
   verdict,
 } from './support/load.ts';
+import { reportTarget } from './support/targets.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
@@ -132,6 +133,22 @@ console.log(
 console.log(
   `  (server CPU per answer, for reading the throughput: a 429 costs ${fmt(cpuPerAnswer('keyed') / cpuPerAnswer('limited'), 1)}× less server CPU than a keyed create; the 429 throughput is also bounded by the load generator on the same two cores)`,
 );
+const perSecond = (result: LoadResult) => `${Math.round(result.perSecond).toLocaleString('en')}/s`;
+reportTarget({
+  measure:
+    'session create, fsynced, Idempotency-Key, vs express 5 + express.json (autocannon -c 50, own process)',
+  figure: `${fmt(createRatio, 2)}× (${perSecond(all.keyed)}, p99 ${fmt(all.keyed.p99Ms, 1)} ms, p99.9 ${fmt(all.keyed.p999Ms, 1)} ms; no key: ${fmt(vsExpress(all.unkeyed), 2)}×)`,
+  baseline: `express ${perSecond(all.express)}`,
+  target: `≥ ${CREATE_TARGET}×`,
+  met: createRatio >= CREATE_TARGET,
+});
+reportTarget({
+  measure: 'a 429 answer vs a create',
+  figure: `${fmt(limitRatio, 2)}× (${perSecond(all.limited)} 429s; server CPU ${fmt(cpuPerAnswer('limited'), 0)} vs ${fmt(cpuPerAnswer('keyed'), 0)} µs)`,
+  baseline: `keyed create ${perSecond(all.keyed)}`,
+  target: `≥ ${RATE_LIMIT_TARGET}× cheaper`,
+  met: limitRatio >= RATE_LIMIT_TARGET,
+});
 for (const [name, result] of Object.entries(all)) {
   if (result.errors > 0) console.log(`${name}: unexpected answers ${JSON.stringify(result.statuses)}`);
 }
