@@ -49,7 +49,12 @@ export interface LoadResult {
   latenciesMs: number[];
 }
 
-/** Several runs of one kind (alternated with others) as one: rates from the totals, percentiles over all. */
+/**
+ * Several runs of one kind (alternated with others) as one: rates from the totals, percentiles over all.
+ *
+ * @example
+ * const express = combine([await runLoad(expressRun), await runLoad(expressRun)]);
+ */
 export function combine(results: readonly LoadResult[]): LoadResult {
   const latenciesMs = results.flatMap((result) => result.latenciesMs).sort((a, b) => a - b);
   const at = (q: number) =>
@@ -81,7 +86,13 @@ export function combine(results: readonly LoadResult[]): LoadResult {
 const GENERATOR = fileURLToPath(new URL('./load-generator.ts', import.meta.url));
 const SERVERS = fileURLToPath(new URL('./bench-servers.ts', import.meta.url));
 
-/** Runs the load generator in its own process; resolves to what it measured. */
+/**
+ * Runs the load generator in its own process; resolves to what it measured.
+ *
+ * @example
+ * const result = await runLoad({ url, method: 'GET', path: '/health', connections: 1, durationMs: 1000,
+ *   warmupMs: 200, expectStatus: 200 });
+ */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const child = spawn(process.execPath, ['--import', 'tsx', GENERATOR, JSON.stringify(options)], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -108,7 +119,8 @@ export interface BenchServer {
 }
 
 /**
- * Starts one of bench-servers.ts's servers in a child process and waits for its ready line. `args` go to the
+ * Starts one of bench-servers.ts's servers in a child process and waits for its ready line (example:
+ * `await startBenchServer('servicepay', ['--rate-limit', '150'])`). `args` go to the
  * server (servicepay: `--db PATH`, `--key sk_…`, `--rate-limit N`); `nodeArgs` to node (`--cpu-prof`).
  */
 export async function startBenchServer(
@@ -125,7 +137,12 @@ export async function startBenchServer(
   return { ...(JSON.parse(line) as Omit<BenchServer, 'child'>), child };
 }
 
-/** Stops a bench server: SIGINT lets it write a CPU profile if it was started with `--cpu-prof`. */
+/**
+ * Stops a bench server: SIGINT lets it write a CPU profile if it was started with `--cpu-prof`.
+ *
+ * @example
+ * await stopBenchServer(server);
+ */
 export async function stopBenchServer(server: BenchServer): Promise<void> {
   const exited = once(server.child, 'exit');
   server.child.kill('SIGINT');
@@ -135,6 +152,9 @@ export async function stopBenchServer(server: BenchServer): Promise<void> {
 /**
  * CPU time (user + system, seconds) a process has used so far, from `/proc/<pid>/stat` (Linux; NaN elsewhere).
  * Read before and after a run, it tells what the server spent per answer, whatever the generator could send.
+ *
+ * @example
+ * const before = cpuSeconds(server.child); await runLoad(options); const spent = cpuSeconds(server.child) - before;
  */
 export function cpuSeconds(child: ChildProcess): number {
   try {
@@ -149,5 +169,5 @@ export function cpuSeconds(child: ChildProcess): number {
 
 export const fmt = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');
 
-/** `met` or `NOT met`, as every benchmark prints beside its target. */
+/** `met` or `NOT met`, as every benchmark prints beside its target (`verdict(ratio >= 0.6)`). */
 export const verdict = (met: boolean) => (met ? 'met' : 'NOT met');

@@ -34,7 +34,12 @@ const STATUS_SQL = `CASE
   WHEN r % 100 < 90 THEN 'expired'
   ELSE 'cancelled' END`;
 
-/** Creates `dbPath` (a new file) with the businesses and `total` sessions; returns the key to call with. */
+/**
+ * Creates `dbPath` (a new file) with the businesses and `total` sessions; returns the key to call with.
+ *
+ * @example
+ * const { dbPath, secretKey } = seedSessions('/tmp/bench/sessions-1M.db', 1_000_000);
+ */
 export function seedSessions(dbPath: string, total: number, now = Date.now()): SeededFile {
   const db = openDatabase(dbPath);
   try {

@@ -30,6 +30,9 @@ export class SlidingWindowLimiter {
   /**
    * What `hit` would decide now, without counting a hit: lets a request over its budget be refused before its
    * body is read (`refuseOverBudget`), while `hit` still counts it once, where it is authenticated.
+   *
+   * @example
+   * if (!limiter.peek(`${businessId}:test`, clock.now()).allowed) refuse();
    */
   peek(key: string, now: number): LimitDecision {
     return this.decide(key, now, false);

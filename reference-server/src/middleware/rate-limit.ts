@@ -32,6 +32,9 @@ export function withinLimit(res: Response, decision: LimitDecision): boolean {
 /**
  * Sets the `RateLimit-*` headers; throws 429 with `Retry-After` when the decision says no. For a check made deep
  * inside one that throws its own refusal anyway (failed authentication); elsewhere `withinLimit` answers.
+ *
+ * @example
+ * if (!decision.allowed) enforceLimit(res, decision); // throws the 429
  */
 export function enforceLimit(res: Response, decision: LimitDecision): void {
   setLimitHeaders(res, decision);
