@@ -7,7 +7,7 @@
  * its keys) instead of a fresh one with one business; `--rate-limit N` sets the secret-key budget per minute
  * (default: high enough never to be reached, so a create benchmark measures creates).
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -70,7 +70,13 @@ async function servicepay(args: string[]): Promise<{ url: string; secretKey?: st
     return at === -1 ? undefined : args[at + 1];
   };
   const givenDb = option('--db');
-  const dbPath = givenDb ?? join(mkdtempSync(join(tmpdir(), 'servicepay-bench-')), 'bench.db');
+  let dbPath = givenDb;
+  if (!dbPath) {
+    const folder = mkdtempSync(join(tmpdir(), 'servicepay-bench-'));
+    // The fresh database is this process's own: gone when it exits (a seeded one belongs to the caller).
+    process.on('exit', () => rmSync(folder, { recursive: true, force: true }));
+    dbPath = join(folder, 'bench.db');
+  }
   const service = createService(
     {
       dbPath,
