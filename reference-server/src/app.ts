@@ -87,7 +87,8 @@ export function createApp(deps: AppDeps): Express {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  // A business over its budget is answered 429 here, before routing and before its body is read (issue 12).
+  // A business over its budget is answered 429 before routing and before its body is read (issue 12): by the
+  // server before express (`refuseOverBudgetEarly`), here for the checkout's routes (their CORS headers).
   app.use(refuseOverBudget(auth));
   app.get('/health', (_req, res) => {
     sendData(res, { status: 'ok' });

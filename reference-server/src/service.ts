@@ -18,6 +18,7 @@ import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
 import { loadSecretsKey } from './internal/secrets-key.ts';
 import { SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
+import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
 import { portalRoutes } from './portal/portal-routes.ts';
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
 import { SessionLifecycle } from './sessions/session-lifecycle.ts';
@@ -167,6 +168,8 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
         headersTimeoutMs: config.headersTimeoutMs,
         requestTimeoutMs: config.requestTimeoutMs,
         maxConnections: config.maxConnections,
+        // A business over its budget is answered 429 here, before express (issue 12).
+        beforeApp: refuseOverBudgetEarly({ store, clock, businessLimiter: limiters.business }),
       });
       server.listen(config.port, config.host);
       await once(server, 'listening');

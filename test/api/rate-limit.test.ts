@@ -1,5 +1,10 @@
+import { once } from 'node:events';
+import { Agent, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, rollKey } from '../../reference-server/src/index.ts';
+import { createApiServer } from '../../reference-server/src/internal/client-error.ts';
+import { refuseOverBudgetEarly } from '../../reference-server/src/middleware/authenticate.ts';
 import { call, createSession, expectError } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
@@ -7,11 +12,56 @@ import { type RunningServer, startServer } from '../support/server.ts';
 // RateLimit-* headers. Time moves by a ManualClock, never by sleeping.
 
 let server: RunningServer | undefined;
+let bare: Server | undefined;
 
 afterEach(async () => {
+  if (bare) {
+    const closed = once(bare, 'close');
+    bare.close();
+    bare.closeAllConnections();
+    await closed;
+    bare = undefined;
+  }
   await server?.close();
   server = undefined;
 });
+
+interface Exchange {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  /** Whether the request went out on a connection an earlier request had used (keep-alive held). */
+  reusedSocket: boolean;
+}
+
+/** One request through `agent`, so a test can see whether the next one reuses the connection. */
+function exchange(
+  agent: Agent,
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<Exchange> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+          reusedSocket: req.reusedSocket,
+        }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 const list = (running: RunningServer, key: string) =>
   call(running.baseUrl, 'GET', '/api/widget/sessions', { token: key });
@@ -148,6 +198,142 @@ describe('over the budget, answered before the body is read', () => {
       headers: { 'content-type': 'application/json' },
     });
     expectError(malformed, 400, 'malformed_json');
+  });
+});
+
+describe('over the budget, answered by the server before express', () => {
+  // docs/protocol.md, API performance: the 429 is written in the server's request listener; only the checkout's
+  // routes (CORS) and OPTIONS still reach express, which refuses them with the same answer.
+  it('never hands the request to the app, leaves the body unread and keeps the connection', async () => {
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    const running = await startServer({ rateLimit: { perMinute: 1 } }, { clock });
+    server = running;
+    const key = running.createBusiness({ name: 'Flooding' }).keys.test.secretKey;
+    const neighbour = running.createBusiness({ name: 'Neighbour' }).keys.test.secretKey;
+    await spend(running, key, 1);
+    // A server with the service's own check in front of a stand-in for the app that records what reaches it.
+    const reached: string[] = [];
+    const { store } = running.service.deps;
+    bare = createApiServer(
+      (req, res) => {
+        reached.push(`${req.method} ${req.url}`);
+        res.end('the app');
+      },
+      {
+        headersTimeoutMs: 5_000,
+        requestTimeoutMs: 5_000,
+        maxConnections: 16,
+        beforeApp: refuseOverBudgetEarly({
+          store,
+          clock,
+          businessLimiter: running.service.deps.limiters.business,
+        }),
+      },
+    );
+    bare.listen(0, '127.0.0.1');
+    await once(bare, 'listening');
+    const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}`;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const json = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+      // A body far over the 64 KB limit (a 413 once parsed), and one that is not JSON (a 400): both 429.
+      const big = `{"pad":"${'x'.repeat(300_000)}"}`;
+      const first = await exchange(agent, bareUrl, 'POST', '/api/widget/sessions', json, big);
+      const second = await exchange(agent, bareUrl, 'POST', '/api/widget/sessions?x=1', json, '{"amount": ');
+      const other = await exchange(agent, bareUrl, 'GET', '/api/webhooks', {
+        authorization: `Bearer ${key}`,
+      });
+      for (const refused of [first, second, other]) {
+        expect(refused.status).toBe(429);
+        const body = JSON.parse(refused.text);
+        expect(body).toEqual({
+          meta: {
+            statusCode: 429,
+            code: 'rate_limited',
+            message: 'Too many requests. Wait for Retry-After seconds, then retry.',
+            requestId: refused.headers['request-id'],
+          },
+        });
+        expect(refused.headers['request-id']).toMatch(/^req_[0-9A-Za-z]{16}$/);
+      }
+      expect(reached).toEqual([]);
+      // Keep-alive held: the unread bodies were discarded, not left to be read as the next request.
+      expect(second.reusedSocket).toBe(true);
+      expect(other.reusedSocket).toBe(true);
+      // Under budget, a checkout route, OPTIONS, and an unknown key: all handed to the app on the same connection.
+      const passed = await exchange(agent, bareUrl, 'GET', '/api/widget/sessions', {
+        authorization: `Bearer ${neighbour}`,
+      });
+      expect(passed.text).toBe('the app');
+      expect(passed.reusedSocket).toBe(true);
+      await exchange(agent, bareUrl, 'POST', '/api/widget/sessions/ses_x/cancel', json, '{}');
+      await exchange(agent, bareUrl, 'OPTIONS', '/api/widget/sessions', { authorization: `Bearer ${key}` });
+      await exchange(agent, bareUrl, 'GET', '/api/widget/sessions', {
+        authorization: `Bearer sk_test_${'0'.repeat(32)}`,
+      });
+      expect(reached).toEqual([
+        'GET /api/widget/sessions',
+        'POST /api/widget/sessions/ses_x/cancel',
+        'OPTIONS /api/widget/sessions',
+        'GET /api/widget/sessions',
+      ]);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('carries exactly the headers of the answer express gives, and keeps the connection', async () => {
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    const running = await startServer({ rateLimit: { perMinute: 1 } }, { clock });
+    server = running;
+    const key = running.createBusiness({ name: 'Flooding' }).keys.test.secretKey;
+    await spend(running, key, 1);
+    clock.advance(20_000);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+      const early = await exchange(agent, running.baseUrl, 'POST', '/api/widget/sessions', headers, '{}');
+      // The checkout's cancel route is refused inside express (its CORS middleware runs first).
+      const viaExpress = await exchange(
+        agent,
+        running.baseUrl,
+        'POST',
+        '/api/widget/sessions/ses_x/cancel',
+        headers,
+        '{}',
+      );
+      expect(viaExpress.reusedSocket).toBe(true);
+      for (const refused of [early, viaExpress]) {
+        expect(refused.status).toBe(429);
+        expect(JSON.parse(refused.text).meta.requestId).toBe(refused.headers['request-id']);
+        expect(refused.headers['retry-after']).toBe('40');
+        expect(refused.headers['ratelimit-limit']).toBe('1');
+        expect(refused.headers['ratelimit-remaining']).toBe('0');
+        expect(refused.headers['ratelimit-reset']).toBe('40');
+        expect(refused.headers['cache-control']).toBe('no-store');
+        expect(refused.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(refused.headers.connection).toBe('keep-alive');
+      }
+      const names = (exchanged: Exchange) => Object.keys(exchanged.headers).sort();
+      expect(names(early)).toEqual([
+        'cache-control',
+        'connection',
+        'content-length',
+        'content-type',
+        'date',
+        'keep-alive',
+        'ratelimit-limit',
+        'ratelimit-remaining',
+        'ratelimit-reset',
+        'request-id',
+        'retry-after',
+      ]);
+      // Express's answer on a checkout route adds only its CORS `Vary: Origin`.
+      expect(names(viaExpress)).toEqual([...names(early), 'vary'].sort());
+      expect(viaExpress.headers.vary).toBe('Origin');
+    } finally {
+      agent.destroy();
+    }
   });
 });
 

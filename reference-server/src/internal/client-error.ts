@@ -108,6 +108,12 @@ export interface ApiServerOptions {
   requestTimeoutMs: number;
   /** Open connections answered normally; the requests of any beyond get 503 and their connection is closed. */
   maxConnections: number;
+  /**
+   * Asked first about every request that gets this far (under the connection cap, with a `Host`): answers it
+   * itself and returns true, or returns false to hand it to the app. For answers cheaper than the app's
+   * routing and middleware (`refuseOverBudgetEarly`, the 429 of a business over its budget).
+   */
+  beforeApp?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 const OVER_CAP = Symbol('servicepay.overConnectionCap');
@@ -121,7 +127,8 @@ const CAP_MARGIN = 64;
  * `100-continue` (417), `CONNECT` (405, where Node would just drop the socket), headers or a body that arrive
  * too slowly (408, after `headersTimeoutMs`/`requestTimeoutMs` instead of Node's 60 s/300 s), and requests on
  * a connection over `maxConnections` (503, then the connection closes). Past `maxConnections` + 64, Node
- * refuses connections before a byte is read: the only bound on sockets that send nothing.
+ * refuses connections before a byte is read: the only bound on sockets that send nothing. `beforeApp` may
+ * answer a request before the app sees it (the 429 of a business over its budget).
  *
  * @example
  * const server = createApiServer(createApp(deps), { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 4096 });
@@ -132,6 +139,7 @@ export function createApiServer(
   options: ApiServerOptions,
 ): Server {
   let open = 0;
+  const beforeApp = options.beforeApp;
   const server = createServer(
     {
       headersTimeout: options.headersTimeoutMs,
@@ -161,6 +169,7 @@ export function createApiServer(
         });
         return;
       }
+      if (beforeApp?.(req, res)) return;
       handler(req, res);
     },
   );

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_KEY_PATTERN, EnvironmentSchema } from '@servicepay/node/protocol';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ApiCaller } from '../businesses/ownership.ts';
@@ -7,8 +8,9 @@ import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { sha256 } from '../internal/random.ts';
-import type { SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
-import { addressKey, enforceLimit, withinLimit } from './rate-limit.ts';
+import type { LimitDecision, SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
+import { addressKey, answerRateLimited, enforceLimit, withinLimit } from './rate-limit.ts';
+import { newRequestId } from './request-id.ts';
 
 /** The open checkout of one session, once `requireWidgetToken` let the request through. */
 export interface WidgetCaller {
@@ -66,34 +68,85 @@ function fail(deps: AuthDeps, req: Request, res: Response, error: HttpError): ne
   throw error;
 }
 
-/** The key `refuseOverBudget` already looked up for a request, so authenticating it reads the key once. */
-const earlyLookups = new WeakMap<Request, { token: string; found: ApiKeyWithOwner | undefined }>();
+/**
+ * The key the over-budget check already looked up for a request, so authenticating it reads the key once.
+ * Keyed by the request object, which is the same for `node:http` and express (express only changes its prototype).
+ */
+const earlyLookups = new WeakMap<IncomingMessage, { token: string; found: ApiKeyWithOwner | undefined }>();
+
+/** What the over-budget check needs: the key lookup and the business budget, only asked (`peek`). */
+export type BudgetDeps = Pick<AuthDeps, 'store' | 'clock' | 'businessLimiter'>;
 
 /**
- * Answers 429 before the body is read (it is mounted before the JSON parser) to a request on `/api/` whose
- * secret key is live and whose business is over its budget: the decision `requireApiKey` would reach, made
- * without parsing a body the answer will not use. A key that is unknown, revoked or not a secret key goes on
- * to the usual checks and answers (401, 403, or the checkout budget). Nothing is counted here (`peek`): the
- * request spends its budget once, where the route authenticates it, reusing this lookup.
+ * The one over-budget decision, for both places that make it: the refusal when the request carries a live
+ * secret key of a business over its budget, undefined otherwise (go on to the usual checks). The lookup is
+ * remembered for the request either way.
+ */
+function overBudget(deps: BudgetDeps, req: IncomingMessage): LimitDecision | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined || !header.startsWith('Bearer sk_')) return undefined;
+  const token = header.slice('Bearer '.length);
+  if (!API_KEY_PATTERN.test(token)) return undefined;
+  const found = deps.store.apiKeys.findWithOwner(sha256(token));
+  earlyLookups.set(req, { token, found });
+  if (!found || found.key.revokedAt !== null || found.key.kind !== 'secret') return undefined;
+  const decision = deps.businessLimiter.peek(
+    `${found.business.id}:${found.key.environment}`,
+    deps.clock.now(),
+  );
+  return decision.allowed ? undefined : decision;
+}
+
+/**
+ * Whether the server may answer this request before express: a path under `/api/` that no express middleware
+ * before the check would answer or decorate differently. Not `OPTIONS` (the CORS middleware answers those),
+ * and not the checkout's routes under `/api/widget/` (CORS headers, `Vary: Origin`), which express still
+ * refuses with `refuseOverBudget`; `/api/widget/sessions` itself (create and list) is not a checkout route.
+ */
+function answerableEarly(req: IncomingMessage): boolean {
+  const url = req.url;
+  if (url === undefined || !url.startsWith('/api/') || req.method === 'OPTIONS') return false;
+  if (!url.startsWith('/api/widget/')) return true;
+  return url === '/api/widget/sessions' || url.startsWith('/api/widget/sessions?');
+}
+
+/**
+ * Answers 429 in the server's request listener, before express sees the request, to a request on `/api/`
+ * whose secret key is live and whose business is over its budget: the decision `requireApiKey` would reach,
+ * made without routing, middleware or a body the answer will not use (the body is not read; Node discards it
+ * and the connection stays open). Returns true when it answered. A key that is unknown, revoked or not a
+ * secret key goes on to express and the usual checks (401, 403, or the checkout budget). Nothing is counted
+ * here (`peek`): the request spends its budget once, where its route authenticates it, reusing this lookup.
+ *
+ * @example
+ * createApiServer(app, { ...timeouts, beforeApp: refuseOverBudgetEarly({ store, clock, businessLimiter }) });
+ */
+export function refuseOverBudgetEarly(
+  deps: BudgetDeps,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
+  return (req, res) => {
+    if (!answerableEarly(req)) return false;
+    const decision = overBudget(deps, req);
+    if (decision === undefined) return false;
+    answerRateLimited(res, decision, newRequestId());
+    return true;
+  };
+}
+
+/**
+ * The same refusal inside express, before the JSON parser, for what the server did not already decide: the
+ * checkout's routes (so the 429 carries their CORS headers) and an app served without `createApiServer`.
  *
  * @example
  * app.use(refuseOverBudget(auth));
  * app.use(jsonBody(limit));
  */
-export function refuseOverBudget(deps: AuthDeps): RequestHandler {
+export function refuseOverBudget(deps: BudgetDeps): RequestHandler {
   return (req, res, next) => {
-    const header = req.headers.authorization;
-    if (header === undefined || !header.startsWith('Bearer sk_') || !req.path.startsWith('/api/')) {
-      return next();
-    }
-    const token = header.slice('Bearer '.length);
-    if (!API_KEY_PATTERN.test(token)) return next();
-    const found = deps.store.apiKeys.findWithOwner(sha256(token));
-    earlyLookups.set(req, { token, found });
-    if (!found || found.key.revokedAt !== null || found.key.kind !== 'secret') return next();
-    const budget = `${found.business.id}:${found.key.environment}`;
-    const decision = deps.businessLimiter.peek(budget, deps.clock.now());
-    if (decision.allowed) return next();
+    // Already asked by refuseOverBudgetEarly (and let through), or no secret key to ask about.
+    if (earlyLookups.has(req) || !req.path.startsWith('/api/')) return next();
+    const decision = overBudget(deps, req);
+    if (decision === undefined) return next();
     withinLimit(res, decision);
   };
 }

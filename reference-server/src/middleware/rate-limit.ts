@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+import type { ErrorBody } from '@servicepay/node/protocol';
 import type { Request, RequestHandler, Response } from 'express';
 import ipaddr from 'ipaddr.js';
 import { HttpError } from '../errors.ts';
@@ -7,7 +9,7 @@ import { sendErrorEnvelope } from './error-handler.ts';
 
 const RATE_LIMITED_MESSAGE = 'Too many requests. Wait for Retry-After seconds, then retry.';
 
-function setLimitHeaders(res: Response, decision: LimitDecision): void {
+function setLimitHeaders(res: ServerResponse, decision: LimitDecision): void {
   res.setHeader('RateLimit-Limit', String(decision.limit));
   res.setHeader('RateLimit-Remaining', String(decision.remaining));
   res.setHeader('RateLimit-Reset', String(decision.resetSeconds));
@@ -27,6 +29,31 @@ export function withinLimit(res: Response, decision: LimitDecision): boolean {
   res.setHeader('Retry-After', String(decision.resetSeconds));
   sendErrorEnvelope(res, 429, 'rate_limited', RATE_LIMITED_MESSAGE);
   return false;
+}
+
+/**
+ * The 429 of `withinLimit` written on a bare `node:http` response, for a request refused before express sees it
+ * (`refuseOverBudgetEarly`): the same status, envelope and headers as express's answer (`Request-Id`,
+ * `Cache-Control: no-store`, `RateLimit-*`, `Retry-After`), in one write. The request body is not read: Node
+ * discards what is left of it once the answer is written, so the connection stays usable (keep-alive).
+ *
+ * @example
+ * if (!decision.allowed) answerRateLimited(res, decision, newRequestId());
+ */
+export function answerRateLimited(res: ServerResponse, decision: LimitDecision, requestId: string): void {
+  const body: ErrorBody = {
+    meta: { statusCode: 429, message: RATE_LIMITED_MESSAGE, code: 'rate_limited', requestId },
+  };
+  const text = JSON.stringify(body);
+  // Header for header in the order express's answer sets them.
+  res.statusCode = 429;
+  res.setHeader('Request-Id', requestId);
+  res.setHeader('Cache-Control', 'no-store');
+  setLimitHeaders(res, decision);
+  res.setHeader('Retry-After', String(decision.resetSeconds));
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
 }
 
 /**
