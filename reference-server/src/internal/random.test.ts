@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { newId, newTimeOrderedId, randomAccountNumber, randomBase62, safeEqual, sha256 } from './random.ts';
+import {
+  newId,
+  newTimeOrderedId,
+  randomAccountNumber,
+  randomBase62,
+  randomBytesFromPool,
+  safeEqual,
+  sha256,
+} from './random.ts';
 
 describe('random', () => {
   it('randomBase62 gives exactly the length asked, in base62', () => {
@@ -52,5 +60,19 @@ describe('random', () => {
     expect(safeEqual('sk_test_a', 'sk_test_a')).toBe(true);
     expect(safeEqual('sk_test_a', 'sk_test_b')).toBe(false);
     expect(safeEqual('short', 'longer value')).toBe(false);
+  });
+
+  it('randomBytesFromPool never hands the same bytes out twice, across pool refills', () => {
+    // 12-byte nonces: 4096 is not a multiple of 12, so refills with a remainder left over happen here too.
+    const nonces = Array.from({ length: 5_000 }, () => randomBytesFromPool(12));
+    for (const nonce of nonces) expect(nonce.length).toBe(12);
+    expect(new Set(nonces.map((nonce) => nonce.toString('hex'))).size).toBe(5_000);
+    // Each is a copy: changing one leaves the next caller's bytes alone.
+    const first = randomBytesFromPool(12);
+    const second = randomBytesFromPool(12);
+    const before = second.toString('hex');
+    first.fill(0);
+    expect(second.toString('hex')).toBe(before);
+    expect(randomBytesFromPool(5_000).length).toBe(5_000);
   });
 });

@@ -20,6 +20,26 @@ function nextRandomByte(): number {
   return pool[poolOffset++] as number;
 }
 
+/**
+ * `length` bytes of CSPRNG output from the same pool, each handed out once (a copy: the caller may keep it).
+ * For AES-GCM nonces (`SecretBox.seal`): a random 96-bit nonce is safe when it comes from a CSPRNG and is never
+ * reused, which holds here exactly as for a `randomBytes(12)` call of its own. Bytes left at the pool's end
+ * when fewer than `length` remain are dropped unused, never split across two callers.
+ *
+ * @example
+ * const iv = randomBytesFromPool(12);
+ */
+export function randomBytesFromPool(length: number): Buffer {
+  if (length > POOL_BYTES) return randomBytes(length);
+  if (pool.length - poolOffset < length) {
+    pool = randomBytes(POOL_BYTES);
+    poolOffset = 0;
+  }
+  const bytes = Buffer.from(pool.subarray(poolOffset, poolOffset + length));
+  poolOffset += length;
+  return bytes;
+}
+
 /** `length` uniformly random base62 characters from the CSPRNG (rejection sampling keeps it unbiased). */
 export function randomBase62(length: number): string {
   let out = '';

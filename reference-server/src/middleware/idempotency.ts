@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { PENDING_STATUS } from '../db/idempotency-keys.ts';
 import type { Store } from '../db/store.ts';
@@ -75,9 +75,12 @@ export class IdempotentRequests {
       );
     }
     const scope = scopeOf(res);
-    const requestHash = createHash('sha256')
-      .update(`${req.method} ${req.originalUrl}\n${canonicalJson(req.body ?? {})}`)
-      .digest();
+    // One-shot hash, not a Hash object per request (the same digest).
+    const requestHash = hash(
+      'sha256',
+      `${req.method} ${req.originalUrl}\n${canonicalJson(req.body ?? {})}`,
+      'buffer',
+    );
     const release = await this.lock(`${scope}\n${key}`);
     let handedOver = false;
     try {
