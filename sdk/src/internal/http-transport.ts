@@ -168,10 +168,28 @@ const errorFromResponse = (
   }
 };
 
-/** Sends with undici's `request`, loaded on first use so that a client given `fetch` never loads undici. */
-const undiciSender = (dispatcher: () => Promise<Dispatcher>): Sender => {
+let undiciModule: Promise<typeof import('undici')> | undefined;
+/**
+ * undici, imported on first use so that a client given `fetch` never loads it, and once: an `import()` per
+ * request is a module-loader round trip each time (under a loader such as tsx, a message to its worker
+ * thread), which made `retrieve` 3× slower than a raw `undici.request` (bench/sdk-request-overhead.ts).
+ */
+const loadUndici = (): Promise<typeof import('undici')> => {
+  if (undiciModule === undefined) {
+    const loading = import('undici');
+    // A failed load is not kept, so the next request tries again.
+    loading.catch(() => {
+      if (undiciModule === loading) undiciModule = undefined;
+    });
+    undiciModule = loading;
+  }
+  return undiciModule;
+};
+
+/** Sends with undici's `request` (see `loadUndici`). */
+const undiciSender = (dispatcher: () => Promise<Dispatcher> | Dispatcher): Sender => {
   return async (url, { method, headers, body, signal }) => {
-    const { request } = await import('undici');
+    const { request } = await loadUndici();
     const response = await request(url, {
       method,
       headers,
@@ -243,12 +261,13 @@ export class HttpTransport implements Transport {
     this.#send = options.fetch !== undefined ? fetchSender(options.fetch) : undiciSender(() => this.#agent());
   }
 
-  async #agent(): Promise<Dispatcher> {
-    if (this.#dispatcher === undefined) {
-      const { Agent } = await import('undici');
+  /** The dispatcher given, else one keep-alive agent of this client's, made on first use. */
+  #agent(): Promise<Dispatcher> | Dispatcher {
+    if (this.#dispatcher !== undefined) return this.#dispatcher;
+    return loadUndici().then(({ Agent }) => {
       this.#dispatcher ??= new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000 });
-    }
-    return this.#dispatcher;
+      return this.#dispatcher;
+    });
   }
 
   async close(): Promise<void> {
