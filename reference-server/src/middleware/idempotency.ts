@@ -18,6 +18,16 @@ export interface IdempotencyDeps {
   ttlMs: number;
 }
 
+/** A key whose answer the route's own write job remembers (`idempotentWrite`, `rememberInWrite`). */
+interface WriteClaim {
+  requests: IdempotentRequests;
+  scope: string;
+  key: string;
+  requestHash: Buffer;
+}
+
+const writeClaims = new WeakMap<Response, WriteClaim>();
+
 /**
  * `Idempotency-Key` for every POST the SDK retries. The first successful (2xx) answer to a key is remembered
  * per caller scope (business and environment for a key, the session for a widget token) with a hash of the
@@ -29,22 +39,13 @@ export interface IdempotencyDeps {
  * (and its answer is remembered), then replays it. The service is one process owning its SQLite file, so an
  * in-process lock covers every request. The answer is remembered (committed) before it is sent. The key is
  * marked pending (committed) before the route runs, so a restart between the effect and the remembered
- * answer leaves the mark: a retry then answers 409 instead of running the effect again.
+ * answer leaves the mark: a retry then answers 409 instead of running the effect again. A route whose whole
+ * effect is one write job (session create, `idempotentWrite`) skips the mark and commits the key with its effect.
  *
  * @example
  * createApp registers it: `IdempotentRequests.attach(app, deps)`; a route opts in after authenticating:
  * router.post('/api/webhooks', secretKey, idempotent, handler);
  */
-/** A key whose answer the route's own write job remembers (`idempotentWrite`, `rememberInWrite`). */
-interface WriteClaim {
-  requests: IdempotentRequests;
-  scope: string;
-  key: string;
-  requestHash: Buffer;
-}
-
-const writeClaims = new WeakMap<Response, WriteClaim>();
-
 export class IdempotentRequests {
   private readonly inFlight = new Map<string, Promise<void>>();
 
