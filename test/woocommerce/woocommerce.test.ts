@@ -61,17 +61,28 @@ describe.runIf(wooStackAvailable)(
         return current.status === 'awaiting_payment' ? current : undefined;
       });
     /**
-     * The order once WooCommerce has finished marking it paid. Its status is saved before the transition's
-     * notes, mails and stock change are written (in the same PHP request), so a read can see `processing` a
-     * moment before them; the stock note comes last (`woocommerce_payment_complete`).
+     * The order once it is `processing` and carries `note` (when given). WooCommerce saves the status before it
+     * writes the transition's notes, mails and stock change (in the same PHP request), so a test that reads
+     * those waits for the last of them: the stock note (`woocommerce_payment_complete`). On a timeout the error
+     * says what the order last looked like.
      */
-    const processingOrder = (orderId: number, what = 'the order to be paid') =>
-      until(what, async () => {
-        const current = await woo.wp('order', orderId);
-        return current.status === 'processing' && notesWith(current, 'Stock levels reduced').length > 0
-          ? current
-          : undefined;
-      });
+    const processingOrder = async (orderId: number, what = 'the order to be paid', note?: string) => {
+      let last: { status?: string; notes?: string[] } | undefined;
+      try {
+        return await until(what, async () => {
+          const current = await woo.wp('order', orderId);
+          last = current;
+          return current.status === 'processing' &&
+            (note === undefined || notesWith(current, note).length > 0)
+            ? current
+            : undefined;
+        });
+      } catch (error) {
+        throw new Error(
+          `${(error as Error).message}; order ${orderId} was last ${last?.status} with notes ${JSON.stringify(last?.notes)}`,
+        );
+      }
+    };
     const bankTransfer = async (accountNumber: string, amount: number) => {
       const response = await fetch(new URL('/bank/transfers', service.baseUrl), {
         method: 'POST',
@@ -201,7 +212,7 @@ describe.runIf(wooStackAvailable)(
         ).toBe('credited');
         await page.waitForURL(/\/checkout\/order-received\/\d+\//);
         const orderId = Number(/order-received\/(\d+)\//.exec(page.url())?.[1]);
-        const order = await processingOrder(orderId, 'the order to be processing');
+        const order = await processingOrder(orderId, 'the order to be processing', 'Stock levels reduced');
         expect(awaiting.amount).toBe(2500);
         expect(awaiting.currency).toBe('USD');
         expect(order.transactionId).toBe(answer.sessionId);
