@@ -78,6 +78,15 @@ export async function startWooStack(): Promise<WooStack> {
       env: { ...process.env, STACK: dir, PORT: String(port), VERIFY: '0' },
       maxBuffer: 16 * 1024 * 1024,
     });
+    // The SQLite integration opens the database in rollback-journal mode, where a reader blocks a writer and a
+    // statement that stays busy past its 5 s timeout is dropped and only logged (the translator's handle_error),
+    // so under a loaded CI machine an order save could be lost without an error. MySQL, which real shops run,
+    // never blocks a write on a read; WAL is the SQLite mode closest to it. The setting is kept in the file.
+    await run('php', [
+      '-r',
+      '$db = new PDO("sqlite:" . $argv[1]); $db->exec("PRAGMA journal_mode=WAL");',
+      join(wpDir, 'wp-content', 'database', '.ht.sqlite'),
+    ]);
     await run('unzip', [
       '-q',
       join(pluginDir, 'servicepay-woocommerce.zip'),

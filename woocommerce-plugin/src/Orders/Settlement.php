@@ -90,7 +90,17 @@ final class Settlement {
 						$currency
 					)
 				);
-				Logger::error( 'paid session does not match the order total', array( 'orderId' => $order->get_id(), 'sessionId' => $session_id ) );
+				Logger::error(
+					'paid session does not match the order total',
+					array(
+						'orderId'       => $order->get_id(),
+						'sessionId'     => $session_id,
+						'paid'          => $paid,
+						'paidCurrency'  => $paid_in,
+						'orderTotal'    => $expected,
+						'orderCurrency' => $currency,
+					)
+				);
 			}
 			return self::AMOUNT_MISMATCH;
 		}

@@ -82,6 +82,9 @@ final class WebhookControllerTest extends WordPressTestCase {
 
 	public function test_a_signed_event_settles_and_its_replay_changes_nothing(): void {
 		$order  = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
+		$saved  = wc_get_order( $order->get_id() );
+		// Should the stack's database drop a write, this says so here rather than as a settlement result.
+		$this->assertSame( array( 2500, 'USD' ), array( \ServicePay\WooCommerce\Money::to_minor( (string) $saved->get_total( 'edit' ), 'USD' ), $saved->get_currency() ), 'the order as stored' );
 		$body   = $this->event_for( $order );
 		$first  = $this->deliver( $body, SignatureVerifier::sign( $body, self::SECRET, time() ) );
 		$replay = $this->deliver( $body, SignatureVerifier::sign( $body, self::SECRET, time() ) );
