@@ -87,6 +87,15 @@ const toDelivery = (row: DeliveryRow): WebhookDeliveryRecord => ({
   updatedAt: row.updated_at,
 });
 
+/** What `enqueueForEvent` needs of an event. */
+export interface EventEnqueue {
+  eventId: string;
+  businessId: string;
+  environment: string;
+  type: string;
+  now: number;
+}
+
 export interface DeliveryListQuery {
   endpointId: string;
   eventId?: string | undefined;
@@ -104,6 +113,13 @@ export class WebhookDeliveryRepository {
 
   constructor(db: SqliteDatabase) {
     this.statements = {
+      enqueueForEvent: db.prepare<EventEnqueue & { idPrefix: string }>(
+        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+         SELECT @idPrefix || substr(e.id, 4), e.id, @eventId, 'pending', 0, @now, @now, @now
+         FROM webhook_endpoints e
+         WHERE e.business_id = @businessId AND e.environment = @environment AND e.enabled = 1
+           AND e.deleted_at IS NULL AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = @type)`,
+      ),
       insert: db.prepare<[string, string, string, number, number, number]>(
         `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
          VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
@@ -188,6 +204,15 @@ export class WebhookDeliveryRepository {
          WHERE endpoint_id = ? AND status = 'pending'`,
       ),
     };
+  }
+
+  /**
+   * One pending delivery, due at `now`, per enabled endpoint of the event's business and environment that
+   * subscribes to its type; returns how many. A delivery's id is `idPrefix` (a fresh `wd_…` id, one per
+   * event) followed by the endpoint's id without its `we_`, so it is unique per (event, endpoint).
+   */
+  enqueueForEvent(idPrefix: string, event: EventEnqueue): number {
+    return this.statements.enqueueForEvent.run({ idPrefix, ...event }).changes;
   }
 
   /** A new pending delivery, due at `now` (resend). */

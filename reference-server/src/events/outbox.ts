@@ -1,6 +1,7 @@
 import { WebhookEventTypeSchema } from '@servicepay/node/protocol';
 import type { SqliteDatabase } from '../db/database.ts';
 import type { EventRecord } from '../db/events.ts';
+import { WebhookDeliveryRepository } from '../db/webhook-deliveries.ts';
 import { newId } from '../internal/random.ts';
 
 /**
@@ -15,24 +16,11 @@ export const WEBHOOK_EVENT_TYPES: ReadonlySet<string> = new Set(WebhookEventType
  * no event is ever lost between the status change and the webhook.
  */
 export class WebhookOutbox {
-  private readonly enqueueStatement;
+  private readonly deliveries: WebhookDeliveryRepository;
   private listener: (() => void) | undefined;
 
   constructor(db: SqliteDatabase) {
-    this.enqueueStatement = db.prepare<{
-      idPrefix: string;
-      eventId: string;
-      businessId: string;
-      environment: string;
-      type: string;
-      now: number;
-    }>(
-      `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-       SELECT @idPrefix || substr(e.id, 4), e.id, @eventId, 'pending', 0, @now, @now, @now
-       FROM webhook_endpoints e
-       WHERE e.business_id = @businessId AND e.environment = @environment AND e.enabled = 1
-         AND e.deleted_at IS NULL AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = @type)`,
-    );
+    this.deliveries = new WebhookDeliveryRepository(db);
   }
 
   /**
@@ -47,16 +35,13 @@ export class WebhookOutbox {
   /** Returns how many deliveries were queued. */
   enqueue(event: EventRecord): number {
     if (!WEBHOOK_EVENT_TYPES.has(event.type)) return 0;
-    // Delivery ids are unique per (event, endpoint): one random part per event, the endpoint's after it.
-    const idPrefix = newId('wd');
-    const queued = this.enqueueStatement.run({
-      idPrefix,
+    const queued = this.deliveries.enqueueForEvent(newId('wd'), {
       eventId: event.id,
       businessId: event.businessId,
       environment: event.environment,
       type: event.type,
       now: event.createdAt,
-    }).changes;
+    });
     if (queued > 0) this.listener?.();
     return queued;
   }
