@@ -65,3 +65,27 @@ export function asyncView<T extends object>(repo: T): Async<T> {
   }
   return view as Async<T>;
 }
+
+/** Handed to each write job: work to run only once the job's writes are durable (push, bank calls). */
+export interface WriteContext {
+  afterCommit(effect: () => void): void;
+}
+
+/**
+ * Where every write of the running service goes: `run` executes `work` in one transaction with the
+ * repositories `R` bound to it, and settles only after the commit (or the rollback: the job's error). A job
+ * does store work only (no network, no timers): on SQLite a batch of jobs shares one transaction and one turn
+ * of the event loop; on PostgreSQL a job holds a connection and may be run again after a serialization
+ * failure, so it must not have effects outside the store except through `afterCommit`.
+ *
+ * @example
+ * const session = await store.writes.run(async (tx, context) => {
+ *   const current = await tx.sessions.find(id);
+ *   ...
+ *   context.afterCommit(() => broadcaster.publish(update));
+ *   return current;
+ * });
+ */
+export interface Writes<R = Repositories> {
+  run<T>(work: (tx: R, context: WriteContext) => Promise<T>): Promise<T>;
+}
