@@ -1,8 +1,9 @@
 import type { Environment, KeyKind } from '@servicepay/node/protocol';
 import type { ApiKey, ApiKeyRepository, ApiKeyWithOwner } from '../api-keys.ts';
 import type { Async } from '../repositories.ts';
+import { exactInteger, exactIntegerOrNull } from './exact-integer.ts';
 import type { Queryable } from './notification-channel.ts';
-import { numberOrNull, runQuery } from './run-query.ts';
+import { runQuery } from './run-query.ts';
 
 type ApiKeyRow = {
   id: string;
@@ -24,8 +25,8 @@ const toApiKey = (row: ApiKeyRow): ApiKey => ({
   keyHash: row.key_hash,
   prefix: row.prefix,
   last4: row.last4,
-  createdAt: Number(row.created_at),
-  revokedAt: numberOrNull(row.revoked_at),
+  createdAt: exactInteger(row.created_at),
+  revokedAt: exactIntegerOrNull(row.revoked_at),
 });
 
 /**
@@ -72,7 +73,7 @@ export class PostgresApiKeyRepository implements Async<ApiKeyRepository> {
           id: row.business_id,
           name: row.business_name,
           kycApproved: row.business_kyc_status === 'approved',
-          createdAt: Number(row.business_created_at),
+          createdAt: exactInteger(row.business_created_at),
         },
       }
     );

@@ -2,6 +2,7 @@ import type { Environment } from '@servicepay/node/protocol';
 import { newId } from '../../internal/random.ts';
 import type { AuditAction, AuditEntry, AuditLogRepository } from '../audit-log.ts';
 import type { Async } from '../repositories.ts';
+import { exactInteger } from './exact-integer.ts';
 import type { Queryable } from './notification-channel.ts';
 import { runQuery } from './run-query.ts';
 
@@ -18,9 +19,9 @@ type Row = {
 };
 
 const toEntry = (row: Row): AuditEntry => ({
-  seq: Number(row.seq),
+  seq: exactInteger(row.seq),
   id: row.id,
-  at: Number(row.at),
+  at: exactInteger(row.at),
   actor: row.actor,
   action: row.action,
   businessId: row.business_id,

@@ -1,5 +1,6 @@
 import type { Business, BusinessRepository } from '../businesses.ts';
 import type { Async } from '../repositories.ts';
+import { exactInteger } from './exact-integer.ts';
 import type { Queryable } from './notification-channel.ts';
 import { runQuery } from './run-query.ts';
 
@@ -9,7 +10,7 @@ const toBusiness = (row: BusinessRow): Business => ({
   id: row.id,
   name: row.name,
   kycApproved: row.kyc_status === 'approved',
-  createdAt: Number(row.created_at),
+  createdAt: exactInteger(row.created_at),
 });
 
 /**

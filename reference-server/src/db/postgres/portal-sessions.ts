@@ -1,8 +1,9 @@
 import type { Environment } from '@servicepay/node/protocol';
 import type { FoundPortalSession, PortalSessionRecord, PortalSessionRepository } from '../portal-sessions.ts';
 import type { Async } from '../repositories.ts';
+import { exactInteger, exactIntegerOrNull } from './exact-integer.ts';
 import type { Queryable } from './notification-channel.ts';
-import { numberOrNull, runQuery } from './run-query.ts';
+import { runQuery } from './run-query.ts';
 
 type PortalSessionRow = {
   id_hash: Buffer;
@@ -19,11 +20,11 @@ const toPortalSession = (row: PortalSessionRow): FoundPortalSession => ({
   idHash: row.id_hash,
   businessId: row.business_id,
   apiKeyId: row.api_key_id,
-  keyRevokedAt: numberOrNull(row.key_revoked_at),
+  keyRevokedAt: exactIntegerOrNull(row.key_revoked_at),
   environment: row.environment,
-  createdAt: Number(row.created_at),
-  lastSeenAt: Number(row.last_seen_at),
-  expiresAt: Number(row.expires_at),
+  createdAt: exactInteger(row.created_at),
+  lastSeenAt: exactInteger(row.last_seen_at),
+  expiresAt: exactInteger(row.expires_at),
 });
 
 /**

@@ -6,6 +6,7 @@ import type {
   UnappliedCreditRepository,
   UnappliedReason,
 } from '../unapplied-credits.ts';
+import { exactInteger } from './exact-integer.ts';
 import type { Queryable } from './notification-channel.ts';
 import { runQuery } from './run-query.ts';
 
@@ -26,19 +27,19 @@ type Row = {
 };
 
 const toRecord = (row: Row): UnappliedCreditRecord => ({
-  seq: Number(row.seq),
+  seq: exactInteger(row.seq),
   id: row.id,
   transferId: row.transfer_id,
   businessId: row.business_id,
   environment: row.environment,
   sessionId: row.session_id,
   accountNumber: row.account_number,
-  amount: Number(row.amount),
+  amount: exactInteger(row.amount),
   currency: row.currency,
   reason: row.reason,
   refundStatus: row.refund_status,
   refundId: row.refund_id,
-  createdAt: Number(row.created_at),
+  createdAt: exactInteger(row.created_at),
 });
 
 /**
@@ -76,7 +77,7 @@ export class PostgresUnappliedCreditRepository implements Async<UnappliedCreditR
     );
     const seq = rows[0]?.seq;
     if (seq === undefined) throw new Error('the unapplied credit insert returned no seq');
-    return { ...credit, seq: Number(seq) };
+    return { ...credit, seq: exactInteger(seq) };
   }
 
   async list(query: { businessId?: string | undefined; limit: number }): Promise<UnappliedCreditRecord[]> {

@@ -8,8 +8,9 @@ import type {
   WebhookDeliveryRecord,
   WebhookDeliveryRepository,
 } from '../webhook-deliveries.ts';
+import { exactInteger, exactIntegerOrNull } from './exact-integer.ts';
 import type { Queryable } from './notification-channel.ts';
-import { numberOrNull, runQuery } from './run-query.ts';
+import { runQuery } from './run-query.ts';
 
 /**
  * How a withheld answer is stored in `webhook_attempts.error` (see the SQLite repository's `WITHHELD_PREFIX`):
@@ -70,16 +71,16 @@ type AttemptRow = {
 };
 
 const toDelivery = (row: DeliveryRow): WebhookDeliveryRecord => ({
-  seq: Number(row.seq),
+  seq: exactInteger(row.seq),
   id: row.id,
   endpointId: row.endpoint_id,
   eventId: row.event_id,
   eventType: row.event_type,
   status: row.status,
   attemptCount: row.attempt_count,
-  nextAttemptAt: numberOrNull(row.next_attempt_at),
-  createdAt: Number(row.created_at),
-  updatedAt: Number(row.updated_at),
+  nextAttemptAt: exactIntegerOrNull(row.next_attempt_at),
+  createdAt: exactInteger(row.created_at),
+  updatedAt: exactInteger(row.updated_at),
 });
 
 const toDue = (row: DueRow): DueDelivery => ({
@@ -91,9 +92,9 @@ const toDue = (row: DueRow): DueDelivery => ({
   environment: row.environment,
   secretCiphertext: row.secret_ciphertext,
   previousSecretCiphertext: row.previous_secret_ciphertext,
-  previousSecretExpiresAt: numberOrNull(row.previous_secret_expires_at),
+  previousSecretExpiresAt: exactIntegerOrNull(row.previous_secret_expires_at),
   eventType: row.event_type,
-  eventCreatedAt: Number(row.event_created_at),
+  eventCreatedAt: exactInteger(row.event_created_at),
   payload: row.payload,
   credit: row.credit,
 });
@@ -223,7 +224,7 @@ export class PostgresWebhookDeliveryRepository implements Async<WebhookDeliveryR
       this.db,
       `SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`,
     );
-    return numberOrNull(rows[0]?.at ?? null);
+    return exactIntegerOrNull(rows[0]?.at ?? null);
   }
 
   async list(query: DeliveryListQuery): Promise<WebhookDeliveryRecord[]> {
@@ -257,7 +258,7 @@ export class PostgresWebhookDeliveryRepository implements Async<WebhookDeliveryR
     for (const row of rows) {
       const attempt: WebhookAttemptRecord = {
         deliveryId: row.delivery_id,
-        attemptedAt: Number(row.attempted_at),
+        attemptedAt: exactInteger(row.attempted_at),
         statusCode: row.status_code,
         latencyMs: row.latency_ms,
         ...readError(row.error),

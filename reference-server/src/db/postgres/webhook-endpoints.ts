@@ -6,8 +6,9 @@ import type {
   WebhookEndpointRecord,
   WebhookEndpointRepository,
 } from '../webhook-endpoints.ts';
+import { exactInteger, exactIntegerOrNull } from './exact-integer.ts';
 import type { Queryable } from './notification-channel.ts';
-import { numberOrNull, runQuery } from './run-query.ts';
+import { runQuery } from './run-query.ts';
 
 type EndpointRow = {
   seq: string;
@@ -30,7 +31,7 @@ type EndpointRow = {
 };
 
 const toEndpoint = (row: EndpointRow): WebhookEndpointRecord => ({
-  seq: Number(row.seq),
+  seq: exactInteger(row.seq),
   id: row.id,
   businessId: row.business_id,
   environment: row.environment,
@@ -41,11 +42,11 @@ const toEndpoint = (row: EndpointRow): WebhookEndpointRecord => ({
   disabledReason: row.disabled_reason,
   secretCiphertext: row.secret_ciphertext,
   previousSecretCiphertext: row.previous_secret_ciphertext,
-  previousSecretExpiresAt: numberOrNull(row.previous_secret_expires_at),
+  previousSecretExpiresAt: exactIntegerOrNull(row.previous_secret_expires_at),
   consecutiveFailures: row.consecutive_failures,
-  failingSince: numberOrNull(row.failing_since),
-  createdAt: Number(row.created_at),
-  updatedAt: Number(row.updated_at),
+  failingSince: exactIntegerOrNull(row.failing_since),
+  createdAt: exactInteger(row.created_at),
+  updatedAt: exactInteger(row.updated_at),
 });
 
 /**
@@ -139,7 +140,7 @@ export class PostgresWebhookEndpointRepository implements Async<WebhookEndpointR
       'SELECT count(*) AS n FROM webhook_endpoints WHERE business_id = $1 AND environment = $2 AND deleted_at IS NULL',
       [businessId, environment],
     );
-    return Number(rows[0]?.n ?? 0);
+    return exactInteger(rows[0]?.n ?? 0);
   }
 
   /**
