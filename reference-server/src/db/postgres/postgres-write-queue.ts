@@ -1,0 +1,287 @@
+import type pg from 'pg';
+import type { WriteContext, Writes } from '../repositories.ts';
+import type { Queryable } from './notification-channel.ts';
+
+/** The isolation level each job's transaction runs at (`BEGIN ISOLATION LEVEL …`). */
+export type PostgresIsolation = 'read committed' | 'repeatable read' | 'serializable';
+
+export interface PostgresWriteQueueOptions {
+  /** Told of an after-commit effect that threw (or whose promise rejected); the write stays committed. */
+  onEffectError: (error: unknown) => void;
+  /**
+   * How many times a job runs in all before a serialization failure or a deadlock (40001, 40P01) is handed
+   * to its caller. Default 5.
+   */
+  maxAttempts?: number;
+  /**
+   * Default `'read committed'`: see `PostgresWriteQueue` for why. `'repeatable read'` and `'serializable'`
+   * make a plain read-then-write job correct by retrying it, at the price of a retry for every collision.
+   */
+  isolation?: PostgresIsolation;
+}
+
+/**
+ * `COMMIT` was sent and the connection broke before PostgreSQL answered it: the transaction may have committed
+ * or not, and nothing on this side can tell. Never retried (running the job again could apply it twice); the
+ * caller answers as for a database outage, and the client's retry with its idempotency key finds out.
+ */
+export class CommitOutcomeUnknownError extends Error {
+  override readonly name = 'CommitOutcomeUnknownError';
+  readonly code = 'commit_outcome_unknown';
+}
+
+/** Serialization failure and deadlock: PostgreSQL rolled the transaction back and says to run it again. */
+const RETRYABLE = new Set(['40001', '40P01']);
+
+/** Random backoff before attempt n + 1: up to 5 ms × 2^(n-1), at most 100 ms ("full jitter"). */
+const BACKOFF_BASE_MS = 5;
+const BACKOFF_MAX_MS = 100;
+
+const sqlState = (error: unknown): string | undefined => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+};
+
+/** A serialization failure or deadlock in `error` or in its `cause` chain (a repository may wrap one). */
+function isRetryable(error: unknown): boolean {
+  for (let current = error, depth = 0; current && depth < 8; depth++) {
+    const code = sqlState(current);
+    if (code && RETRYABLE.has(code)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * An error that says the connection is gone: a FATAL or PANIC from the server (it ends the session), a
+ * connection-class SQLSTATE (08…, and 57P…: terminated by an administrator, shutdown, crash), a socket error
+ * (`ECONNRESET`, `EPIPE`…), or `pg` refusing a statement on a client whose connection ended.
+ */
+function connectionLost(error: unknown): boolean {
+  const { code, severity, message } = (error ?? {}) as {
+    code?: unknown;
+    severity?: unknown;
+    message?: unknown;
+  };
+  const state = sqlState(error);
+  return (
+    severity === 'FATAL' ||
+    severity === 'PANIC' ||
+    (state !== undefined && (state.startsWith('08') || state.startsWith('57P'))) ||
+    (typeof code === 'string' && /^E[A-Z]+$/.test(code)) ||
+    (state === undefined &&
+      typeof message === 'string' &&
+      /Connection terminated|not queryable|Client was closed/.test(message))
+  );
+}
+
+type Attempt<T> =
+  | { outcome: 'committed'; value: T; effects: Array<() => void> }
+  | { outcome: 'retry'; error: unknown }
+  | { outcome: 'failed'; error: unknown };
+
+/**
+ * Where the service's writes go on PostgreSQL: `run` takes a client from the pool, runs the job in one
+ * transaction on it with the repositories bound to that client (`bind`), commits, returns the client, and
+ * only then runs the job's `afterCommit` effects, in order, before the job's promise resolves. A job that
+ * throws is rolled back alone and its promise rejects with its own error; its effects never run.
+ *
+ * **Isolation: READ COMMITTED by default.** The repositories make every read-check-write safe themselves: a
+ * transition is a conditional update (`UPDATE … WHERE status = ANY($allowed) RETURNING`, which after waiting
+ * for a concurrent writer's row lock re-checks its `WHERE` against the committed row) or reads the row
+ * `FOR UPDATE` first; first-writer-wins inserts are `ON CONFLICT DO NOTHING`. Then concurrent jobs on one
+ * row queue on its lock and each sees the last one's result: 50 duplicate notifications give one winner in
+ * 50 single attempts. Under REPEATABLE READ or SERIALIZABLE the same 50 would each fail with 40001 against
+ * every commit that overtook their snapshot and be run again, up to 49 times for the last, and SERIALIZABLE
+ * adds predicate-lock bookkeeping to every read. Those levels remain an option (`isolation`) for a job
+ * that cannot lock what it reads.
+ *
+ * **Retries.** A serialization failure or a deadlock (SQLSTATE 40001, 40P01; a deadlock can happen at any
+ * level, two jobs locking two rows in opposite order) in any statement or at `COMMIT` means PostgreSQL rolled
+ * the transaction back: the attempt's effects are dropped and the whole job runs again on a fresh client
+ * after a small random backoff, up to `maxAttempts` runs, after which the job rejects with the last such
+ * error. So a job must be safe to run again: store work only, everything else through `afterCommit`.
+ *
+ * **Broken connections.** A client whose connection failed is released with the error, so the pool closes
+ * it instead of handing it to the next job, and the job rejects (a connection that broke before `COMMIT` was
+ * sent never commits; it is not retried here, since the database is likely down: the caller answers 503).
+ * If it broke while `COMMIT` was in flight, the job rejects with `CommitOutcomeUnknownError`, never retried.
+ * A job that caught a failed statement and returned anyway is told so: PostgreSQL answers such a `COMMIT`
+ * with `ROLLBACK`, and the job rejects rather than report writes that did not happen.
+ *
+ * **No group commit here.** SQLite's `WriteQueue` batches jobs into one transaction because it has one
+ * writer and each commit costs an fsync. On PostgreSQL each job has its own connection and the server does
+ * the grouping itself: concurrent commits wait on one WAL flush together (one fsync covers every commit
+ * record written before it). Batching jobs into one transaction would instead put them on one connection one
+ * after another, make every job in the batch wait on any one job's lock, and turn one job's deadlock into a
+ * retry of all of them. The pool size is the concurrency: at most `max` jobs run at once per instance, the
+ * rest wait for a client (`pool.waitingCount`), so throughput is about `max / (time a job holds its
+ * client)`: its round trips plus any lock wait. Raising `max` helps while jobs mostly wait on the network;
+ * past the database's cores and disk it only adds contention, and jobs on the same row run one at a time
+ * whatever the pool size. Every instance's pool counts against `max_connections`.
+ *
+ * @example
+ * const writes = new PostgresWriteQueue(pool, (client) => ({ sessions: new PostgresSessionRepository(client) }), {
+ *   onEffectError: (error) => logger.error('after-commit effect failed', { error: String(error) }),
+ * });
+ * const paid = await writes.run(async (tx, context) => {
+ *   const session = await tx.sessions.transition(id, ['pending'], { status: 'successful' }, now);
+ *   if (session) context.afterCommit(() => broadcaster.publish(updateOf(session)));
+ *   return session;
+ * });
+ */
+export class PostgresWriteQueue<R> implements Writes<R> {
+  private readonly maxAttempts: number;
+  private readonly begin: string;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly bind: (client: Queryable) => R,
+    private readonly options: PostgresWriteQueueOptions,
+  ) {
+    const maxAttempts = options.maxAttempts ?? 5;
+    if (!Number.isInteger(maxAttempts) || maxAttempts < 1) throw new Error('maxAttempts must be ≥ 1');
+    const isolation = options.isolation ?? 'read committed';
+    if (!['read committed', 'repeatable read', 'serializable'].includes(isolation)) {
+      throw new Error(`not an isolation level: ${String(isolation)}`);
+    }
+    this.maxAttempts = maxAttempts;
+    this.begin = `BEGIN ISOLATION LEVEL ${isolation.toUpperCase()}`;
+  }
+
+  async run<T>(work: (tx: R, context: WriteContext) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.attempt(work);
+      if (result.outcome === 'committed') {
+        this.runEffects(result.effects);
+        return result.value;
+      }
+      if (result.outcome === 'failed' || attempt >= this.maxAttempts) throw result.error;
+      const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempt - 1));
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * ceiling));
+    }
+  }
+
+  /** One run of the job in its own transaction on its own client; the client is back in the pool after. */
+  private async attempt<T>(work: (tx: R, context: WriteContext) => Promise<T>): Promise<Attempt<T>> {
+    const client = await this.pool.connect();
+    // A connection lost while we hold the client is emitted here (the pool listens only to idle clients);
+    // without a listener it would be an uncaught exception.
+    let lost: Error | undefined;
+    const onError = (error: Error) => {
+      lost ??= error;
+    };
+    client.on('error', onError);
+    let open = true;
+    /** The first statement of this attempt that failed, so a swallowed one still decides the outcome. */
+    let failedStatement: unknown;
+    /** The first serialization failure or deadlock of this attempt, even if the job caught it. */
+    let retryableStatement: unknown;
+    const effects: Array<() => void> = [];
+    // What the job's repositories see: the client, refused once the attempt is over, so that a query the job
+    // forgot to await can never run inside the next job's transaction on this client.
+    const queryable: Queryable = {
+      query: (text, values) => {
+        if (!open) return Promise.reject(new Error('this write job has ended; its transaction is closed'));
+        return client.query(text, values).catch((error: unknown) => {
+          failedStatement ??= error;
+          // Known here, even if the job swallows the error and returns before the socket's end is seen.
+          if (connectionLost(error)) lost ??= error as Error;
+          if (isRetryable(error)) retryableStatement ??= error;
+          throw error;
+        });
+      },
+    };
+    const context: WriteContext = {
+      afterCommit(effect) {
+        if (!open) throw new Error('afterCommit called after the write job ended');
+        effects.push(effect);
+      },
+    };
+
+    let releaseError: Error | undefined;
+    try {
+      await client.query(this.begin);
+      let value: T;
+      try {
+        value = await Promise.resolve().then(() => work(this.bind(queryable), context));
+      } catch (error) {
+        open = false;
+        releaseError = await this.rollback(client, () => lost);
+        const retry = isRetryable(error) || retryableStatement !== undefined;
+        return { outcome: retry ? 'retry' : 'failed', error };
+      }
+      open = false;
+      if (lost) {
+        // The job returned although its connection is gone: nothing was committed.
+        releaseError = lost;
+        return { outcome: 'failed', error: lost };
+      }
+
+      let committed: { command?: string };
+      try {
+        committed = (await client.query('COMMIT')) as { command?: string };
+      } catch (error) {
+        // Without an answer from the server (no SQLSTATE) or with the connection gone, nobody knows whether
+        // the commit record was written before the cut.
+        if (lost || connectionLost(error) || sqlState(error) === undefined) {
+          releaseError = lost ?? (error as Error);
+          return {
+            outcome: 'failed',
+            error: new CommitOutcomeUnknownError(
+              'the connection to PostgreSQL broke while COMMIT was in flight: the write may or may not have been committed',
+              { cause: error },
+            ),
+          };
+        }
+        // PostgreSQL answered COMMIT with an error (a deferred constraint, a serialization failure found at
+        // commit): the transaction is rolled back and the connection is fine.
+        return { outcome: isRetryable(error) ? 'retry' : 'failed', error };
+      }
+      if (committed.command !== 'COMMIT') {
+        // The job caught a failed statement and returned: PostgreSQL ends an aborted transaction's COMMIT with
+        // ROLLBACK. A swallowed serialization failure or deadlock is still one: run the job again.
+        if (retryableStatement !== undefined) return { outcome: 'retry', error: retryableStatement };
+        const error = new Error(
+          'the write job returned, but a statement in it had failed, so PostgreSQL rolled the transaction back',
+          { cause: failedStatement },
+        );
+        return { outcome: 'failed', error };
+      }
+      return { outcome: 'committed', value, effects };
+    } catch (error) {
+      // BEGIN failed: the connection broke or the server refused.
+      open = false;
+      releaseError = lost ?? (connectionLost(error) ? (error as Error) : undefined);
+      return { outcome: 'failed', error };
+    } finally {
+      open = false;
+      client.removeListener('error', onError);
+      // With an error the pool closes the client rather than lend a broken connection to the next job.
+      client.release(releaseError ?? lost);
+    }
+  }
+
+  /** Rolls back after a failed job; answers an error when the client must be closed rather than reused. */
+  private async rollback(client: pg.PoolClient, lost: () => Error | undefined): Promise<Error | undefined> {
+    if (lost()) return lost();
+    try {
+      await client.query('ROLLBACK');
+      return lost();
+    } catch (error) {
+      return lost() ?? (error as Error);
+    }
+  }
+
+  private runEffects(effects: Array<() => void>): void {
+    for (const effect of effects) {
+      try {
+        const result: unknown = effect();
+        // An effect typed `() => void` may still be async: its rejection is reported, not left unhandled.
+        if (result instanceof Promise) result.catch((error: unknown) => this.options.onEffectError(error));
+      } catch (error) {
+        this.options.onEffectError(error);
+      }
+    }
+  }
+}
