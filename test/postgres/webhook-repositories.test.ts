@@ -806,6 +806,63 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     ]);
   });
 
+  it('conditional writes across instances: one disable and one soft delete win out of many, one outcome per delivery, and an update keeps failures recorded meanwhile', async () => {
+    twins = await openStoreTwins(postgres);
+    await seedDue(50);
+    const [a, b] = [instancePool(), instancePool()];
+    const endpointsOn = [new PostgresWebhookEndpointRepository(a), new PostgresWebhookEndpointRepository(b)];
+    const deliveriesOn = [new PostgresWebhookDeliveryRepository(a), new PostgresWebhookDeliveryRepository(b)];
+    const on = <T>(list: T[], i: number) => list[i % 2] as T;
+
+    // A merchant reads the endpoint; meanwhile the other instance records two failed attempts.
+    const read = await on(endpointsOn, 0).find('we_busy');
+    if (!read) throw new Error('the endpoint was not inserted');
+    await on(endpointsOn, 1).recordFailure('we_busy', T0 + 10);
+    await on(endpointsOn, 1).recordFailure('we_busy', T0 + 20);
+    const updated = await on(endpointsOn, 0).update(read, { description: 'renamed' }, T0 + 30);
+    expect(updated).toEqual(
+      expect.objectContaining({
+        description: 'renamed',
+        consecutiveFailures: 2,
+        failingSince: T0 + 10,
+        enabled: true,
+      }),
+    );
+
+    // Every instance's worker sees the endpoint failing and disables it: exactly one says it did.
+    const disables = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => on(endpointsOn, i).disable('we_busy', 'failing', T0 + 40 + i)),
+    );
+    expect(disables.filter(Boolean)).toHaveLength(1);
+
+    // Two outcomes race for each of 50 deliveries (a success on one instance, a failure on the other):
+    // each delivery takes exactly one, and counts one attempt.
+    await Promise.all(
+      Array.from({ length: 50 }, (_, n) => {
+        const id = `wd_${String(n + 1).padStart(4, '0')}`;
+        return Promise.all([
+          on(deliveriesOn, n).markSucceeded(id, T0 + 100),
+          on(deliveriesOn, n + 1).markFailed(id, T0 + 100),
+        ]);
+      }),
+    );
+    const { rows } = await twins.pool.query(
+      `SELECT status, attempt_count, count(*)::int AS n FROM webhook_deliveries
+       GROUP BY status, attempt_count ORDER BY status`,
+    );
+    expect(rows.reduce((sum, row) => sum + row.n, 0)).toBe(50);
+    for (const row of rows) {
+      expect(['succeeded', 'failed']).toContain(row.status);
+      expect(row.attempt_count).toBe(1);
+    }
+
+    const deletes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => on(endpointsOn, i).softDelete('we_busy', T0 + 200 + i)),
+    );
+    expect(deletes.filter(Boolean)).toHaveLength(1);
+    expect(await on(endpointsOn, 0).find('we_busy')).toBeUndefined();
+  });
+
   it('retryAt on one instance waits for a disable committing on another and leaves the delivery parked', async () => {
     twins = await openStoreTwins(postgres);
     await seedDue(1);
