@@ -52,6 +52,8 @@ CREATE TABLE counters (id text PRIMARY KEY, value int NOT NULL);
 CREATE TABLE orders (id text PRIMARY KEY, status text NOT NULL, paid_by text);
 CREATE TABLE journal (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, job text NOT NULL);
 CREATE TABLE doctors (name text PRIMARY KEY, on_call boolean NOT NULL);
+-- Checked at COMMIT: a duplicate is refused by the COMMIT itself, with an answer from the server.
+CREATE TABLE tickets (code text UNIQUE DEFERRABLE INITIALLY DEFERRED);
 -- A COMMIT that takes 30 s: a deferred constraint trigger runs at COMMIT, so a test can cut the connection
 -- while COMMIT is in flight.
 CREATE TABLE slow_commits (id text PRIMARY KEY);
@@ -100,7 +102,7 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
 
   beforeEach(async () => {
     effectErrors.length = 0;
-    await admin.query('TRUNCATE counters, orders, journal, doctors, slow_commits');
+    await admin.query('TRUNCATE counters, orders, journal, doctors, tickets, slow_commits');
   });
 
   /**
@@ -328,7 +330,7 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
   });
 
   /** Two jobs updating two rows in opposite order, both holding their first lock before taking the second. */
-  const deadlockingJobs = (writes: PostgresWriteQueue<TestTx>) => {
+  const deadlockingJobs = (writes: PostgresWriteQueue<TestTx>, { swallow = false } = {}) => {
     const bothHoldTheirFirstRow = barrier(2);
     const attempts = { a: 0, b: 0 };
     const effects: string[] = [];
@@ -338,7 +340,12 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
         context.afterCommit(() => effects.push(name));
         await tx.rows('UPDATE counters SET value = value + $2 WHERE id = $1', [first, amount]);
         if (attempts[name] === 1) await bothHoldTheirFirstRow.arrive();
-        await tx.rows('UPDATE counters SET value = value + $2 WHERE id = $1', [second, amount]);
+        const secondUpdate = tx.rows('UPDATE counters SET value = value + $2 WHERE id = $1', [
+          second,
+          amount,
+        ]);
+        // A job that catches the deadlock and returns as if nothing happened.
+        await (swallow ? secondUpdate.catch(() => []) : secondUpdate);
         return name;
       });
     const outcomes = Promise.allSettled([job('a', 'left', 'right', 1), job('b', 'right', 'left', 10)]);
@@ -359,6 +366,21 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
       { id: 'right', value: 11 },
     ]);
     // The failed attempt's effect was dropped.
+    expect(effects.sort()).toEqual(['a', 'b']);
+  });
+
+  it('a deadlock the job caught and swallowed is still retried (its COMMIT came back as ROLLBACK)', async () => {
+    await admin.query("INSERT INTO counters (id, value) VALUES ('left', 0), ('right', 0)");
+    const { outcomes, attempts, effects } = deadlockingJobs(queue(), { swallow: true });
+    expect(await outcomes).toEqual([
+      { status: 'fulfilled', value: 'a' },
+      { status: 'fulfilled', value: 'b' },
+    ]);
+    expect(attempts.a + attempts.b).toBe(3);
+    expect(await committed('SELECT id, value FROM counters ORDER BY id')).toEqual([
+      { id: 'left', value: 11 },
+      { id: 'right', value: 11 },
+    ]);
     expect(effects.sort()).toEqual(['a', 'b']);
   });
 
@@ -453,6 +475,34 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
     expect((error as Error).cause).toMatchObject({ code: '23505' });
     expect(effects).toBe(0);
     expect(await committed('SELECT job FROM journal')).toEqual([]);
+  });
+
+  it('a COMMIT refused by the server (a deferred unique check) rejects with that error, not retried, and the client is kept', async () => {
+    await admin.query("INSERT INTO tickets (code) VALUES ('T-1')");
+    const writes = queue();
+    let attempts = 0;
+    let effects = 0;
+    let pid: number | undefined;
+    const outcome = writes.run(async (tx, context) => {
+      attempts += 1;
+      context.afterCommit(() => {
+        effects += 1;
+      });
+      pid = (await tx.rows<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]?.pid;
+      // Accepted for now: the unique check waits for COMMIT.
+      await tx.rows("INSERT INTO tickets (code) VALUES ('T-1')");
+      await tx.rows("INSERT INTO journal (job) VALUES ('ticket')");
+    });
+    await expect(outcome).rejects.toMatchObject({ code: '23505' });
+    await expect(outcome).rejects.not.toBeInstanceOf(CommitOutcomeUnknownError);
+    expect(attempts).toBe(1);
+    expect(effects).toBe(0);
+    expect(await committed('SELECT job FROM journal')).toEqual([]);
+    // The connection was fine: the next job gets the same backend.
+    const next = await writes.run(
+      async (tx) => (await tx.rows<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]?.pid,
+    );
+    expect(next).toBe(pid);
   });
 
   it('a query the job forgot to await cannot run after the job ended, nor an effect be added', async () => {
