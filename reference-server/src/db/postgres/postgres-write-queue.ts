@@ -86,15 +86,15 @@ type Attempt<T> =
  * only then runs the job's `afterCommit` effects, in order, before the job's promise resolves. A job that
  * throws is rolled back alone and its promise rejects with its own error; its effects never run.
  *
- * **Isolation: READ COMMITTED by default.** The repositories make every read-check-write safe themselves: a
- * transition is a conditional update (`UPDATE … WHERE status = ANY($allowed) RETURNING`, which after waiting
- * for a concurrent writer's row lock re-checks its `WHERE` against the committed row) or reads the row
- * `FOR UPDATE` first; first-writer-wins inserts are `ON CONFLICT DO NOTHING`. Then concurrent jobs on one
- * row queue on its lock and each sees the last one's result: 50 duplicate notifications give one winner in
- * 50 single attempts. Under REPEATABLE READ or SERIALIZABLE the same 50 would each fail with 40001 against
- * every commit that overtook their snapshot and be run again, up to 49 times for the last, and SERIALIZABLE
- * adds predicate-lock bookkeeping to every read. Those levels remain an option (`isolation`) for a job
- * that cannot lock what it reads.
+ * **Isolation: READ COMMITTED by default.** The repositories make every read-check-write safe themselves:
+ * a transition is a conditional update (`UPDATE sessions … WHERE id = $1 AND status = $expected`, which after
+ * waiting for a concurrent writer's row lock re-checks its `WHERE` against the row as committed) or reads the
+ * row `FOR UPDATE` first; first-writer-wins inserts are `ON CONFLICT DO NOTHING`. Then concurrent jobs on one
+ * row queue on its lock and each sees the previous one's result: 50 duplicate notifications give one winner
+ * in 50 single attempts. Under REPEATABLE READ or SERIALIZABLE each of the 50 would fail with 40001 whenever a
+ * commit overtook its snapshot and be run again, the last of them up to 49 times (with `maxAttempts` 5 most
+ * would give up), and SERIALIZABLE adds predicate-lock bookkeeping to every read. Those levels remain an
+ * option (`isolation`) for a job that cannot lock what it reads.
  *
  * **Retries.** A serialization failure or a deadlock (SQLSTATE 40001, 40P01; a deadlock can happen at any
  * level, two jobs locking two rows in opposite order) in any statement or at `COMMIT` means PostgreSQL rolled
@@ -125,9 +125,12 @@ type Attempt<T> =
  *   onEffectError: (error) => logger.error('after-commit effect failed', { error: String(error) }),
  * });
  * const paid = await writes.run(async (tx, context) => {
- *   const session = await tx.sessions.transition(id, ['pending'], { status: 'successful' }, now);
- *   if (session) context.afterCommit(() => broadcaster.publish(updateOf(session)));
- *   return session;
+ *   // A conditional update: of 50 duplicate notifications on any instances, one sees `true`.
+ *   const won = await tx.sessions.change(id, 'awaiting_payment', {
+ *     status: 'successful', updatedAt: now, accountNumber, mismatchReceived: null, paidAt: now,
+ *   });
+ *   if (won) context.afterCommit(() => broadcaster.publish(update));
+ *   return won;
  * });
  */
 export class PostgresWriteQueue<R> implements Writes<R> {
