@@ -193,9 +193,9 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
    * Runs `scenario` on SQLite, then on PostgreSQL (each asserting what it expects), and requires both to have
    * answered exactly the same values: same fields, same types, null where null and absent where absent.
    */
-  async function onBothStores<T>(scenario: (repositories: SessionPath, store: StoreName) => Promise<T>) {
-    const fromSqlite = await scenario(stores.sqlite, 'sqlite');
-    const fromPostgres = await scenario(stores.postgres, 'postgres');
+  async function onBothStores<T>(scenario: (repositories: SessionPath) => Promise<T>) {
+    const fromSqlite = await scenario(stores.sqlite);
+    const fromPostgres = await scenario(stores.postgres);
     expect(bySeqOrder(fromPostgres)).toStrictEqual(bySeqOrder(fromSqlite));
     return fromSqlite;
   }
