@@ -863,6 +863,92 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     expect(await on(endpointsOn, 0).find('we_busy')).toBeUndefined();
   });
 
+  it('enqueueForEvent racing a disable on another instance queues nothing for the disabled endpoint, in either order', async () => {
+    twins = await openStoreTwins(postgres);
+    await seedDue(0);
+    await seedSessionEvent(twins.postgres, {
+      businessId: 'biz_a',
+      environment: 'test',
+      sessionId: 'ses_busy',
+      eventId: 'evt_race',
+      type: 'session.successful',
+      at: T0,
+      withSession: false,
+    });
+    const event = (eventId: string) => ({
+      eventId,
+      businessId: 'biz_a',
+      environment: 'test',
+      type: 'session.successful',
+      now: T0,
+    });
+    const waitingOn = (table: string) =>
+      eventually(async () => {
+        const { rows } = await twins.pool.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`,
+          [`%${table}%`],
+        );
+        return rows[0]?.n === 1 ? true : undefined;
+      });
+
+    // The disable (and its park) is under way on instance A when instance B's transition enqueues: B waits
+    // for it and then sees the endpoint disabled.
+    const admin = await instancePool().connect();
+    try {
+      await admin.query('BEGIN');
+      await new PostgresWebhookEndpointRepository(admin).disable('we_busy', 'failing', T0);
+      await new PostgresWebhookDeliveryRepository(admin).parkForEndpoint('we_busy', T0);
+      const enqueued = new PostgresWebhookDeliveryRepository(instancePool()).enqueueForEvent(
+        'wd_race',
+        event('evt_race'),
+      );
+      await waitingOn('json_array_elements_text');
+      await admin.query('COMMIT');
+      expect(await enqueued).toBe(0);
+    } finally {
+      admin.release();
+    }
+
+    // The other order: B's transition has enqueued and not committed when A disables. A waits for it, and
+    // its park then holds the new delivery too.
+    const endpoints = new PostgresWebhookEndpointRepository(twins.pool);
+    const current = await endpoints.find('we_busy');
+    if (current) await endpoints.update(current, { enabled: true }, T0 + 1);
+    const transition = await instancePool().connect();
+    try {
+      await transition.query('BEGIN');
+      expect(
+        await new PostgresWebhookDeliveryRepository(transition).enqueueForEvent('wd_late', event('evt_0')),
+      ).toBe(1);
+      const disabling = (async () => {
+        const client = await instancePool().connect();
+        try {
+          await client.query('BEGIN');
+          const changed = await new PostgresWebhookEndpointRepository(client).disable(
+            'we_busy',
+            'failing',
+            T0 + 2,
+          );
+          await new PostgresWebhookDeliveryRepository(client).parkForEndpoint('we_busy', T0 + 2);
+          await client.query('COMMIT');
+          return changed;
+        } finally {
+          client.release();
+        }
+      })();
+      await waitingOn('webhook_endpoints');
+      await transition.query('COMMIT');
+      expect(await disabling).toBe(true);
+    } finally {
+      transition.release();
+    }
+    const deliveries = new PostgresWebhookDeliveryRepository(twins.pool);
+    expect(await deliveries.find('wd_latebusy')).toEqual(
+      expect.objectContaining({ status: 'pending', nextAttemptAt: null }),
+    );
+    expect(await deliveries.nextDueAt()).toBeNull();
+  });
+
   it('retryAt on one instance waits for a disable committing on another and leaves the delivery parked', async () => {
     twins = await openStoreTwins(postgres);
     await seedDue(1);

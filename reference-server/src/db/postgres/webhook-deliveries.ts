@@ -180,12 +180,16 @@ export class PostgresWebhookDeliveryRepository implements Async<WebhookDeliveryR
       this.db,
       // ORDER BY: the deliveries take their seqs in the order SQLite's statement inserts them, which walks
       // webhook_endpoints_by_owner (seq DESC): newest endpoint first, so both stores number them alike.
+      // FOR SHARE: an endpoint being disabled or deleted on another instance is waited for and read again
+      // (then skipped); and a disable that comes second waits for this commit, so its park holds these rows.
+      // Without it, a snapshot read would queue a delivery the concurrent park never sees.
       `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
        SELECT $1::text || substr(e.id, 4), e.id, $2, 'pending', 0, $6::bigint, $6::bigint, $6::bigint
        FROM webhook_endpoints e
        WHERE e.business_id = $3 AND e.environment = $4 AND e.enabled = 1 AND e.deleted_at IS NULL
          AND EXISTS (SELECT 1 FROM json_array_elements_text(e.events::json) AS subscribed (type) WHERE type = $5)
-       ORDER BY e.seq DESC`,
+       ORDER BY e.seq DESC
+       FOR SHARE OF e`,
       [idPrefix, event.eventId, event.businessId, event.environment, event.type, event.now],
     );
     return rowCount ?? 0;
