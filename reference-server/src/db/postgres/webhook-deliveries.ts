@@ -131,8 +131,8 @@ ORDER BY c.due_at, c.seq`;
  * The next attempt's time, or NULL (parked) when the endpoint is disabled. The endpoint's row is locked first
  * and read as committed (`FOR NO KEY UPDATE` waits for, then sees, a concurrent disable): a plain subquery
  * would read the statement's snapshot, and a delivery parked by a disable that committed meanwhile on another
- * instance would be scheduled again. The lock does not block readers or the delivery inserts that reference
- * the endpoint.
+ * instance would be scheduled again. Readers are not blocked; the endpoint's other writers (and
+ * `enqueueForEvent`, which shares the row) wait for this transaction, as they would for any change to it.
  */
 const RETRY_AT = `
 WITH endpoint AS (
