@@ -931,23 +931,26 @@ describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL o
         notification: await repositories.bankNotifications.findResult('ntf_race'),
         transfer: await repositories.settledTransfers.findResult('trf_race'),
       }),
-      (repositories, i) =>
-        outcome(
-          (async () => {
-            await repositories.settledTransfers.insert({ ...transfer, settledAt: T0 + i });
-            await repositories.bankNotifications.insert({
-              ...transfer,
-              id: 'ntf_race',
-              receivedAt: T0 + i,
-            });
-          })(),
-        ),
+      async (repositories, i) => {
+        try {
+          await repositories.settledTransfers.insert({ ...transfer, settledAt: T0 + i });
+          await repositories.bankNotifications.insert({ ...transfer, id: 'ntf_race', receivedAt: T0 + i });
+          return 'committed';
+        } catch (error) {
+          return {
+            refused: (error as { code?: string; constraint?: string }).code,
+            on: (error as { constraint?: string }).constraint,
+          };
+        }
+      },
     );
     expect(reads).toEqual(Array(2).fill({ notification: undefined, transfer: undefined }));
     // The loser's insert waited for the winner's commit, then failed on the primary key; its COMMIT rolled back.
-    expect(writes.filter((w) => w === 'resolved')).toHaveLength(1);
-    expect(writes.filter((w) => w === 'rejected')).toHaveLength(1);
-    const winner = writes.indexOf('resolved');
+    // unique_violation on the transfer's primary key: the loser never reached its notification insert.
+    expect(writes).toHaveLength(2);
+    expect(writes).toContain('committed');
+    expect(writes).toContainEqual({ refused: '23505', on: 'settled_transfers_pkey' });
+    const winner = writes.indexOf('committed');
     const rows = await pool.query(
       `SELECT (SELECT count(*)::int FROM settled_transfers WHERE transfer_id = 'trf_race') AS transfers,
               (SELECT count(*)::int FROM bank_notifications WHERE id = 'ntf_race') AS notifications,
