@@ -55,7 +55,7 @@ const tables: Table[] = [];
 try {
   for (const size of SIZES) {
     const started = performance.now();
-    const seeded = seedSessions(join(folder, `sessions-${label(size)}.db`), size);
+    const seeded = await seedSessions(join(folder, `sessions-${label(size)}.db`), size);
     const db = new Database(seeded.dbPath, { readonly: true });
     const owned = db
       .prepare("SELECT COUNT(*) FROM sessions WHERE business_id = ? AND environment = 'test'")

@@ -16,7 +16,7 @@ const CONCURRENCY = 1; // sequential: the latency one merchant request sees
 
 const server = await startServer({ rateLimit: { perMinute: 1_000_000_000 } });
 try {
-  const shop = server.createBusiness({ name: 'Bench Shop' });
+  const shop = await server.createBusiness({ name: 'Bench Shop' });
   const secretKey = shop.keys.test.secretKey;
   const servicepay = new ServicePay(secretKey, { baseUrl: server.baseUrl });
   const { id } = await servicepay.sessions.create({

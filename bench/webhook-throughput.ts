@@ -93,7 +93,12 @@ async function drain(
       { dbPath, port: 0, testWidgetPort: 0, liveWidgetPort: 0, webhooks: { schedule: 'fast' } },
       { logger: silentLogger },
     );
-    const { business: created, keys } = createBusiness(setup.deps.store, 'Bench Shop', false, Date.now());
+    const { business: created, keys } = await createBusiness(
+      setup.deps.store,
+      'Bench Shop',
+      false,
+      Date.now(),
+    );
     const app = createApp(setup.deps).listen(0, '127.0.0.1');
     await new Promise((resolve) => app.once('listening', resolve));
     const address = app.address() as { port: number };
@@ -104,7 +109,7 @@ async function drain(
     });
     const endpointId = ((await response.json()) as { data: { id: string } }).data.id;
     await new Promise((resolve) => app.close(resolve));
-    const business = setup.deps.store.businesses.find(created.id);
+    const business = await setup.deps.store.businesses.find(created.id);
     if (!business) throw new Error('no business');
     const caller: ApiCaller = { kind: 'secret', business, environment: 'test' };
     const session = await setup.deps.sessions.create(
@@ -116,7 +121,7 @@ async function drain(
       }),
     );
     await setup.deps.sessions.cancel(session.id, 'cancelled_by_merchant', caller);
-    const { db } = setup.deps.store;
+    const { db } = setup;
     const template = db
       .prepare<[], { session_id: string; payload: string }>(
         "SELECT session_id, payload FROM events WHERE type = 'session.cancelled'",
@@ -161,7 +166,7 @@ async function drain(
       { logger: silentLogger },
     );
     const succeeded =
-      check.deps.store.db
+      check.db
         .prepare<[], { n: number }>("SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'succeeded'")
         .get()?.n ?? 0;
     await check.close();

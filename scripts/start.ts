@@ -113,14 +113,17 @@ function variableOf(ports: Record<string, number>, port: number): string {
   return Object.entries(ports).find(([, value]) => value === port)?.[0] ?? 'the port settings';
 }
 
-function developmentBusiness(service: ReturnType<typeof createService>, keysFile: string): CreatedBusiness {
+async function developmentBusiness(
+  service: ReturnType<typeof createService>,
+  keysFile: string,
+): Promise<CreatedBusiness> {
   const { store } = service.deps;
   if (existsSync(keysFile)) {
     const saved = JSON.parse(readFileSync(keysFile, 'utf8')) as CreatedBusiness;
-    const key = store.apiKeys.findByHash(sha256(saved.keys.test.secretKey));
+    const key = await store.apiKeys.findByHash(sha256(saved.keys.test.secretKey));
     if (key && key.revokedAt === null) return saved;
   }
-  const created = createBusiness(store, 'Development Shop', false, Date.now());
+  const created = await createBusiness(store, 'Development Shop', false, Date.now());
   writeFileSync(keysFile, `${JSON.stringify(created, null, 2)}\n`, { mode: 0o600 });
   return created;
 }
@@ -165,7 +168,10 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop(0));
   process.on('SIGTERM', () => stop(0));
 
-  const business = developmentBusiness(service, join(dirname(settings.dbPath), 'development-keys.json'));
+  const business = await developmentBusiness(
+    service,
+    join(dirname(settings.dbPath), 'development-keys.json'),
+  );
   let started: Awaited<ReturnType<typeof service.start>>;
   try {
     started = await service.start();

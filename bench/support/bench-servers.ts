@@ -89,7 +89,7 @@ async function servicepay(args: string[]): Promise<{ url: string; secretKey?: st
   );
   const { url } = await service.start();
   if (givenDb) return { url, dbPath };
-  const created = createBusiness(service.deps.store, 'Bench Shop', false, Date.now());
+  const created = await createBusiness(service.deps.store, 'Bench Shop', false, Date.now());
   return { url, secretKey: created.keys.test.secretKey, dbPath };
 }
 

@@ -64,8 +64,8 @@ const service = createService(
   { logger: silentLogger },
 );
 const { url } = await service.start();
-const created = createBusiness(service.deps.store, 'Heap Shop', false, Date.now());
-const business = service.deps.store.businesses.find(created.business.id);
+const created = await createBusiness(service.deps.store, 'Heap Shop', false, Date.now());
+const business = await service.deps.store.businesses.find(created.business.id);
 if (!business) throw new Error('no business');
 const params = CreateSessionParamsSchema.parse({
   amount: 10_000,

@@ -44,7 +44,7 @@ const service = createService(
  * in this bench's server only.
  */
 const writes = { count: 0, max: 0, over10: 0 };
-const database = service.deps.store.db;
+const database = service.db;
 const transaction = database.transaction.bind(database);
 let depth = 0;
 database.transaction = ((work: (...args: unknown[]) => unknown) => {
@@ -65,8 +65,8 @@ database.transaction = ((work: (...args: unknown[]) => unknown) => {
   };
 }) as typeof database.transaction;
 const { url } = await service.start();
-const created = createBusiness(service.deps.store, 'Bench Shop', false, Date.now());
-const business = service.deps.store.businesses.find(created.business.id);
+const created = await createBusiness(service.deps.store, 'Bench Shop', false, Date.now());
+const business = await service.deps.store.businesses.find(created.business.id);
 if (!business) throw new Error('no business');
 const caller: ApiCaller = { kind: 'secret', business, environment: 'test' };
 const params = CreateSessionParamsSchema.parse({

@@ -38,15 +38,15 @@ const STATUS_SQL = `CASE
  * Creates `dbPath` (a new file) with the businesses and `total` sessions; returns the key to call with.
  *
  * @example
- * const { dbPath, secretKey } = seedSessions('/tmp/bench/sessions-1M.db', 1_000_000);
+ * const { dbPath, secretKey } = await seedSessions('/tmp/bench/sessions-1M.db', 1_000_000);
  */
-export function seedSessions(dbPath: string, total: number, now = Date.now()): SeededFile {
+export async function seedSessions(dbPath: string, total: number, now = Date.now()): Promise<SeededFile> {
   const db = openDatabase(dbPath);
   try {
     db.exec('CREATE TABLE bench_businesses (k INTEGER PRIMARY KEY, id TEXT NOT NULL, key TEXT NOT NULL)');
     const store = createStore(db, () => undefined);
     for (let k = 0; k < BUSINESSES; k++) {
-      const created = createBusiness(store, `Seeded Shop ${k}`, true, now);
+      const created = await createBusiness(store, `Seeded Shop ${k}`, true, now);
       db.prepare('INSERT INTO bench_businesses (k, id, key) VALUES (?, ?, ?)').run(
         k,
         created.business.id,

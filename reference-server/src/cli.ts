@@ -244,7 +244,7 @@ async function run(argv: string[]): Promise<void> {
       return start(values);
     case 'business create': {
       const store = openStore(values);
-      const created = createBusiness(
+      const created = await createBusiness(
         store,
         required(values, 'name'),
         values['kyc-approved'] ?? false,
@@ -268,7 +268,7 @@ async function run(argv: string[]): Promise<void> {
       if (!environment.success) throw new UsageError('--environment is test or live');
       if (!kind.success) throw new UsageError('--kind is secret or publishable');
       const store = openStore(values);
-      const rolled = rollKey(
+      const rolled = await rollKey(
         store,
         required(values, 'business'),
         environment.data,
@@ -287,7 +287,7 @@ async function run(argv: string[]): Promise<void> {
     }
     case 'kyc approve': {
       const store = openStore(values);
-      const approved = approveKyc(store, required(values, 'business'), Date.now(), cliActor());
+      const approved = await approveKyc(store, required(values, 'business'), Date.now(), cliActor());
       store.db.close();
       if (!approved) throw new UsageError(`no business ${values.business}`);
       console.log(`KYC approved for ${values.business}: its live keys now work.`);
@@ -297,7 +297,10 @@ async function run(argv: string[]): Promise<void> {
       return transfer(values);
     case 'credits list': {
       const store = openExistingStore(values);
-      const credits = store.unappliedCredits.list({ businessId: values.business, limit: limit(values) });
+      const credits = await store.unappliedCredits.list({
+        businessId: values.business,
+        limit: limit(values),
+      });
       store.db.close();
       const rows = credits.map((credit) => ({
         ...toUnappliedCreditView(credit),
@@ -318,7 +321,7 @@ async function run(argv: string[]): Promise<void> {
     }
     case 'audit list': {
       const store = openExistingStore(values);
-      const entries = store.auditLog.list({ businessId: values.business, limit: limit(values) });
+      const entries = await store.auditLog.list({ businessId: values.business, limit: limit(values) });
       store.db.close();
       const rows = entries.map(({ seq: _seq, at, ...entry }) => ({
         ...entry,

@@ -14,6 +14,11 @@ export interface ServerConfig {
    */
   dbPath: string;
   /**
+   * `postgres://…`: the service's data lives in PostgreSQL instead of `dbPath` (issue 13), which then keeps only
+   * the simulated bank's books. Null: SQLite at `dbPath`.
+   */
+  databaseUrl: string | null;
+  /**
    * Production mode (`--production` or `NODE_ENV=production`): the secrets key must come from
    * `SERVICEPAY_SECRETS_KEY` or `secretsKeyFile` outside the database folder, never a file made beside it.
    */
@@ -78,6 +83,7 @@ export type ServerConfigOverrides = Partial<Omit<ServerConfig, 'rateLimit' | 'ba
 export function defaultConfig(): ServerConfig {
   return {
     dbPath: 'data/servicepay.db',
+    databaseUrl: null,
     production: false,
     secretsKeyFile: null,
     port: 4242,

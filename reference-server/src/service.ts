@@ -1,13 +1,16 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 import { type AppDeps, createApp } from './app.ts';
 import { BankNotificationProcessor } from './bank/notification-processor.ts';
 import { SimulatedBank } from './bank/simulated-bank.ts';
 import { UnappliedCredits } from './bank/unapplied-credits.ts';
 import { resolveConfig, type ServerConfig, type ServerConfigOverrides } from './config.ts';
-import { openDatabase } from './db/database.ts';
-import { createStore } from './db/store.ts';
+import { openDatabase, type SqliteDatabase } from './db/database.ts';
+import { migratePostgres } from './db/postgres/migrate-postgres.ts';
+import { createPostgresStore } from './db/postgres/postgres-store.ts';
+import { createStore, type Store } from './db/store.ts';
 import { InProcessBroadcaster } from './events/broadcaster.ts';
 import { WebhookOutbox } from './events/outbox.ts';
 import { PushStreams } from './events/push-streams.ts';
@@ -39,6 +42,13 @@ export interface BackgroundTask {
 export interface Service {
   config: ServerConfig;
   deps: AppDeps;
+  /**
+   * The SQLite file's handle, for what reads it directly: the tests, the benches. On PostgreSQL there is none
+   * (the file at `dbPath` holds only the simulated bank's books): reading it throws.
+   */
+  readonly db: SqliteDatabase;
+  /** The PostgreSQL pool when `databaseUrl` is set. */
+  readonly pool: pg.Pool | undefined;
   secretBox: SecretBox;
   outbox: WebhookOutbox;
   sweeper: ExpirySweeper;
@@ -66,12 +76,15 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     production: config.production,
     fromEnvironment: process.env.SERVICEPAY_SECRETS_KEY,
   });
-  const db = openDatabase(config.dbPath);
-  const store = createStore(db, (error) =>
+  const onEffectError = (error: unknown) =>
     logger.error('after-commit effect failed', {
       error: error instanceof Error ? error.message : String(error),
-    }),
-  );
+    });
+  // On PostgreSQL the SQLite file keeps the simulated bank's books only (the bank stands for a partner
+  // outside the service; step 4 of issue 13 moves it behind the store).
+  const db = openDatabase(config.dbPath);
+  const pool = config.databaseUrl === null ? undefined : openPostgresPool(config.databaseUrl, logger);
+  const store: Store = pool ? createPostgresStore(pool, { onEffectError }) : createStore(db, onEffectError);
   const secretBox = new SecretBox(secretsKey);
   let listeningUrl: string | undefined;
   const bank = new SimulatedBank({
@@ -83,9 +96,9 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     notificationUrl: () => (listeningUrl ? `${listeningUrl}/bank/notifications` : undefined),
   });
   const broadcaster = new InProcessBroadcaster();
-  const outbox = new WebhookOutbox(db);
-  const credits = new UnappliedCredits(store, outbox, bank, logger);
-  const lifecycle = new SessionLifecycle(store, outbox, broadcaster, bank, credits);
+  const outbox = new WebhookOutbox();
+  const credits = new UnappliedCredits(outbox, bank, logger);
+  const lifecycle = new SessionLifecycle(outbox, broadcaster, bank, credits);
   const sessions = new SessionService(store, lifecycle, bank, clock, config);
   const processor = new BankNotificationProcessor(store, lifecycle, credits, clock);
   const sweeper = new ExpirySweeper(
@@ -157,11 +170,19 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   return {
     config,
     deps,
+    get db(): SqliteDatabase {
+      if (pool)
+        throw new Error('this service keeps its data in PostgreSQL: read it through service.deps.store');
+      return db;
+    },
+    pool,
     secretBox,
     outbox,
     sweeper,
     tasks,
     async start() {
+      // Instances starting together apply each migration once (an advisory lock per file).
+      if (pool) await migratePostgres(pool);
       const app = createApp(deps);
       // Every answer in the envelope, shorter header and body timeouts, a connection cap.
       server = createApiServer(app, {
@@ -197,8 +218,21 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
         await closed;
       }
       // Let queued writes land before the file closes.
-      await store.writes.run(() => undefined);
+      await store.writes.run(async () => undefined);
+      await pool?.end();
       db.close();
     },
   };
+}
+
+/**
+ * The pool every read and write job of this instance uses. An idle client that loses its connection is
+ * dropped by the pool and logged; the next checkout connects again.
+ */
+function openPostgresPool(connectionString: string, logger: Logger): pg.Pool {
+  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: 5_000, max: 10 });
+  pool.on('error', (error) =>
+    logger.warn('an idle PostgreSQL connection was lost', { error: error.message }),
+  );
+  return pool;
 }

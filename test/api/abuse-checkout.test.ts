@@ -35,7 +35,7 @@ const eventsPath = (sessionId: string) => `/api/widget/sessions/${sessionId}/eve
 describe('push streams per widget token and per address', () => {
   it('a token holds at most ten open streams; the eleventh is 429 in the envelope until one closes', async () => {
     server = await startServer();
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const { sessionId, token } = await checkout(server, secretKey);
     const open = [];
     for (let i = 0; i < 10; i++) {
@@ -68,7 +68,7 @@ describe('push streams per widget token and per address', () => {
 
   it('an address holds at most streamsPerAddress streams across tokens', async () => {
     server = await startServer({ rateLimit: { streamsPerAddress: 3 } });
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const checkouts = await Promise.all([0, 1, 2, 3].map(() => checkout(server as RunningServer, secretKey)));
     for (const { sessionId, token } of checkouts.slice(0, 3)) {
       const stream = await openStream(server.baseUrl, sessionId, token);
@@ -86,7 +86,7 @@ describe('push streams per widget token and per address', () => {
 
   it('a stream that ends with its session (terminal status) frees its place', async () => {
     server = await startServer({ rateLimit: { streamsPerWidgetToken: 1 } });
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const { sessionId, token } = await checkout(server, secretKey);
     const stream = await openStream(server.baseUrl, sessionId, token);
     streams.push(stream);
@@ -106,7 +106,7 @@ describe('push streams per widget token and per address', () => {
 describe('HEAD on the push stream', () => {
   it('answers the stream’s headers and ends, holding no subscription', async () => {
     server = await startServer();
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const { sessionId, token } = await checkout(server, secretKey);
     const head = await rawCall(server.baseUrl, 'HEAD', eventsPath(sessionId), {
       authorization: `Bearer ${token}`,
@@ -130,7 +130,7 @@ describe('a widget token’s expiresAt', () => {
   it('after it, the token opens nothing: 401 widget_token_expired on the stream, accounts and cancel', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({ sweepIntervalMs: 3_600_000 }, { clock });
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const { sessionId, token, expiresAt } = await checkout(server, secretKey);
     // Just before: it works.
     clock.advance(Date.parse(expiresAt) - 1 - clock.now());
@@ -157,7 +157,7 @@ describe('a widget token’s expiresAt', () => {
 describe('a credential in the stream URL', () => {
   it('is refused however many times its parameter appears, and wherever in a value it sits', async () => {
     server = await startServer();
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const { sessionId, token } = await checkout(server, secretKey);
     for (const query of [
       `x=${token}`,

@@ -141,7 +141,7 @@ describe('requests Node answered itself, now in the envelope with a Request-Id',
 
   it('a body shorter than its Content-Length: 408 once the request timeout passes, the connection closed', async () => {
     server = await startServer({ headersTimeoutMs: 300, requestTimeoutMs: 600 });
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const answer = await exchange(
       server.baseUrl,
       `POST /api/widget/sessions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secretKey}\r\n` +
@@ -164,7 +164,7 @@ describe('requests Node answered itself, now in the envelope with a Request-Id',
 
   it('a push stream outlives the request timeout: it is a response, and its request was complete', async () => {
     server = await startServer({ headersTimeoutMs: 200, requestTimeoutMs: 400 });
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const created = await createSession(server.baseUrl, secretKey);
     const booted = await call(server.baseUrl, 'POST', '/api/widget/bootstrap', {
       json: { clientSecret: created.clientSecret },
@@ -212,7 +212,7 @@ describe('text that UTF-8 cannot store', () => {
 
   it('a lone surrogate in the payer name is refused with 400 validation_failed naming payer.name', async () => {
     server = await startServer();
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const response = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
       token: secretKey,
       raw: body('Ada \\ud800 Lovelace', '{}'),
@@ -227,7 +227,7 @@ describe('text that UTF-8 cannot store', () => {
 
   it('in a metadata value or key too, at any depth of any route', async () => {
     server = await startServer();
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const inValue = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
       token: secretKey,
       raw: body('Ada', '{"order":"\\udc00"}'),
@@ -246,7 +246,7 @@ describe('text that UTF-8 cannot store', () => {
 
   it('a well-formed pair (an emoji) is stored exactly as sent', async () => {
     server = await startServer();
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const created = await createSession(server.baseUrl, secretKey, {
       payer: { name: 'Ada \ud83d\ude42', email: 'ada@example.com' },
     });

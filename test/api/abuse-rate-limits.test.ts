@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { approveKyc } from '../../reference-server/src/businesses/onboarding.ts';
 import { ManualClock } from '../../reference-server/src/index.ts';
 import { bootstrap, call, createSession, expectError } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
@@ -24,7 +25,7 @@ describe('the secret key’s budget', () => {
   it('160 publishable-key calls leave all 150 secret-key calls of the minute to the merchant', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({}, { clock });
-    const shop = server.createBusiness({ name: 'Targeted', kycApproved: true });
+    const shop = await server.createBusiness({ name: 'Targeted', kycApproved: true });
     for (let i = 0; i < 160; i++) {
       const response = await profile(server, shop.keys.test.publishableKey);
       expect(response.status, response.text).toBe(200);
@@ -43,7 +44,7 @@ describe('the secret key’s budget', () => {
   it('refused pk_live calls (no KYC) and publishable keys on secret routes spend nothing of it either', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({}, { clock });
-    const shop = server.createBusiness({ name: 'Unverified' });
+    const shop = await server.createBusiness({ name: 'Unverified' });
     for (let i = 0; i < 160; i++) {
       expectError(await profile(server, shop.keys.live.publishableKey), 403, 'kyc_required');
     }
@@ -51,7 +52,7 @@ describe('the secret key’s budget', () => {
       expectError(await list(server, shop.keys.test.publishableKey), 403, 'publishable_key_not_allowed');
     }
     // KYC is approved: the live secret key has its whole minute, and so has the test one.
-    server.service.deps.store.businesses.approveKyc(shop.business.id);
+    await approveKyc(server.service.deps.store, shop.business.id, Date.now());
     for (const key of [shop.keys.live.secretKey, shop.keys.test.secretKey]) {
       const response = await list(server, key);
       expect(response.status, response.text).toBe(200);
@@ -62,7 +63,7 @@ describe('the secret key’s budget', () => {
   it('publishable-key calls meet 429 past the address’s checkout budget, without touching the secret key', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({ rateLimit: { widgetPerMinutePerAddress: 20 } }, { clock });
-    const shop = server.createBusiness({ name: 'Popular' });
+    const shop = await server.createBusiness({ name: 'Popular' });
     for (let i = 0; i < 20; i++)
       expect((await profile(server, shop.keys.test.publishableKey)).status).toBe(200);
     const refused = await profile(server, shop.keys.test.publishableKey);
@@ -82,7 +83,7 @@ describe('the checkout’s token routes, per address', () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({}, { clock });
     const running = server;
-    const { secretKey } = running.createBusiness().keys.test;
+    const { secretKey } = (await running.createBusiness()).keys.test;
     const created = await createSession(running.baseUrl, secretKey);
     const opened = await bootstrap(running.baseUrl, created.clientSecret);
     const statuses = new Map<number, number>();
@@ -108,7 +109,7 @@ describe('the checkout’s token routes, per address', () => {
   it('a new account and the push stream spend the same budget', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({ rateLimit: { widgetPerMinutePerAddress: 4 } }, { clock });
-    const { secretKey } = server.createBusiness().keys.test;
+    const { secretKey } = (await server.createBusiness()).keys.test;
     const created = await createSession(server.baseUrl, secretKey);
     const opened = await bootstrap(server.baseUrl, created.clientSecret); // 1
     const accounts = `/api/widget/sessions/${created.id}/accounts`;

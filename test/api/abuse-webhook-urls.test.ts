@@ -11,7 +11,7 @@ let testKey: string;
 
 beforeAll(async () => {
   server = await startServer();
-  const shop = server.createBusiness({ name: 'Hooks', kycApproved: true });
+  const shop = await server.createBusiness({ name: 'Hooks', kycApproved: true });
   liveKey = shop.keys.live.secretKey;
   testKey = shop.keys.test.secretKey;
 });

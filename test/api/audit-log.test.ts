@@ -18,7 +18,7 @@ beforeAll(async () => {
   clock = new ManualClock(Date.parse('2030-07-01T08:00:00Z'));
   server = await startServer({ rateLimit: { perMinute: 10_000 } }, { clock });
   receiver = await startReceiver();
-  const created = server.createBusiness({ name: 'Audited Shop' });
+  const created = await server.createBusiness({ name: 'Audited Shop' });
   businessId = created.business.id;
   key = created.keys.test.secretKey;
 });
@@ -39,7 +39,7 @@ type Entry = {
 };
 
 const entriesFor = (target: string) =>
-  server.service.deps.store.db
+  server.service.db
     .prepare<[string], Entry>(
       'SELECT at, actor, action, business_id, environment, target, details FROM audit_log WHERE target = ? ORDER BY seq',
     )
@@ -48,7 +48,7 @@ const entriesFor = (target: string) =>
 
 const auditText = () =>
   (
-    server.service.deps.store.db.prepare('SELECT actor, target, details FROM audit_log').all() as Array<
+    server.service.db.prepare('SELECT actor, target, details FROM audit_log').all() as Array<
       Record<string, string>
     >
   )
@@ -133,7 +133,7 @@ describe('audit log', () => {
     const created = await createSession(server.baseUrl, key, { amount: 90_000 });
     const opened = await bootstrap(server.baseUrl, created.clientSecret);
     const bank = new SimulatedBank({
-      db: server.service.deps.store.db,
+      db: server.service.db,
       clock,
       logger: silentLogger,
       secret: server.service.config.bank.secret,
@@ -146,7 +146,7 @@ describe('audit log', () => {
     const answer = await postNotification(server, wrongCurrency, { nowMs: clock.now() });
     expect(answer.body.data.result).toBe('unapplied');
 
-    const credit = server.service.deps.store.db
+    const credit = server.service.db
       .prepare<[string], { id: string; refund_id: string }>(
         'SELECT id, refund_id FROM unapplied_credits WHERE transfer_id = ?',
       )
@@ -172,11 +172,18 @@ describe('audit log', () => {
     ]);
   });
 
-  it('key rolls and KYC approvals name who did them, with key hints only', () => {
-    const rolled = rollKey(server.service.deps.store, businessId, 'live', 'secret', clock.now(), 'cli:ops');
+  it('key rolls and KYC approvals name who did them, with key hints only', async () => {
+    const rolled = await rollKey(
+      server.service.deps.store,
+      businessId,
+      'live',
+      'secret',
+      clock.now(),
+      'cli:ops',
+    );
     if (!rolled) throw new Error('no business');
-    expect(approveKyc(server.service.deps.store, businessId, clock.now(), 'cli:ops')).toBe(true);
-    const entries = server.service.deps.store.db
+    expect(await approveKyc(server.service.deps.store, businessId, clock.now(), 'cli:ops')).toBe(true);
+    const entries = server.service.db
       .prepare<[string], Entry>(
         "SELECT at, actor, action, business_id, environment, target, details FROM audit_log WHERE business_id = ? AND action IN ('api_key.rolled', 'kyc.approved') ORDER BY seq",
       )

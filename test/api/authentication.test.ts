@@ -28,11 +28,15 @@ let otherWidgetToken: string;
 beforeAll(async () => {
   // Failed authentications are many here on purpose: keep the per-address guard out of the way.
   server = await startServer({ rateLimit: { failedAuthPerMinutePerAddress: 10_000 } });
-  owner = server.createBusiness({ name: 'Owner' });
-  other = server.createBusiness({ name: 'Other' });
-  const rolled = server.createBusiness({ name: 'Rolled' });
+  owner = await server.createBusiness({ name: 'Owner' });
+  other = await server.createBusiness({ name: 'Other' });
+  const rolled = await server.createBusiness({ name: 'Rolled' });
   revokedKey = rolled.keys.test.secretKey;
-  expect(rollKey(server.service.deps.store, rolled.business.id, 'test', 'secret', Date.now())).toBeDefined();
+  expect(
+    await rollKey(server.service.deps.store, rolled.business.id, 'test', 'secret', Date.now()),
+  ).toMatchObject({
+    revokedKeyHint: expect.stringContaining('sk_test_'),
+  });
 
   const opened = await createSession(server.baseUrl, owner.keys.test.secretKey);
   sessionId = opened.id;
@@ -287,7 +291,7 @@ describe('403 rows of spec §7', () => {
   });
 
   it('a live key reaches a test session of its own business only as environment_mismatch', async () => {
-    const approved = server.createBusiness({ name: 'Approved', kycApproved: true });
+    const approved = await server.createBusiness({ name: 'Approved', kycApproved: true });
     const testSession = await createSession(server.baseUrl, approved.keys.test.secretKey);
     const response = await call(server.baseUrl, 'GET', `/api/widget/sessions/${testSession.id}`, {
       token: approved.keys.live.secretKey,
@@ -296,7 +300,7 @@ describe('403 rows of spec §7', () => {
   });
 
   it('a live key with approved KYC works and creates cs_live_ sessions; its test transfers are refused', async () => {
-    const approved = server.createBusiness({ name: 'Live Shop', kycApproved: true });
+    const approved = await server.createBusiness({ name: 'Live Shop', kycApproved: true });
     const live = await createSession(server.baseUrl, approved.keys.live.secretKey);
     expect(live.environment).toBe('live');
     expect(live.clientSecret).toMatch(/^cs_live_[0-9A-Za-z]{32}$/);
@@ -319,7 +323,7 @@ describe('403 rows of spec §7', () => {
   });
 
   it("a test key cannot pay its own business's live session with simulated money", async () => {
-    const approved = server.createBusiness({ name: 'Both Worlds', kycApproved: true });
+    const approved = await server.createBusiness({ name: 'Both Worlds', kycApproved: true });
     const live = await createSession(server.baseUrl, approved.keys.live.secretKey);
     const opened = await bootstrap(server.baseUrl, live.clientSecret);
     const response = await call(server.baseUrl, 'POST', '/api/test/transfers', {

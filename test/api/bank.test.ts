@@ -24,7 +24,7 @@ let key: string;
 beforeAll(async () => {
   clock = new ManualClock(Date.parse('2030-05-01T12:00:00Z'));
   server = await startServer({ rateLimit: { perMinute: 10_000 } }, { clock });
-  key = server.createBusiness({ name: 'Bank Shop' }).keys.test.secretKey;
+  key = (await server.createBusiness({ name: 'Bank Shop' })).keys.test.secretKey;
 });
 
 afterAll(async () => {
@@ -38,9 +38,7 @@ async function openSession(overrides: { expiresInMinutes?: number; amount?: numb
 }
 
 const notificationRows = (id: string) =>
-  server.service.deps.store.db
-    .prepare('SELECT result FROM bank_notifications WHERE id = ?')
-    .all(id) as Array<{
+  server.service.db.prepare('SELECT result FROM bank_notifications WHERE id = ?').all(id) as Array<{
     result: string;
   }>;
 
@@ -246,7 +244,7 @@ describe('account expiry (the countdown) and a new account', () => {
     await server.service.sweeper.sweep();
     const pending = await retrieveSession(server.baseUrl, key, created.id);
     expect(pending.status).toBe('pending');
-    const reason = server.service.deps.store.db
+    const reason = server.service.db
       .prepare('SELECT type, reason FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1')
       .get(created.id);
     expect(reason).toEqual({ type: 'session.pending', reason: 'account_expired' });

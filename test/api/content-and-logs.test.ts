@@ -31,7 +31,7 @@ let clock: ManualClock;
 beforeAll(async () => {
   clock = new ManualClock(Date.parse('2030-07-01T10:00:00Z'));
   server = await startServer({ bodyLimitBytes: 8 * 1024 }, { logger: capturing, clock });
-  key = server.createBusiness({ name: 'Content' }).keys.test.secretKey;
+  key = (await server.createBusiness({ name: 'Content' })).keys.test.secretKey;
 });
 
 afterAll(async () => {
@@ -159,7 +159,7 @@ describe('content rules', () => {
 describe('logs', () => {
   it('carry no key, client secret or widget token through a whole flow with errors', async () => {
     const secrets: string[] = [key];
-    const publishable = server.createBusiness({ name: 'Logs' });
+    const publishable = await server.createBusiness({ name: 'Logs' });
     secrets.push(
       publishable.keys.test.secretKey,
       publishable.keys.test.publishableKey,

@@ -37,7 +37,7 @@ describe('expiry across a restart', () => {
     const dbPath = tempDbPath();
     const clock = new ManualClock(Date.parse('2030-06-01T08:00:00Z'));
     const first = await start({}, { clock, dbPath });
-    const shop = first.createBusiness({ name: 'Restart' });
+    const shop = await first.createBusiness({ name: 'Restart' });
     const key = shop.keys.test.secretKey;
     const due = await createSession(first.baseUrl, key);
     const opened = await bootstrap(first.baseUrl, due.clientSecret);
@@ -87,7 +87,7 @@ describe('expiry across a restart', () => {
   it('keys, sessions and the idempotency record survive a restart', async () => {
     const dbPath = tempDbPath();
     const first = await start({}, { dbPath });
-    const key = first.createBusiness().keys.test.secretKey;
+    const key = (await first.createBusiness()).keys.test.secretKey;
     const headers = { 'idempotency-key': 'restart-key' };
     const created = await createSession(first.baseUrl, key, { reference: 'before-restart' }, headers);
     await stop(first);
@@ -111,7 +111,7 @@ describe('expiry across a restart', () => {
 describe('durability', () => {
   it('a created session is in the SQLite file as soon as the 201 arrives', async () => {
     const server = await start();
-    const key = server.createBusiness().keys.test.secretKey;
+    const key = (await server.createBusiness()).keys.test.secretKey;
     const reader = new Database(server.dbPath, { readonly: true, fileMustExist: true });
     try {
       const created = await Promise.all(
@@ -131,7 +131,7 @@ describe('durability', () => {
 
   it('runs SQLite in WAL mode with synchronous=FULL', async () => {
     const server = await start();
-    const db = server.service.deps.store.db;
+    const db = server.service.db;
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     // 2 = FULL
     expect(db.pragma('synchronous', { simple: true })).toBe(2);

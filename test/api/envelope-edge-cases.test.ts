@@ -10,7 +10,7 @@ let sessionId: string;
 
 beforeAll(async () => {
   server = await startServer();
-  const key = server.createBusiness().keys.test.secretKey;
+  const key = (await server.createBusiness()).keys.test.secretKey;
   const created = await createSession(server.baseUrl, key);
   await bootstrap(server.baseUrl, created.clientSecret);
   sessionId = created.id;

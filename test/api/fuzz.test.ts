@@ -44,7 +44,7 @@ beforeAll(async () => {
       failedAuthPerMinutePerAddress: 1_000_000,
     },
   });
-  shop = server.createBusiness({ name: 'Fuzz', kycApproved: true });
+  shop = await server.createBusiness({ name: 'Fuzz', kycApproved: true });
   const created = await createSession(server.baseUrl, shop.keys.test.secretKey);
   const opened = await bootstrap(server.baseUrl, created.clientSecret);
   sessionId = created.id;

@@ -33,8 +33,8 @@ async function sessionsOf(token: string) {
 
 describe('Idempotency-Key', () => {
   let shop: CreatedBusiness;
-  beforeAll(() => {
-    shop = server.createBusiness({ name: 'Idempotent' });
+  beforeAll(async () => {
+    shop = await server.createBusiness({ name: 'Idempotent' });
   });
 
   it('replays the first response for the same key and body, creating one session', async () => {
@@ -64,7 +64,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('makes one session of many concurrent identical requests', async () => {
-    const shop2 = server.createBusiness({ name: 'Concurrent' });
+    const shop2 = await server.createBusiness({ name: 'Concurrent' });
     const token = shop2.keys.test.secretKey;
     const body = sessionParams({ reference: 'concurrent-1' });
     const responses = await Promise.all(
@@ -82,8 +82,8 @@ describe('Idempotency-Key', () => {
   });
 
   it('scopes keys per business (and environment)', async () => {
-    const a = server.createBusiness({ name: 'Scope A', kycApproved: true });
-    const b = server.createBusiness({ name: 'Scope B' });
+    const a = await server.createBusiness({ name: 'Scope A', kycApproved: true });
+    const b = await server.createBusiness({ name: 'Scope B' });
     const fromA = await createWithKey(a.keys.test.secretKey, 'shared-key', sessionParams());
     const fromB = await createWithKey(b.keys.test.secretKey, 'shared-key', sessionParams());
     const fromALive = await createWithKey(a.keys.live.secretKey, 'shared-key', sessionParams());
@@ -128,7 +128,7 @@ describe('Idempotency-Key', () => {
   it('keeps the remembered response encrypted: the client secret is not in the database file in clear', async () => {
     const token = shop.keys.test.secretKey;
     const created = await createWithKey(token, 'key-4', sessionParams());
-    const rows = server.service.deps.store.db
+    const rows = server.service.db
       .prepare("SELECT * FROM idempotent_requests WHERE idempotency_key = 'key-4'")
       .all();
     expect(rows).toHaveLength(1);
@@ -139,7 +139,7 @@ describe('Idempotency-Key', () => {
 describe('Idempotency-Key on session create: the key commits with the session', () => {
   // docs/protocol.md, API performance: session create remembers its answer in the session's own write job.
   it('writes no pending mark: one claim, in the same job, and the answer is there as soon as the 201 is', async () => {
-    const token = server.createBusiness({ name: 'One Commit' }).keys.test.secretKey;
+    const token = (await server.createBusiness({ name: 'One Commit' })).keys.test.secretKey;
     const keys = server.service.deps.store.idempotencyKeys;
     const calls: string[] = [];
     const { remember, claim } = keys;
@@ -155,7 +155,7 @@ describe('Idempotency-Key on session create: the key commits with the session', 
       const created = await createWithKey(token, 'one-commit', sessionParams({ reference: 'one-commit' }));
       expect(created.status, created.text).toBe(201);
       expect(calls).toEqual(['claim:201']);
-      const row = server.service.deps.store.db
+      const row = server.service.db
         .prepare("SELECT status_code FROM idempotent_requests WHERE idempotency_key = 'one-commit'")
         .get() as { status_code: number };
       expect(row.status_code).toBe(201);
@@ -168,32 +168,32 @@ describe('Idempotency-Key on session create: the key commits with the session', 
   });
 
   it('a key another process took after the lookup (simulated) answers 409 and makes no session', async () => {
-    const shop = server.createBusiness({ name: 'Raced' });
+    const shop = await server.createBusiness({ name: 'Raced' });
     const token = shop.keys.test.secretKey;
     const store = server.service.deps.store;
     // What a second process on the same file leaves: a live pending mark for the key. The lookup is made to
     // miss it once, as if the mark was written between this process's lookup and its write job.
-    store.db
+    server.service.db
       .prepare(
         'INSERT INTO idempotent_requests (scope, idempotency_key, request_hash, status_code, response_body, created_at) VALUES (?, ?, ?, 0, ?, ?)',
       )
       .run(`${shop.business.id}:test`, 'raced', Buffer.alloc(32), '', clock.now());
     const { find } = store.idempotencyKeys;
-    store.idempotencyKeys.find = () => {
+    store.idempotencyKeys.find = async () => {
       store.idempotencyKeys.find = find;
       return undefined;
     };
     const raced = await createWithKey(token, 'raced', sessionParams({ reference: 'raced-1' }));
     expectError(raced, 409, 'idempotency_key_reused');
     expect(store.idempotencyKeys.find).toBe(find);
-    expect(store.sessions.findByReference(shop.business.id, 'test', 'raced-1')).toBeUndefined();
+    expect(await store.sessions.findByReference(shop.business.id, 'test', 'raced-1')).toBeUndefined();
   });
 });
 
 describe('client secret', () => {
   let token: string;
-  beforeAll(() => {
-    token = server.createBusiness({ name: 'Checkout' }).keys.test.secretKey;
+  beforeAll(async () => {
+    token = (await server.createBusiness({ name: 'Checkout' })).keys.test.secretKey;
   });
 
   it('is exchanged once; the second exchange is refused with 409', async () => {

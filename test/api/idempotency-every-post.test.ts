@@ -21,7 +21,7 @@ beforeAll(async () => {
   clock = new ManualClock(Date.parse('2030-04-01T09:00:00Z'));
   receiver = await startReceiver();
   server = await startServer({ rateLimit: { perMinute: 10_000 } }, { clock });
-  key = server.createBusiness({ name: 'Retrying Shop', kycApproved: true }).keys.test.secretKey;
+  key = (await server.createBusiness({ name: 'Retrying Shop', kycApproved: true })).keys.test.secretKey;
 });
 
 afterAll(async () => {
@@ -37,7 +37,7 @@ const post = (path: string, token: string, idempotencyKey: string, json?: unknow
   });
 
 const count = (sql: string, ...params: unknown[]): number =>
-  (server.service.deps.store.db.prepare(sql).get(...params) as { n: number }).n;
+  (server.service.db.prepare(sql).get(...params) as { n: number }).n;
 
 /** The first answer, then its replay: the same status and bytes, marked as replayed. */
 function expectReplay(first: ApiResponse, again: ApiResponse, status: number) {
@@ -57,7 +57,7 @@ function expectOneRan(pair: ApiResponse[], status: number) {
 }
 
 const secretsOf = (endpointId: string) => {
-  const row = server.service.deps.store.db
+  const row = server.service.db
     .prepare<[string], { secret_ciphertext: string; previous_secret_ciphertext: string | null }>(
       'SELECT secret_ciphertext, previous_secret_ciphertext FROM webhook_endpoints WHERE id = ?',
     )
@@ -83,7 +83,7 @@ describe('POST /api/webhooks', () => {
     expect(again.body.data.secret).toBe(first.body.data.secret);
     expect(endpointsAt(url)).toBe(1);
     const remembered = JSON.stringify(
-      server.service.deps.store.db
+      server.service.db
         .prepare("SELECT * FROM idempotent_requests WHERE idempotency_key = 'endpoint-1'")
         .all(),
     );
@@ -181,7 +181,7 @@ describe('POST /api/events/:id/resend', () => {
       token: key,
     });
     expect(cancelled.status, cancelled.text).toBe(200);
-    const event = server.service.deps.store.db
+    const event = server.service.db
       .prepare<[string], { id: string }>(
         "SELECT id FROM events WHERE session_id = ? AND type = 'session.cancelled'",
       )
@@ -247,7 +247,7 @@ describe('what is remembered', () => {
     const endpointId: string = created.body.data.id;
     const session = await createSession(server.baseUrl, key);
     await post(`/api/widget/sessions/${session.id}/cancel`, key, `cancel-${session.id}`);
-    const event = server.service.deps.store.db
+    const event = server.service.db
       .prepare<[string], { id: string }>(
         "SELECT id FROM events WHERE session_id = ? AND type = 'session.cancelled'",
       )
@@ -269,7 +269,7 @@ describe('what is remembered', () => {
   });
 
   it('a key with another caller (another business) is another request', async () => {
-    const otherKey = server.createBusiness({ name: 'Other Shop' }).keys.test.secretKey;
+    const otherKey = (await server.createBusiness({ name: 'Other Shop' })).keys.test.secretKey;
     const url = `${receiver.url}/scoped`;
     expect((await post('/api/webhooks', key, 'scoped-1', { url })).status).toBe(201);
     const other = await post('/api/webhooks', otherKey, 'scoped-1', { url });
@@ -403,7 +403,7 @@ describe('a request cut off by a restart', () => {
     const dbPath = join(folder, 'servicepay.db');
     try {
       const before = await startServer({}, { dbPath });
-      const shop = before.createBusiness({ name: 'Restarted', kycApproved: true });
+      const shop = await before.createBusiness({ name: 'Restarted', kycApproved: true });
       const token = shop.keys.test.secretKey;
       // What a kill -9 between the effect's commit and the remembered answer leaves: the endpoint, and the
       // key's pending mark (written here directly: the crash cannot be timed from a test).
@@ -413,7 +413,7 @@ describe('a request cut off by a restart', () => {
       const hash = createHash('sha256')
         .update(`POST /api/webhooks\n${JSON.stringify({ url })}`)
         .digest();
-      before.service.deps.store.db
+      before.service.db
         .prepare(
           'INSERT INTO idempotent_requests (scope, idempotency_key, request_hash, status_code, response_body, created_at) VALUES (?, ?, ?, 0, ?, ?)',
         )
@@ -429,7 +429,7 @@ describe('a request cut off by a restart', () => {
         });
         expectError(retried, 409, 'idempotency_key_reused');
         expect(retried.body.meta.message).toMatch(/cut off by a restart/);
-        const endpoints = after.service.deps.store.db
+        const endpoints = after.service.db
           .prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE url = ?')
           .get(url) as { n: number };
         expect(endpoints.n).toBe(1);

@@ -27,7 +27,7 @@ beforeAll(async () => {
   clock = new ManualClock(Date.parse('2030-06-01T09:00:00Z'));
   server = await startServer({ rateLimit: { perMinute: 10_000 } }, { clock });
   receiver = await startReceiver();
-  key = server.createBusiness({ name: 'Money Shop' }).keys.test.secretKey;
+  key = (await server.createBusiness({ name: 'Money Shop' })).keys.test.secretKey;
   webhookSecret = (
     await call(server.baseUrl, 'POST', '/api/webhooks', { token: key, json: { url: receiver.url } })
   ).body.data.secret;
@@ -38,7 +38,7 @@ afterAll(async () => {
   await server.close();
 });
 
-const db = () => server.service.deps.store.db;
+const db = () => server.service.db;
 
 /**
  * The same simulated bank over the same books, whose notifications cannot reach the service yet (the service

@@ -128,7 +128,7 @@ describe('GET /openapi.json', () => {
 
 describe('real answers validate against the document', () => {
   it('a run through sessions, the checkout, the bank, webhooks and their errors', async () => {
-    const business = server.createBusiness({ name: 'OpenAPI Shop' });
+    const business = await server.createBusiness({ name: 'OpenAPI Shop' });
     const key = business.keys.test.secretKey;
     const receiver = await startReceiver();
     try {

@@ -77,7 +77,7 @@ describe('per business and environment', () => {
   it('answers 150 requests in a rolling minute and 429 to the 151st, with the headers', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({}, { clock });
-    const shop = server.createBusiness({ name: 'Busy', kycApproved: true });
+    const shop = await server.createBusiness({ name: 'Busy', kycApproved: true });
     const key = shop.keys.test.secretKey;
 
     const first = await list(server, key);
@@ -108,7 +108,7 @@ describe('per business and environment', () => {
 
     // The same business in the other environment, and another business, are not affected.
     expect((await list(server, shop.keys.live.secretKey)).status).toBe(200);
-    const neighbour = server.createBusiness({ name: 'Quiet' });
+    const neighbour = await server.createBusiness({ name: 'Quiet' });
     expect((await list(server, neighbour.keys.test.secretKey)).status).toBe(200);
     // The publishable key is public: it has a budget of its own (per address), so it still reads the profile
     // while the secret key is refused (issue 8; test/api/abuse-rate-limits.test.ts covers the other direction).
@@ -131,7 +131,7 @@ describe('per business and environment', () => {
   it('does not count refused requests: a client that keeps retrying is let in when the window moves', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({ rateLimit: { perMinute: 3 } }, { clock });
-    const key = server.createBusiness().keys.test.secretKey;
+    const key = (await server.createBusiness()).keys.test.secretKey;
     await spend(server, key, 3);
     for (let i = 0; i < 5; i++) expectError(await list(server, key), 429, 'rate_limited');
     clock.advance(60_000);
@@ -145,7 +145,7 @@ describe('over the budget, answered before the body is read', () => {
   it('answers 429 whatever the body, with the headers and the envelope, and counts nothing', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({ rateLimit: { perMinute: 2 } }, { clock });
-    const shop = server.createBusiness({ name: 'Flooding' });
+    const shop = await server.createBusiness({ name: 'Flooding' });
     const key = shop.keys.test.secretKey;
     await spend(server, key, 2);
     const post = (headers: Record<string, string>, raw: string) =>
@@ -176,11 +176,11 @@ describe('over the budget, answered before the body is read', () => {
   it('a rolled key still answers 401 api_key_revoked, and another business is not refused', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({ rateLimit: { perMinute: 1 } }, { clock });
-    const shop = server.createBusiness({ name: 'Rolled' });
+    const shop = await server.createBusiness({ name: 'Rolled' });
     const old = shop.keys.test.secretKey;
     await spend(server, old, 1);
     expectError(await list(server, old), 429, 'rate_limited');
-    const rolled = rollKey(server.service.deps.store, shop.business.id, 'test', 'secret', clock.now());
+    const rolled = await rollKey(server.service.deps.store, shop.business.id, 'test', 'secret', clock.now());
     expect(rolled).toBeDefined();
     // Not refused early (the key is not live): it goes on to the usual checks, where revocation comes first.
     expectError(await list(server, old), 401, 'api_key_revoked');
@@ -191,7 +191,7 @@ describe('over the budget, answered before the body is read', () => {
     expectError(created, 401, 'api_key_revoked');
     // The new key spends the same business budget, still spent.
     expectError(await list(server, rolled?.key ?? ''), 429, 'rate_limited');
-    const other = server.createBusiness({ name: 'Neighbour' });
+    const other = await server.createBusiness({ name: 'Neighbour' });
     const malformed = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
       token: other.keys.test.secretKey,
       raw: '{"amount": ',
@@ -208,8 +208,8 @@ describe('over the budget, answered by the server before express', () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     const running = await startServer({ rateLimit: { perMinute: 1 } }, { clock });
     server = running;
-    const key = running.createBusiness({ name: 'Flooding' }).keys.test.secretKey;
-    const neighbour = running.createBusiness({ name: 'Neighbour' }).keys.test.secretKey;
+    const key = (await running.createBusiness({ name: 'Flooding' })).keys.test.secretKey;
+    const neighbour = (await running.createBusiness({ name: 'Neighbour' })).keys.test.secretKey;
     await spend(running, key, 1);
     // A server with the service's own check in front of a stand-in for the app that records what reaches it.
     const reached: string[] = [];
@@ -286,7 +286,7 @@ describe('over the budget, answered by the server before express', () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     const running = await startServer({ rateLimit: { perMinute: 1 } }, { clock });
     server = running;
-    const key = running.createBusiness({ name: 'Flooding' }).keys.test.secretKey;
+    const key = (await running.createBusiness({ name: 'Flooding' })).keys.test.secretKey;
     await spend(running, key, 1);
     clock.advance(20_000);
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -341,7 +341,7 @@ describe('RateLimit-Reset', () => {
   it('says when the quota comes back (the oldest hit leaving the window), also while requests remain', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({}, { clock });
-    const key = server.createBusiness({ name: 'Counting', kycApproved: true }).keys.test.secretKey;
+    const key = (await server.createBusiness({ name: 'Counting', kycApproved: true })).keys.test.secretKey;
 
     const first = await list(server, key);
     expect(first.headers.get('ratelimit-remaining')).toBe('149');
@@ -367,7 +367,7 @@ describe('per address', () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     const running = await startServer({ rateLimit: { widgetPerMinutePerAddress: 5 } }, { clock });
     server = running;
-    const key = running.createBusiness().keys.test.secretKey;
+    const key = (await running.createBusiness()).keys.test.secretKey;
     const sessions = await Promise.all(Array.from({ length: 6 }, () => createSession(running.baseUrl, key)));
     for (const session of sessions.slice(0, 5)) {
       const response = await call(server.baseUrl, 'POST', '/api/widget/bootstrap', {

@@ -21,7 +21,7 @@ let key: string;
 
 beforeAll(async () => {
   server = await startServer({ rateLimit: { perMinute: 10_000 } });
-  shop = server.createBusiness({ name: 'Sessions Shop', kycApproved: true });
+  shop = await server.createBusiness({ name: 'Sessions Shop', kycApproved: true });
   key = shop.keys.test.secretKey;
 });
 
@@ -161,7 +161,7 @@ describe('create: reference and metadata', () => {
     expect(paths(again.errors)).toEqual(['reference']);
     // The live environment of the same business and another business may use it.
     await createSession(server.baseUrl, shop.keys.live.secretKey, { reference: 'inv-42' });
-    const other = server.createBusiness({ name: 'Other' });
+    const other = await server.createBusiness({ name: 'Other' });
     await createSession(server.baseUrl, other.keys.test.secretKey, { reference: 'inv-42' });
   });
 
@@ -191,7 +191,7 @@ describe('list and retrieve', () => {
   const ListEnvelope = listEnvelopeOf(SessionSchema);
 
   it('pages newest first with no duplicates or gaps, and filters by status and reference', async () => {
-    const lister = server.createBusiness({ name: 'Lister' });
+    const lister = await server.createBusiness({ name: 'Lister' });
     const token = lister.keys.test.secretKey;
     const created: string[] = [];
     for (let i = 0; i < 7; i++)
@@ -233,8 +233,8 @@ describe('list and retrieve', () => {
   });
 
   it("never shows another business's or another environment's sessions", async () => {
-    const a = server.createBusiness({ name: 'A', kycApproved: true });
-    const b = server.createBusiness({ name: 'B' });
+    const a = await server.createBusiness({ name: 'A', kycApproved: true });
+    const b = await server.createBusiness({ name: 'B' });
     await createSession(server.baseUrl, a.keys.test.secretKey);
     await createSession(server.baseUrl, a.keys.live.secretKey);
     const ofB = ListEnvelope.parse(
@@ -259,7 +259,7 @@ describe('list and retrieve', () => {
   });
 
   it("refuses another business's session as a cursor", async () => {
-    const other = server.createBusiness({ name: 'Cursor Thief' });
+    const other = await server.createBusiness({ name: 'Cursor Thief' });
     const theirs = await createSession(server.baseUrl, other.keys.test.secretKey);
     const response = await call(server.baseUrl, 'GET', `/api/widget/sessions?startingAfter=${theirs.id}`, {
       token: key,
@@ -292,7 +292,8 @@ describe('cancel', () => {
     expect(eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.cancelled']);
     // The account is closed with the session: it shows no live account any more.
     expect(
-      server.service.deps.store.virtualAccounts.find(first.body.data.virtualAccount.accountNumber)?.closedAt,
+      (await server.service.deps.store.virtualAccounts.find(first.body.data.virtualAccount.accountNumber))
+        ?.closedAt,
     ).not.toBeNull();
   });
 
@@ -305,7 +306,7 @@ describe('cancel', () => {
     });
     expect(response.status, response.text).toBe(200);
     expect((await retrieveSession(server.baseUrl, key, created.id)).status).toBe('cancelled');
-    const reason = server.service.deps.store.db
+    const reason = server.service.db
       .prepare("SELECT reason FROM events WHERE session_id = ? AND type = 'session.cancelled'")
       .get(created.id) as { reason: string };
     expect(reason.reason).toBe('cancelled_by_payer');

@@ -165,13 +165,13 @@ describe('servicepay-server credits list', () => {
     let transferId: string;
     let sessionId: string;
     try {
-      const created = server.createBusiness({ name: 'Credits Shop' });
+      const created = await server.createBusiness({ name: 'Credits Shop' });
       businessId = created.business.id;
       const session = await createSession(server.baseUrl, created.keys.test.secretKey, { amount: 64_000 });
       sessionId = session.id;
       const opened = await bootstrap(server.baseUrl, session.clientSecret);
       const bank = new SimulatedBank({
-        db: server.service.deps.store.db,
+        db: server.service.db,
         clock: { now: () => Date.now() },
         logger: silentLogger,
         secret: server.service.config.bank.secret,

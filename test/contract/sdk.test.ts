@@ -80,8 +80,8 @@ describe('SDK contract against the reference server', () => {
 
   beforeAll(async () => {
     server = await startServer();
-    shop = server.createBusiness({ name: 'Contract Shop' });
-    other = server.createBusiness({ name: 'Other Shop' });
+    shop = await server.createBusiness({ name: 'Contract Shop' });
+    other = await server.createBusiness({ name: 'Other Shop' });
     servicepay = clientFor(shop.keys.test.secretKey, server.baseUrl);
   });
 
@@ -299,7 +299,7 @@ describe('SDK contract: rate limit', () => {
   });
 
   it('maps the 151st request of the minute (here the 4th) to RateLimitError with retryAfter', async () => {
-    const shop = server.createBusiness();
+    const shop = await server.createBusiness();
     const client = clientFor(shop.keys.test.secretKey, server.baseUrl, { maxRetries: 0 });
     for (let i = 0; i < 3; i++) await client.sessions.list();
     const error = await rejectionOf(client.sessions.list());
@@ -310,7 +310,7 @@ describe('SDK contract: rate limit', () => {
   });
 
   it('does not sleep on a Retry-After beyond maxRetryAfter: one 429, thrown with retryAfter, no retry sent', async () => {
-    const shop = server.createBusiness();
+    const shop = await server.createBusiness();
     // Default retries (2) and the default 5 s cap; the window's Retry-After is far longer.
     const client = clientFor(shop.keys.test.secretKey, server.baseUrl);
     for (let i = 0; i < 3; i++) await client.sessions.list();
@@ -366,7 +366,7 @@ describe('SDK contract: webhooks', () => {
   };
 
   const deliveriesTo = (endpointId: string, eventId?: string) =>
-    server.service.deps.store.db
+    server.service.db
       .prepare<[string], { event_id: string }>(
         'SELECT event_id FROM webhook_deliveries WHERE endpoint_id = ?',
       )
@@ -374,7 +374,7 @@ describe('SDK contract: webhooks', () => {
       .filter((row) => eventId === undefined || row.event_id === eventId);
 
   it('manages an endpoint, receives a signed session.successful webhook of the contract and verifies it', async () => {
-    const shop = server.createBusiness({ name: 'Webhook Shop' });
+    const shop = await server.createBusiness({ name: 'Webhook Shop' });
     const client = clientFor(shop.keys.test.secretKey, server.baseUrl);
     const url = `${baseReceiverUrl}/manage`;
 
@@ -408,7 +408,7 @@ describe('SDK contract: webhooks', () => {
   });
 
   it('rolls a secret: a copy sent after the roll carries both signatures, each secret alone verifies it', async () => {
-    const shop = server.createBusiness({ name: 'Rotation Shop' });
+    const shop = await server.createBusiness({ name: 'Rotation Shop' });
     const client = clientFor(shop.keys.test.secretKey, server.baseUrl);
     const endpoint = await client.webhookEndpoints.create({ url: `${baseReceiverUrl}/rotation` });
     const sessionId = await paySession(client, 12_000);
@@ -448,7 +448,7 @@ describe('SDK contract: webhooks', () => {
   });
 
   it('deletes an endpoint: the service answers { id, deleted: true }, it is gone, and later events queue nothing for it', async () => {
-    const shop = server.createBusiness({ name: 'Delete Shop' });
+    const shop = await server.createBusiness({ name: 'Delete Shop' });
     const client = clientFor(shop.keys.test.secretKey, server.baseUrl);
     const doomed = await client.webhookEndpoints.create({ url: `${baseReceiverUrl}/doomed` });
     const kept = await client.webhookEndpoints.create({ url: `${baseReceiverUrl}/kept` });
@@ -482,7 +482,7 @@ describe('SDK contract: webhooks', () => {
   });
 
   it('refuses the 17th endpoint of an environment with a code of its own and the field it concerns', async () => {
-    const shop = server.createBusiness({ name: 'Busy Shop' });
+    const shop = await server.createBusiness({ name: 'Busy Shop' });
     const client = clientFor(shop.keys.test.secretKey, server.baseUrl);
     for (let i = 0; i < 16; i++)
       await client.webhookEndpoints.create({ url: `${baseReceiverUrl}/many-${i}` });

@@ -58,8 +58,8 @@ describe('testHelpers: paying a session with the SDK alone', () => {
 
   beforeAll(async () => {
     server = await startServer();
-    shop = server.createBusiness({ name: 'Test Helper Shop' });
-    other = server.createBusiness({ name: 'Other Shop', kycApproved: true });
+    shop = await server.createBusiness({ name: 'Test Helper Shop' });
+    other = await server.createBusiness({ name: 'Other Shop', kycApproved: true });
     servicepay = new ServicePay(shop.keys.test.secretKey, { baseUrl: server.baseUrl, fetch: contract.fetch });
     const app = express();
     app.post('/webhooks', express.raw({ type: 'application/json' }), (req, res) => {
@@ -107,7 +107,7 @@ describe('testHelpers: paying a session with the SDK alone', () => {
     const again = await rejectionOf(servicepay.testHelpers.pay(created.id));
     expect(again).toBeInstanceOf(ConflictError);
     expect(again).toMatchObject({ statusCode: 409, code: 'session_not_active' });
-    const deliveries = server.service.deps.store.db
+    const deliveries = server.service.db
       .prepare<[string], { n: number }>('SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ?')
       .get(endpoint.id);
     expect(deliveries?.n).toBe(1);

@@ -51,7 +51,7 @@ describe('webhookEndpoints.upsert: registering at every start', () => {
   });
 
   it('20 starts leave one endpoint, and the secret the app kept from the first still verifies', async () => {
-    const shop = server.createBusiness({ name: 'Restarting Shop' });
+    const shop = await server.createBusiness({ name: 'Restarting Shop' });
     const url = `${receiverUrl}/restarts`;
     let storedSecret: string | null = null;
     const ids = new Set<string>();
@@ -94,7 +94,7 @@ describe('webhookEndpoints.upsert: registering at every start', () => {
   });
 
   it('a start with other events or description updates the endpoint in place, and leaves enabled alone', async () => {
-    const shop = server.createBusiness({ name: 'Changing Shop' });
+    const shop = await server.createBusiness({ name: 'Changing Shop' });
     const servicepay = clientOf(shop);
     const url = `${receiverUrl}/changing`;
     const first = await servicepay.webhookEndpoints.upsert({ url, events: ['session.successful'] });
@@ -124,8 +124,8 @@ describe('webhookEndpoints.upsert: registering at every start', () => {
   });
 
   it('GET /api/webhooks?url= finds only that URL, of the caller only', async () => {
-    const shop = server.createBusiness({ name: 'Filter Shop' });
-    const other = server.createBusiness({ name: 'Other Filter Shop' });
+    const shop = await server.createBusiness({ name: 'Filter Shop' });
+    const other = await server.createBusiness({ name: 'Other Filter Shop' });
     const mine = clientOf(shop);
     const theirs = clientOf(other);
     const url = `${receiverUrl}/filter`;

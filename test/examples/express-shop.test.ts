@@ -78,7 +78,7 @@ const shopOrder = async (orderId: string) => (await call(shopUrl, 'GET', `/api/o
 
 beforeAll(async () => {
   server = await startServer();
-  secretKey = server.createBusiness({ name: 'Paper & Ink' }).keys.test.secretKey;
+  secretKey = (await server.createBusiness({ name: 'Paper & Ink' })).keys.test.secretKey;
   shop = startShop();
   shopUrl = (await shop.waitFor(/Example shop on (http:\S+)/))[1] as string;
 });

@@ -19,7 +19,7 @@ let browser: Browser | undefined;
 
 beforeAll(async () => {
   server = await startServer();
-  secretKey = server.createBusiness({ name: 'Concert Hall' }).keys.test.secretKey;
+  secretKey = (await server.createBusiness({ name: 'Concert Hall' })).keys.test.secretKey;
   example = startProcess(process.execPath, ['--import', 'tsx', 'server.ts'], {
     cwd: join(ROOT, 'examples/plain-html'),
     env: {

@@ -28,7 +28,7 @@ beforeAll(async () => {
   expect(manifest.scripts.start).toBe('vite build && node --import tsx server/main.ts');
   await promisify(execFile)(join(ROOT, 'node_modules/.bin/vite'), ['build'], { cwd: SHOP_DIR });
   server = await startServer();
-  secretKey = server.createBusiness({ name: 'Paper & Ink' }).keys.test.secretKey;
+  secretKey = (await server.createBusiness({ name: 'Paper & Ink' })).keys.test.secretKey;
   shop = startProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     cwd: SHOP_DIR,
     env: {

@@ -9,7 +9,7 @@ import { type RunningServer, startServer } from '../support/server.ts';
 
 let server: RunningServer;
 let clock: ManualClock;
-let shop: ReturnType<RunningServer['createBusiness']>;
+let shop: Awaited<ReturnType<RunningServer['createBusiness']>>;
 
 beforeAll(async () => {
   clock = new ManualClock(Date.parse('2031-03-01T09:00:00Z'));
@@ -17,7 +17,7 @@ beforeAll(async () => {
     { rateLimit: { perMinute: 10_000, failedAuthPerMinutePerAddress: 5 }, sweepIntervalMs: 3_600_000 },
     { clock },
   );
-  shop = server.createBusiness({ name: 'Http Shop', kycApproved: true });
+  shop = await server.createBusiness({ name: 'Http Shop', kycApproved: true });
 });
 
 afterAll(async () => {
@@ -113,7 +113,7 @@ describe('portal sign-in', () => {
   it('refuses a sign-in post without its form cookie, with a wrong token, or from another origin', async () => {
     const count = () =>
       (
-        server.service.deps.store.db.prepare('SELECT count(*) AS n FROM portal_sessions').get() as {
+        server.service.db.prepare('SELECT count(*) AS n FROM portal_sessions').get() as {
           n: number;
         }
       ).n;
@@ -140,9 +140,9 @@ describe('portal sign-in', () => {
   });
 
   it('says why a key does not sign in (unknown, publishable, rolled), then throttles the address', async () => {
-    const rolled = server.createBusiness({ name: 'Rolled Shop' });
+    const rolled = await server.createBusiness({ name: 'Rolled Shop' });
     const rolledKey = rolled.keys.test.secretKey;
-    server.service.deps.store.db
+    server.service.db
       .prepare(
         "UPDATE api_keys SET revoked_at = 1 WHERE business_id = ? AND kind = 'secret' AND environment = 'test'",
       )
@@ -170,7 +170,7 @@ describe('portal sign-in', () => {
     const keys = await client.request('GET', '/portal/keys');
     expect(keys.text).toContain('sk_live_…');
     expect(keys.text).not.toContain(shop.keys.live.secretKey);
-    const columns = server.service.deps.store.db.prepare('SELECT * FROM portal_sessions').all();
+    const columns = server.service.db.prepare('SELECT * FROM portal_sessions').all();
     expect(JSON.stringify(columns)).not.toContain(shop.keys.live.secretKey.slice(8));
   });
 });
@@ -270,7 +270,7 @@ describe('portal forms', () => {
       amount: '0',
     });
     expect(nothing.status).toBe(400);
-    const rows = server.service.deps.store.db.prepare('SELECT count(*) AS n FROM bank_transfers').get() as {
+    const rows = server.service.db.prepare('SELECT count(*) AS n FROM bank_transfers').get() as {
       n: number;
     };
     expect(rows.n).toBe(0);

@@ -21,8 +21,8 @@ const MARKUP_NAME = '<img src=x onerror="window.__pwned=1">Ada <b>Lovelace</b>';
 let server: RunningServer;
 let browser: Browser;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let shop: ReturnType<RunningServer['createBusiness']>;
-let other: ReturnType<RunningServer['createBusiness']>;
+let shop: Awaited<ReturnType<RunningServer['createBusiness']>>;
+let other: Awaited<ReturnType<RunningServer['createBusiness']>>;
 let otherSessionId: string;
 let endpointId: string;
 let endpointSecret: string;
@@ -42,8 +42,8 @@ const isVisible = (locator: Locator) => expect.poll(() => locator.isVisible()).t
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
   server = await startServer({ rateLimit: { perMinute: 10_000 } });
-  shop = server.createBusiness({ name: 'Ada\'s <script>alert("x")</script> Bakery' });
-  other = server.createBusiness({ name: 'Other Shop' });
+  shop = await server.createBusiness({ name: 'Ada\'s <script>alert("x")</script> Bakery' });
+  other = await server.createBusiness({ name: 'Other Shop' });
   otherSessionId = (await createSession(server.baseUrl, other.keys.test.secretKey)).id;
   receiver = await startReceiver();
   const endpoint = await call(server.baseUrl, 'POST', '/api/webhooks', {
@@ -163,7 +163,7 @@ describe('developer portal', () => {
     expect(session).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/portal' });
     // The cookie is a random id: not the key, and the database keeps only its hash.
     expect(session?.value).not.toContain(shop.keys.test.secretKey.slice(8));
-    const stored = server.service.deps.store.db
+    const stored = server.service.db
       .prepare('SELECT count(*) AS n FROM portal_sessions WHERE id_hash = ?')
       .get(Buffer.from(session?.value ?? '')) as { n: number };
     expect(stored.n).toBe(0);
@@ -260,7 +260,7 @@ describe('developer portal', () => {
     expect(paid.amount).toBe(500_000);
     // A reload shows the result again and moves no money: the post was answered with a redirect.
     await page.reload();
-    const transfers = server.service.deps.store.db
+    const transfers = server.service.db
       .prepare('SELECT amount FROM bank_transfers WHERE account_number = ? ORDER BY created_at')
       .all(opened.accountNumber) as Array<{ amount: number }>;
     expect(transfers.map((transfer) => transfer.amount)).toEqual([400_000, 500_000]);
@@ -329,7 +329,7 @@ describe('developer portal', () => {
   });
 
   it('rolls a key: the new secret is shown once and the old key is refused by the API at once', async () => {
-    const rolling = server.createBusiness({ name: 'Rolling Shop' });
+    const rolling = await server.createBusiness({ name: 'Rolling Shop' });
     const oldKey = rolling.keys.test.secretKey;
     const { context, page } = await newPage();
     await signIn(page, oldKey);
@@ -355,13 +355,13 @@ describe('developer portal', () => {
     expect((await call(server.baseUrl, 'GET', '/api/widget/sessions', { token: newKey })).status).toBe(200);
     // The audit log names the portal and the key the portal session was opened with, never a key itself.
     const oldKeyId = (
-      server.service.deps.store.db
+      server.service.db
         .prepare(
           "SELECT id FROM api_keys WHERE business_id = ? AND kind = 'secret' AND revoked_at IS NOT NULL",
         )
         .get(rolling.business.id) as { id: string }
     ).id;
-    const audited = server.service.deps.store.db
+    const audited = server.service.db
       .prepare("SELECT actor, action FROM audit_log WHERE business_id = ? AND action = 'api_key.rolled'")
       .all(rolling.business.id);
     expect(audited).toEqual([{ actor: `portal:${oldKeyId}`, action: 'api_key.rolled' }]);
@@ -419,7 +419,7 @@ describe('developer portal', () => {
     await page.goto(`${server.baseUrl}/portal/keys`);
     const keyCount = () =>
       (
-        server.service.deps.store.db
+        server.service.db
           .prepare('SELECT count(*) AS n FROM api_keys WHERE business_id = ?')
           .get(shop.business.id) as { n: number }
       ).n;

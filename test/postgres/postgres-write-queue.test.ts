@@ -464,7 +464,8 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
         effects += 1;
       });
       await tx.rows("INSERT INTO journal (job) VALUES ('swallowed')");
-      await tx.rows("INSERT INTO orders (id, status) VALUES ('order-2', 'pending')").catch(() => []);
+      // A failure that is not a duplicate key (those are retried): a bad cast.
+      await tx.rows("SELECT 'not a number'::int").catch(() => []);
       return 'looks fine';
     });
     const error = await outcome.then(
@@ -472,9 +473,43 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
       (reason: unknown) => reason,
     );
     expect(error).toBeInstanceOf(Error);
-    expect((error as Error).cause).toMatchObject({ code: '23505' });
+    expect((error as Error).cause).toMatchObject({ code: '22P02' });
     expect(effects).toBe(0);
     expect(await committed('SELECT job FROM journal')).toEqual([]);
+  });
+
+  it('two instances inserting the same first-time row: the loser runs again, reads the winner and answers as a repeat', async () => {
+    await admin.query("INSERT INTO orders (id, status) VALUES ('order-dup', 'pending')");
+    const results = await Promise.all(
+      [poolA, poolB, poolA, poolB].map((pool, index) =>
+        queue(pool).run(async (tx) => {
+          // Read, then insert (as the notification processor does): under READ COMMITTED both may read "none".
+          const [seen] = await tx.rows<{ job: string }>("SELECT job FROM journal WHERE job LIKE 'pay:%'");
+          if (seen) return `repeat of ${seen.job}`;
+          await tx.rows('SELECT pg_sleep(0.05)');
+          await tx.rows("INSERT INTO journal (job) VALUES ('pay:order-dup')");
+          await tx.rows("INSERT INTO orders (id, status) VALUES ('order-dup-paid', 'paid')");
+          return `paid by ${index}`;
+        }),
+      ),
+    );
+    expect(results.filter((result) => result.startsWith('paid by'))).toHaveLength(1);
+    expect(results.filter((result) => result === 'repeat of pay:order-dup')).toHaveLength(3);
+    expect(await committed("SELECT job FROM journal WHERE job LIKE 'pay:%'")).toEqual([
+      { job: 'pay:order-dup' },
+    ]);
+  });
+
+  it('a true duplicate key is refused on every run and rejects with 23505 after maxAttempts', async () => {
+    await admin.query("INSERT INTO orders (id, status) VALUES ('order-2', 'pending')");
+    const writes = queue(poolA, { maxAttempts: 3 });
+    let attempts = 0;
+    const duplicate = writes.run(async (tx) => {
+      attempts += 1;
+      await tx.rows("INSERT INTO orders (id, status) VALUES ('order-2', 'pending')");
+    });
+    await expect(duplicate).rejects.toMatchObject({ code: '23505' });
+    expect(attempts).toBe(3);
   });
 
   it('a COMMIT refused by the server (a deferred unique check) rejects with that error, not retried, and the client is kept', async () => {

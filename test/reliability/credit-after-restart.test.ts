@@ -19,7 +19,7 @@ test('a credit made while the service was down pays the session on restart, once
   const receiver = await startReceiver();
   try {
     const first = await startServer({}, { dbPath, clock });
-    const created = first.createBusiness({ name: 'Restart Shop' });
+    const created = await first.createBusiness({ name: 'Restart Shop' });
     const sk = created.keys.test.secretKey;
     const secret: string = (
       await call(first.baseUrl, 'POST', '/api/webhooks', { token: sk, json: { url: receiver.url } })
@@ -51,7 +51,7 @@ test('a credit made while the service was down pays the session on restart, once
       expect(paid.paidAt).toBe(new Date(clock.now()).toISOString());
 
       await second.service.deps.bank.retryDue();
-      const rows = second.service.deps.store.db;
+      const rows = second.service.db;
       expect(
         rows.prepare('SELECT result FROM bank_notifications WHERE transfer_id = ?').all(transfer.id),
       ).toEqual([{ result: 'credited' }]);

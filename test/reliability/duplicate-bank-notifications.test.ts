@@ -10,7 +10,7 @@ test('50 concurrent copies of a bank notification (and re-sent copies under new 
   const server = await startServer();
   const receiver = await startReceiver();
   try {
-    const sk = server.createBusiness().keys.test.secretKey;
+    const sk = (await server.createBusiness()).keys.test.secretKey;
     const endpoint = (
       await call(server.baseUrl, 'POST', '/api/webhooks', { token: sk, json: { url: receiver.url } })
     ).body.data;
@@ -73,9 +73,9 @@ test('50 concurrent copies of a bank notification (and re-sent copies under new 
         endpoint.secret,
       ),
     ).toBe(true);
-    const events = server.service.deps.store.events
-      .forSessionAfter(checkout.sessionId, 0)
-      .filter((event) => event.type === 'session.successful');
+    const events = (await server.service.deps.store.events.forSessionAfter(checkout.sessionId, 0)).filter(
+      (event) => event.type === 'session.successful',
+    );
     expect(events.map((event) => event.id)).toEqual([successful[0]?.body.id]);
   } finally {
     await receiver.close();

@@ -14,7 +14,7 @@ let secret: string;
 beforeAll(async () => {
   server = await startServer({ rateLimit: { perMinute: 10_000, widgetPerMinutePerAddress: 10_000 } });
   receiver = await startReceiver();
-  sk = server.createBusiness({ name: 'Race Shop' }).keys.test.secretKey;
+  sk = (await server.createBusiness({ name: 'Race Shop' })).keys.test.secretKey;
   const endpoint = await call(server.baseUrl, 'POST', '/api/webhooks', {
     token: sk,
     json: { url: receiver.url },
@@ -31,7 +31,7 @@ type BankTransferRow = { id: string; amount: number; outcome: string; refunded: 
 
 /** What the bank's own books say happened on an account: every transfer, and whether it was refunded. */
 const bankBooks = (accountNumber: string) =>
-  server.service.deps.store.db
+  server.service.db
     .prepare<[string], BankTransferRow>(
       `SELECT t.id, t.amount, t.outcome,
               EXISTS (SELECT 1 FROM bank_refunds r WHERE r.transfer_id = t.id) AS refunded
@@ -40,7 +40,7 @@ const bankBooks = (accountNumber: string) =>
     .all(accountNumber);
 
 const terminalEvents = (sessionId: string) =>
-  server.service.deps.store.db
+  server.service.db
     .prepare<[string], { id: string; type: string }>(
       `SELECT id, type FROM events WHERE session_id = ?
          AND type IN ('session.successful', 'session.cancelled', 'session.expired') ORDER BY seq`,

@@ -101,7 +101,7 @@ test('kill -9 in the middle of a 1,000-event backlog: after a restart every even
     { dbPath, port: 0, testWidgetPort: 0, liveWidgetPort: 0 },
     { logger: silentLogger },
   );
-  const { business: created, keys } = createBusiness(setup.deps.store, 'Crash Shop', false, Date.now());
+  const { business: created, keys } = await createBusiness(setup.deps.store, 'Crash Shop', false, Date.now());
   const app = createApp(setup.deps).listen(0, '127.0.0.1') as Server;
   await once(app, 'listening');
   const setupUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
@@ -112,7 +112,7 @@ test('kill -9 in the middle of a 1,000-event backlog: after a restart every even
   expect(endpoint.status).toBe(201);
   secret = endpoint.body.data.secret;
   await new Promise((resolve) => app.close(resolve));
-  const business = setup.deps.store.businesses.find(created.id);
+  const business = await setup.deps.store.businesses.find(created.id);
   if (!business) throw new Error('no business');
   const caller: ApiCaller = { kind: 'secret', business, environment: 'test' };
   const params = CreateSessionParamsSchema.parse({

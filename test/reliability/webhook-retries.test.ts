@@ -20,7 +20,7 @@ test('a receiver that answers 500, then times out, then 200 is retried on schedu
     }
   });
   try {
-    const sk = server.createBusiness().keys.test.secretKey;
+    const sk = (await server.createBusiness()).keys.test.secretKey;
     const endpoint = (
       await call(server.baseUrl, 'POST', '/api/webhooks', { token: sk, json: { url: receiver.url } })
     ).body.data;

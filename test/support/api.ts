@@ -238,7 +238,7 @@ export function postNotification(
 /** Rows of the events table of one session, by type: the record of every transition. */
 export function eventTypes(server: RunningServer, sessionId: string): string[] {
   return (
-    server.service.deps.store.db
+    server.service.db
       .prepare('SELECT type FROM events WHERE session_id = ? ORDER BY seq')
       .all(sessionId) as Array<{ type: string }>
   ).map((row) => row.type);

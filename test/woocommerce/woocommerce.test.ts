@@ -123,7 +123,7 @@ describe.runIf(wooStackAvailable)(
       // The test polls the service while it waits; a merchant's 150 requests a minute would throttle the test, not the plugin.
       service = await startServer({ rateLimit: { perMinute: 10_000 } }, { clock });
       widgetUrls = service.widgetUrls;
-      keys = service.createBusiness({ name: 'Woo Test Shop' }).keys;
+      keys = (await service.createBusiness({ name: 'Woo Test Shop' })).keys;
       woo = await startWooStack();
       admin = await loginAsAdmin(woo.url);
       productId = (await woo.wp('product', { price: '25.00', stock: 50 })).id;

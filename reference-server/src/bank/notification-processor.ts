@@ -1,10 +1,10 @@
 import type { BankNotification } from '@servicepay/node/protocol';
 import type { NotificationResult } from '../db/bank-notifications.ts';
+import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
 import type { UnappliedReason } from '../db/unapplied-credits.ts';
 import type { VirtualAccountRecord } from '../db/virtual-accounts.ts';
-import type { WriteContext } from '../db/write-queue.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { SessionLifecycle } from '../sessions/session-lifecycle.ts';
 import { isTerminal } from '../sessions/session-lifecycle.ts';
@@ -38,18 +38,18 @@ export class BankNotificationProcessor {
   ) {}
 
   process(notification: BankNotification): Promise<ProcessedNotification> {
-    return this.store.writes.run((context) => {
-      const known = this.store.bankNotifications.findResult(notification.id);
+    return this.store.writes.run(async (tx, context) => {
+      const known = await tx.bankNotifications.findResult(notification.id);
       if (known) return { result: known, duplicate: true };
 
       const now = this.clock.now();
       const { transfer } = notification;
-      const account = this.store.virtualAccounts.find(transfer.accountNumber);
-      const session = account && this.store.sessions.find(account.sessionId);
-      const settled = this.store.settledTransfers.findResult(transfer.id);
-      const result = settled ?? this.decide(context, notification, account, session, now);
+      const account = await tx.virtualAccounts.find(transfer.accountNumber);
+      const session = account && (await tx.sessions.find(account.sessionId));
+      const settled = await tx.settledTransfers.findResult(transfer.id);
+      const result = settled ?? (await this.decide(tx, context, notification, account, session, now));
       if (settled === undefined) {
-        this.store.settledTransfers.insert({
+        await tx.settledTransfers.insert({
           transferId: transfer.id,
           accountNumber: transfer.accountNumber,
           sessionId: session?.id ?? null,
@@ -61,7 +61,7 @@ export class BankNotificationProcessor {
           settledAt: now,
         });
       }
-      this.store.bankNotifications.insert({
+      await tx.bankNotifications.insert({
         id: notification.id,
         transferId: transfer.id,
         accountNumber: transfer.accountNumber,
@@ -76,17 +76,18 @@ export class BankNotificationProcessor {
     });
   }
 
-  private decide(
+  private async decide(
+    tx: Repositories,
     context: WriteContext,
     notification: BankNotification,
     account: VirtualAccountRecord | undefined,
     session: SessionRecord | undefined,
     now: number,
-  ): NotificationResult {
+  ): Promise<NotificationResult> {
     const { transfer } = notification;
     const credited = transfer.outcome === 'credited';
     const unapplied = (reason: UnappliedReason) =>
-      this.credits.record({
+      this.credits.record(tx, context, {
         transfer: {
           id: transfer.id,
           accountNumber: transfer.accountNumber,
@@ -99,7 +100,7 @@ export class BankNotificationProcessor {
       });
 
     if (!account || !session) {
-      if (credited) unapplied('unknown_account');
+      if (credited) await unapplied('unknown_account');
       return 'unknown_account';
     }
     const ended = isTerminal(session.status);
@@ -110,22 +111,25 @@ export class BankNotificationProcessor {
     if (ended || notOffered) {
       // The session no longer takes money on this account: never credited to it.
       if (!credited) return 'not_credited';
-      unapplied(ended ? 'session_ended' : 'account_closed');
+      await unapplied(ended ? 'session_ended' : 'account_closed');
       return 'unapplied';
     }
     if (transfer.currency !== session.currency) {
       // Another currency never pays a session, whatever the amount.
       if (!credited) return 'not_credited';
-      unapplied('currency_mismatch');
+      await unapplied('currency_mismatch');
       return 'unapplied';
     }
     if (credited && transfer.amount === session.amount) {
-      this.lifecycle.transition(context, session, 'successful', { now });
+      await this.lifecycle.transition(tx, context, session, 'successful', { now });
       return 'credited';
     }
     // The bank credits exact amounts only; a credit of another amount is its error, refunded like any other.
-    if (credited) unapplied('amount_mismatch');
-    this.lifecycle.transition(context, session, 'mismatch', { now, mismatchReceived: transfer.amount });
+    if (credited) await unapplied('amount_mismatch');
+    await this.lifecycle.transition(tx, context, session, 'mismatch', {
+      now,
+      mismatchReceived: transfer.amount,
+    });
     return 'mismatch';
   }
 }

@@ -10,7 +10,7 @@ let secretKey: string;
 
 beforeAll(async () => {
   server = await startServer();
-  secretKey = server.createBusiness().keys.test.secretKey;
+  secretKey = (await server.createBusiness()).keys.test.secretKey;
 });
 
 afterAll(async () => {
@@ -29,7 +29,7 @@ describe('simulated bank: a notification the service did not take is retried unt
     const clock = new ManualClock();
     let notificationUrl = 'http://127.0.0.1:1/bank/notifications';
     const bank = new SimulatedBank({
-      db: server.service.deps.store.db,
+      db: server.service.db,
       clock,
       logger: silentLogger,
       secret: server.service.config.bank.secret,
@@ -55,7 +55,7 @@ describe('simulated bank: a notification the service did not take is retried unt
     clock.advance(60_000);
     await bank.retryDue();
     expect(eventTypes(server, created.id).filter((type) => type === 'session.successful')).toHaveLength(1);
-    const outbox = server.service.deps.store.db
+    const outbox = server.service.db
       .prepare('SELECT attempts, delivered_at FROM bank_outbox WHERE transfer_id = ?')
       .get(transfer.id) as { attempts: number; delivered_at: number | null };
     expect(outbox.attempts).toBe(1);
@@ -66,7 +66,7 @@ describe('simulated bank: a notification the service did not take is retried unt
 describe('simulated bank: closing an account and refunding, by its own books', () => {
   const bankOver = () =>
     new SimulatedBank({
-      db: server.service.deps.store.db,
+      db: server.service.db,
       clock: new ManualClock(),
       logger: silentLogger,
       secret: server.service.config.bank.secret,
@@ -103,7 +103,7 @@ describe('simulated bank: closing an account and refunding, by its own books', (
     const first = bank.refund(transfer.id, 'session_ended');
     expect(first).toEqual({ refunded: { id: expect.stringMatching(/^rfd_[0-9A-Za-z]{24}$/) } });
     expect(bank.refund(transfer.id, 'session_ended')).toEqual(first);
-    const books = server.service.deps.store.db
+    const books = server.service.db
       .prepare('SELECT amount, currency, reason FROM bank_refunds WHERE transfer_id = ?')
       .all(transfer.id);
     expect(books).toEqual([{ amount: 77_700, currency: 'NGN', reason: 'session_ended' }]);

@@ -1,6 +1,6 @@
 import type { UnappliedCredit } from '@servicepay/node/protocol';
+import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { SessionRecord } from '../db/sessions.ts';
-import type { Store } from '../db/store.ts';
 import type { UnappliedCreditRecord, UnappliedReason } from '../db/unapplied-credits.ts';
 import type { WebhookOutbox } from '../events/outbox.ts';
 import { toIso } from '../internal/clock.ts';
@@ -31,25 +31,28 @@ export function toUnappliedCreditView(credit: UnappliedCreditRecord): UnappliedC
  * credit is never only logged.
  *
  * @example
- * credits.record({ transfer, session, reason: 'session_ended', now });
+ * await credits.record(tx, context, { transfer, session, reason: 'session_ended', now }); // inside store.writes.run
  */
 export class UnappliedCredits {
   constructor(
-    private readonly store: Store,
     private readonly outbox: WebhookOutbox,
     private readonly bank: BankGateway,
     private readonly logger: Logger,
   ) {}
 
-  record(input: {
-    transfer: CreditedTransfer;
-    session: SessionRecord | undefined;
-    reason: UnappliedReason;
-    now: number;
-  }): UnappliedCreditRecord {
+  async record(
+    tx: Repositories,
+    context: WriteContext,
+    input: {
+      transfer: CreditedTransfer;
+      session: SessionRecord | undefined;
+      reason: UnappliedReason;
+      now: number;
+    },
+  ): Promise<UnappliedCreditRecord> {
     const { transfer, session, reason, now } = input;
     const refund = this.bank.refund(transfer.id, reason);
-    const credit = this.store.unappliedCredits.insert({
+    const credit = await tx.unappliedCredits.insert({
       id: newId('crd'),
       transferId: transfer.id,
       businessId: session?.businessId ?? null,
@@ -63,7 +66,7 @@ export class UnappliedCredits {
       refundId: 'refunded' in refund ? refund.refunded.id : null,
       createdAt: now,
     });
-    this.store.auditLog.record({
+    await tx.auditLog.record({
       at: now,
       actor: 'service',
       action: 'refunded' in refund ? 'credit.refunded' : 'credit.refund_refused',
@@ -89,8 +92,9 @@ export class UnappliedCredits {
     }
     if (session) {
       const account =
-        session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
-      const event = this.store.events.insert({
+        session.accountNumber === null ? undefined : await tx.virtualAccounts.find(session.accountNumber);
+      const last = await tx.events.lastForSession(session.id);
+      const event = await tx.events.insert({
         id: newId('evt'),
         businessId: session.businessId,
         environment: session.environment,
@@ -98,12 +102,12 @@ export class UnappliedCredits {
         type: 'session.credit_unapplied',
         // Not a transition: it keeps the reason of the session's current status, which a reconnecting
         // checkout reads from the session's last event.
-        reason: this.store.events.lastForSession(session.id)?.reason ?? null,
+        reason: last?.reason ?? null,
         payload: JSON.stringify(toSessionView(session, account)),
         credit: JSON.stringify(toUnappliedCreditView(credit)),
         createdAt: now,
       });
-      this.outbox.enqueue(event);
+      await this.outbox.enqueue(tx, context, event);
     }
     return credit;
   }

@@ -1,20 +1,21 @@
 import type { CreatedBusiness, Environment, KeyKind, RolledKey } from '@servicepay/node/protocol';
+import type { Repositories } from '../db/repositories.ts';
 import type { Store } from '../db/store.ts';
 import { newId, randomBase62, sha256 } from '../internal/random.ts';
 
 const ENVIRONMENTS: readonly Environment[] = ['test', 'live'];
 
 /** A new key: `sk_test_` + 32 base62 characters. Only its hash, prefix and last four are stored. */
-function issueKey(
-  store: Store,
+async function issueKey(
+  tx: Repositories,
   businessId: string,
   environment: Environment,
   kind: KeyKind,
   now: number,
-): string {
+): Promise<string> {
   const prefix = `${kind === 'secret' ? 'sk' : 'pk'}_${environment}_`;
   const key = `${prefix}${randomBase62(32)}`;
-  store.apiKeys.insert({
+  await tx.apiKeys.insert({
     id: newId('key'),
     businessId,
     environment,
@@ -33,18 +34,21 @@ export function createBusiness(
   name: string,
   kycApproved: boolean,
   now: number,
-): CreatedBusiness {
-  return store.db.transaction(() => {
+): Promise<CreatedBusiness> {
+  return store.writes.run(async (tx) => {
     const id = newId('biz');
-    store.businesses.insert({ id, name, kycApproved, createdAt: now });
-    const pair = (environment: Environment) => ({
-      secretKey: issueKey(store, id, environment, 'secret', now),
-      publishableKey: issueKey(store, id, environment, 'publishable', now),
-    });
-    const [test, live] = ENVIRONMENTS.map(pair);
+    await tx.businesses.insert({ id, name, kycApproved, createdAt: now });
+    const keys: Partial<Record<Environment, { secretKey: string; publishableKey: string }>> = {};
+    for (const environment of ENVIRONMENTS) {
+      keys[environment] = {
+        secretKey: await issueKey(tx, id, environment, 'secret', now),
+        publishableKey: await issueKey(tx, id, environment, 'publishable', now),
+      };
+    }
+    const { test, live } = keys;
     if (!test || !live) throw new Error('unreachable: two environments');
     return { business: { id, name }, keys: { test, live } };
-  })();
+  });
 }
 
 /**
@@ -52,7 +56,7 @@ export function createBusiness(
  * hints only, never a key). Undefined when the business does not exist.
  *
  * @example
- * const rolled = rollKey(store, 'biz_…', 'test', 'secret', Date.now(), 'cli:ops');
+ * const rolled = await rollKey(store, 'biz_…', 'test', 'secret', Date.now(), 'cli:ops');
  */
 export function rollKey(
   store: Store,
@@ -61,14 +65,26 @@ export function rollKey(
   kind: KeyKind,
   now: number,
   actor = 'service',
-): RolledKey | undefined {
-  return store.db.transaction(() => {
-    if (!store.businesses.find(businessId)) return undefined;
-    const old = store.apiKeys.active(businessId, environment, kind);
-    for (const key of old) store.apiKeys.revoke(key.id, now);
-    const key = issueKey(store, businessId, environment, kind, now);
+): Promise<RolledKey | undefined> {
+  return store.writes.run((tx) => rollKeyIn(tx, businessId, environment, kind, now, actor));
+}
+
+/** `rollKey` inside a write job the caller runs (the portal rebinds its session in the same one). */
+export async function rollKeyIn(
+  tx: Repositories,
+  businessId: string,
+  environment: Environment,
+  kind: KeyKind,
+  now: number,
+  actor = 'service',
+): Promise<RolledKey | undefined> {
+  {
+    if (!(await tx.businesses.find(businessId))) return undefined;
+    const old = await tx.apiKeys.active(businessId, environment, kind);
+    for (const key of old) await tx.apiKeys.revoke(key.id, now);
+    const key = await issueKey(tx, businessId, environment, kind, now);
     const hint = old.map((revoked) => `${revoked.prefix}…${revoked.last4}`).join(', ');
-    store.auditLog.record({
+    await tx.auditLog.record({
       at: now,
       actor,
       action: 'api_key.rolled',
@@ -78,7 +94,7 @@ export function rollKey(
       details: { kind, revoked: hint },
     });
     return { environment, kind, key, revokedKeyHint: hint };
-  })();
+  }
 }
 
 /**
@@ -86,12 +102,17 @@ export function rollKey(
  * does not exist.
  *
  * @example
- * approveKyc(store, 'biz_…', Date.now(), 'cli:ops'); // true
+ * await approveKyc(store, 'biz_…', Date.now(), 'cli:ops'); // true
  */
-export function approveKyc(store: Store, businessId: string, now: number, actor = 'service'): boolean {
-  return store.db.transaction(() => {
-    if (!store.businesses.approveKyc(businessId)) return false;
-    store.auditLog.record({
+export function approveKyc(
+  store: Store,
+  businessId: string,
+  now: number,
+  actor = 'service',
+): Promise<boolean> {
+  return store.writes.run(async (tx) => {
+    if (!(await tx.businesses.approveKyc(businessId))) return false;
+    await tx.auditLog.record({
       at: now,
       actor,
       action: 'kyc.approved',
@@ -101,5 +122,5 @@ export function approveKyc(store: Store, businessId: string, now: number, actor 
       details: {},
     });
     return true;
-  })();
+  });
 }

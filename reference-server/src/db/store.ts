@@ -6,46 +6,54 @@ import type { SqliteDatabase } from './database.ts';
 import { EventRepository } from './events.ts';
 import { IdempotencyKeyRepository } from './idempotency-keys.ts';
 import { PortalSessionRepository } from './portal-sessions.ts';
+import { asyncView, type Repositories, type Writes } from './repositories.ts';
 import { SessionRepository } from './sessions.ts';
 import { SettledTransferRepository } from './settled-transfers.ts';
 import { UnappliedCreditRepository } from './unapplied-credits.ts';
 import { VirtualAccountRepository } from './virtual-accounts.ts';
+import { WebhookDeliveryRepository } from './webhook-deliveries.ts';
+import { WebhookEndpointRepository } from './webhook-endpoints.ts';
 import { WidgetTokenRepository } from './widget-tokens.ts';
 import { WriteQueue } from './write-queue.ts';
 
-/** The service's repositories over one connection, and the write queue every request's write goes through. */
-export interface Store {
-  db: SqliteDatabase;
-  writes: WriteQueue;
-  businesses: BusinessRepository;
-  apiKeys: ApiKeyRepository;
-  sessions: SessionRepository;
-  virtualAccounts: VirtualAccountRepository;
-  widgetTokens: WidgetTokenRepository;
-  idempotencyKeys: IdempotencyKeyRepository;
-  bankNotifications: BankNotificationRepository;
-  events: EventRepository;
-  portalSessions: PortalSessionRepository;
-  settledTransfers: SettledTransferRepository;
-  unappliedCredits: UnappliedCreditRepository;
-  auditLog: AuditLogRepository;
+/**
+ * The service's storage, whichever database is behind it: the repositories for reads, and `writes`, the
+ * queue every write goes through (a job gets the repositories bound to its transaction).
+ */
+export interface Store extends Repositories {
+  writes: Writes<Repositories>;
 }
 
-export function createStore(db: SqliteDatabase, onEffectError: (error: unknown) => void): Store {
+/** The embedded store: one SQLite connection; its handle stays reachable for the CLI, tests and benches. */
+export interface SqliteStore extends Store {
+  db: SqliteDatabase;
+}
+
+/**
+ * @example
+ * const store = createStore(openDatabase(path), (error) => logger.error('after-commit effect failed', { error }));
+ * const session = await store.sessions.find('ses_…');
+ */
+export function createStore(db: SqliteDatabase, onEffectError: (error: unknown) => void): SqliteStore {
+  const repositories: Repositories = {
+    businesses: asyncView(new BusinessRepository(db)),
+    apiKeys: asyncView(new ApiKeyRepository(db)),
+    sessions: asyncView(new SessionRepository(db)),
+    virtualAccounts: asyncView(new VirtualAccountRepository(db)),
+    widgetTokens: asyncView(new WidgetTokenRepository(db)),
+    idempotencyKeys: asyncView(new IdempotencyKeyRepository(db)),
+    bankNotifications: asyncView(new BankNotificationRepository(db)),
+    events: asyncView(new EventRepository(db)),
+    portalSessions: asyncView(new PortalSessionRepository(db)),
+    settledTransfers: asyncView(new SettledTransferRepository(db)),
+    unappliedCredits: asyncView(new UnappliedCreditRepository(db)),
+    auditLog: asyncView(new AuditLogRepository(db)),
+    webhookEndpoints: asyncView(new WebhookEndpointRepository(db)),
+    webhookDeliveries: asyncView(new WebhookDeliveryRepository(db)),
+  };
   return {
+    ...repositories,
     db,
-    writes: new WriteQueue(db, onEffectError),
-    businesses: new BusinessRepository(db),
-    apiKeys: new ApiKeyRepository(db),
-    sessions: new SessionRepository(db),
-    virtualAccounts: new VirtualAccountRepository(db),
-    widgetTokens: new WidgetTokenRepository(db),
-    idempotencyKeys: new IdempotencyKeyRepository(db),
-    bankNotifications: new BankNotificationRepository(db),
-    events: new EventRepository(db),
-    portalSessions: new PortalSessionRepository(db),
-    settledTransfers: new SettledTransferRepository(db),
-    unappliedCredits: new UnappliedCreditRepository(db),
-    auditLog: new AuditLogRepository(db),
+    writes: new WriteQueue(db, repositories, onEffectError),
   };
 }

@@ -124,7 +124,7 @@ export class WebhookDeliveryRepository {
         `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
          VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
       ),
-      due: db.prepare<[number, number], DueDelivery>(
+      due: db.prepare<[number, string, number], DueDelivery>(
         `SELECT d.id, d.endpoint_id AS endpointId, d.event_id AS eventId, d.attempt_count AS attemptCount,
            e.url, e.environment, e.secret_ciphertext AS secretCiphertext,
            e.previous_secret_ciphertext AS previousSecretCiphertext,
@@ -134,6 +134,7 @@ export class WebhookDeliveryRepository {
          JOIN webhook_endpoints e ON e.id = d.endpoint_id
          JOIN events ev ON ev.id = d.event_id
          WHERE d.status = 'pending' AND d.next_attempt_at <= ?
+           AND d.id NOT IN (SELECT value FROM json_each(?))
          ORDER BY d.next_attempt_at LIMIT ?`,
       ),
       nextDueAt: db.prepare<[], { at: number | null }>(
@@ -225,9 +226,12 @@ export class WebhookDeliveryRepository {
     return row && toDelivery(row);
   }
 
-  /** Pending deliveries due at `now`, oldest due first, with their endpoint and event. */
-  due(now: number, limit: number): DueDelivery[] {
-    return this.statements.due.all(now, limit);
+  /**
+   * Pending deliveries due at `now`, oldest due first, with their endpoint and event; not those in
+   * `excluding` (the worker's attempts in flight, still pending here until their outcome is recorded).
+   */
+  due(now: number, limit: number, excluding: readonly string[] = []): DueDelivery[] {
+    return this.statements.due.all(now, JSON.stringify(excluding), limit);
   }
 
   /** When the earliest pending delivery falls due (null: nothing pending, or all parked). */

@@ -9,7 +9,7 @@ let folder: string;
 let db: Database.Database;
 let reader: Database.Database;
 let effectErrors: unknown[];
-let queue: WriteQueue;
+let queue: WriteQueue<Record<string, never>>;
 
 beforeEach(() => {
   folder = mkdtempSync(join(tmpdir(), 'servicepay-write-queue-'));
@@ -20,7 +20,7 @@ beforeEach(() => {
   // A second connection sees only what was committed.
   reader = new Database(path, { readonly: true });
   effectErrors = [];
-  queue = new WriteQueue(db, (error) => effectErrors.push(error));
+  queue = new WriteQueue(db, {}, (error) => effectErrors.push(error));
 });
 
 afterEach(() => {
@@ -38,14 +38,20 @@ const committed = () =>
 describe('WriteQueue', () => {
   it('rolls back a failing job alone; the others of the batch commit', async () => {
     const results = await Promise.allSettled([
-      queue.run(() => insert('a')),
-      queue.run(() => {
+      queue.run(async () => {
+        insert('a');
+      }),
+      queue.run(async () => {
         insert('b');
         throw new Error('job b fails after writing');
       }),
-      queue.run(() => insert('c')),
+      queue.run(async () => {
+        insert('c');
+      }),
       // A constraint violation is a failure of this job only.
-      queue.run(() => insert('a')),
+      queue.run(async () => {
+        insert('a');
+      }),
     ]);
     expect(results.map((result) => result.status)).toEqual([
       'fulfilled',
@@ -58,12 +64,12 @@ describe('WriteQueue', () => {
 
   it('resolves a job only after its batch is committed, with the value the job returned', async () => {
     const seenInside: string[][] = [];
-    const pending = queue.run(() => {
+    const pending = queue.run(async () => {
       insert('x');
       seenInside.push(committed());
       return 42;
     });
-    const other = queue.run(() => {
+    const other = queue.run(async () => {
       insert('y');
       seenInside.push(committed());
     });
@@ -78,7 +84,7 @@ describe('WriteQueue', () => {
   it('runs jobs one after another: each sees the writes of the jobs before it', async () => {
     const counts = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        queue.run(() => {
+        queue.run(async () => {
           insert(`n${i}`);
           return (db.prepare('SELECT count(*) AS n FROM items').get() as { n: number }).n;
         }),
@@ -90,13 +96,13 @@ describe('WriteQueue', () => {
   it('runs afterCommit effects after the commit, not for a job that failed', async () => {
     const effects: Array<{ name: string; committed: string[]; inTransaction: boolean }> = [];
     await Promise.allSettled([
-      queue.run((context) => {
+      queue.run(async (_tx, context) => {
         insert('p');
         context.afterCommit(() =>
           effects.push({ name: 'p', committed: committed(), inTransaction: db.inTransaction }),
         );
       }),
-      queue.run((context) => {
+      queue.run(async (_tx, context) => {
         insert('q');
         context.afterCommit(() => effects.push({ name: 'q', committed: [], inTransaction: false }));
         throw new Error('q fails');
@@ -107,7 +113,7 @@ describe('WriteQueue', () => {
 
   it('an effect that throws does not reject its job; it is reported and the next effects still run', async () => {
     const ran: string[] = [];
-    const value = await queue.run((context) => {
+    const value = await queue.run(async (_tx, context) => {
       insert('e');
       context.afterCommit(() => {
         throw new Error('push failed');
@@ -123,10 +129,46 @@ describe('WriteQueue', () => {
   });
 
   it('splits more jobs than the batch size over several commits, all of them landing', async () => {
-    const small = new WriteQueue(db, (error) => effectErrors.push(error), 3);
+    const small = new WriteQueue(db, {}, (error) => effectErrors.push(error), 3);
     await Promise.all(
-      Array.from({ length: 10 }, (_, i) => small.run(() => insert(`b${String(i).padStart(2, '0')}`))),
+      Array.from({ length: 10 }, (_, i) =>
+        small.run(async () => {
+          insert(`b${String(i).padStart(2, '0')}`);
+        }),
+      ),
     );
     expect(committed()).toHaveLength(10);
+  });
+
+  it('runs a batch start to commit in one turn of the event loop, awaits and all: nothing runs in between', async () => {
+    const seenByOthers: boolean[] = [];
+    await queue.run(async () => {
+      // What a request handler scheduled meanwhile would see of this shared connection: it runs after the commit.
+      setImmediate(() => seenByOthers.push(db.inTransaction));
+      insert('t1');
+      await Promise.resolve();
+      insert('t2');
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seenByOthers).toEqual([false]);
+    expect(committed()).toEqual(['t1', 't2']);
+  });
+
+  it('starts the next batch only after the last one committed: jobs queued meanwhile get their own', async () => {
+    const order: string[] = [];
+    const first = queue.run(async () => {
+      insert('f');
+      // Queued while this batch runs: it must not join (or nest in) this transaction.
+      void queue.run(async () => {
+        insert('g');
+        order.push(`g sees ${committed().join(',')}`);
+      });
+      order.push('f');
+    });
+    await first;
+    await new Promise((resolve) => setImmediate(resolve));
+    await queue.run(async () => undefined);
+    expect(order).toEqual(['f', 'g sees f']);
+    expect(committed()).toEqual(['f', 'g']);
   });
 });

@@ -1,82 +1,87 @@
 import type { SqliteDatabase } from './database.ts';
+import type { Repositories, WriteContext, Writes } from './repositories.ts';
 
-/** Handed to each write job: work to run only once the job's writes are durable (push, bank calls). */
-export interface WriteContext {
-  afterCommit(effect: () => void): void;
-}
+export type { WriteContext } from './repositories.ts';
 
-type Job = {
-  work: (context: WriteContext) => unknown;
+type Job<R> = {
+  work: (tx: R, context: WriteContext) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 };
 
+type Outcome = { ok: true; value: unknown; effects: Array<() => void> } | { ok: false; error: unknown };
+
 /**
- * Group commit. Every write a request or a background job of the running service makes goes through `run`
- * (the CLI's onboarding commands, the simulated bank's own books and the migrations write in their own
- * transactions, outside the request path): jobs that arrive in the same turn of the event
- * loop run one after another inside one transaction, each in its own savepoint (a job that throws rolls back
- * only itself), and the batch is committed with one fsync. A job's promise settles only after that commit,
- * so nothing is acknowledged before it is durable, and N concurrent requests cost one fsync instead of N.
+ * Group commit on SQLite. Every write a request or a background job of the running service makes goes through
+ * `run` (the simulated bank's own books and the migrations write in their own transactions, outside the
+ * request path): jobs that arrive in the same turn of the event loop run one after another inside one
+ * transaction, each in its own savepoint (a job that throws rolls back only itself), and the batch is
+ * committed with one fsync. A job's promise settles only after that commit, so nothing is acknowledged before
+ * it is durable, and N concurrent requests cost one fsync instead of N.
  *
- * Jobs are synchronous: better-sqlite3 runs them on this thread, so a job sees every earlier job's writes and
- * no other job interleaves with it (read-check-write inside a job is race-free).
+ * Jobs are asynchronous because PostgreSQL's are (`Writes`), but on SQLite every repository call inside one
+ * answers a promise that is already settled (`asyncView`), so a batch runs start to commit within one turn of
+ * the event loop: no request handler runs in between (none sees a batch's uncommitted rows on this shared
+ * connection) and a job still sees every earlier job's writes with no other job interleaving
+ * (read-check-write inside a job is race-free). A job must therefore never await anything but the store.
+ *
+ * @example
+ * const queue = new WriteQueue(db, repositories, (error) => logger.error('effect failed', { error }));
+ * await queue.run(async (tx, context) => { await tx.sessions.insert(row); context.afterCommit(notify); });
  */
-export class WriteQueue {
-  private pending: Job[] = [];
+export class WriteQueue<R = Repositories> implements Writes<R> {
+  private pending: Array<Job<R>> = [];
   private scheduled = false;
+  private readonly statements;
 
   constructor(
     private readonly db: SqliteDatabase,
+    /** The repositories a job gets: on SQLite, those of this same connection. */
+    private readonly tx: R,
     /** Told of an after-commit effect that threw; the write itself is committed and stays so. */
     private readonly onEffectError: (error: unknown) => void,
     private readonly maxBatch = 512,
-  ) {}
+  ) {
+    this.statements = {
+      begin: db.prepare('BEGIN'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT job'),
+      release: db.prepare('RELEASE job'),
+      rollbackTo: db.prepare('ROLLBACK TO job'),
+    };
+  }
 
-  run<T>(work: (context: WriteContext) => T): Promise<T> {
+  run<T>(work: (tx: R, context: WriteContext) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ work, resolve: resolve as (value: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(() => void this.flush());
       }
     });
   }
 
-  private flush(): void {
-    this.scheduled = false;
+  private async flush(): Promise<void> {
     const batch = this.pending.splice(0, this.maxBatch);
-    if (this.pending.length > 0) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
-    const outcomes: Array<
-      { ok: true; value: unknown; effects: Array<() => void> } | { ok: false; error: unknown }
-    > = [];
+    const outcomes: Outcome[] = [];
+    let commitError: unknown;
     try {
-      this.db.transaction(() => {
-        for (const job of batch) {
-          const effects: Array<() => void> = [];
-          try {
-            // A nested better-sqlite3 transaction is a savepoint: a throw undoes this job alone.
-            const value = this.db.transaction(() =>
-              job.work({ afterCommit: (effect) => effects.push(effect) }),
-            )();
-            outcomes.push({ ok: true, value, effects });
-          } catch (error) {
-            outcomes.push({ ok: false, error });
-          }
-        }
-      })();
-    } catch (commitError) {
+      this.statements.begin.run();
+      for (const job of batch) outcomes.push(await this.runInSavepoint(job));
+      this.statements.commit.run();
+    } catch (error) {
       // The commit itself failed (disk full, I/O error): nothing of this batch is durable.
-      for (const job of batch) job.reject(commitError);
-      return;
+      commitError = error;
+      if (this.db.inTransaction) this.statements.rollback.run();
     }
+    // The next batch starts only after this one ended: two never share the transaction.
+    this.scheduled = this.pending.length > 0;
+    if (this.scheduled) setImmediate(() => void this.flush());
     batch.forEach((job, index) => {
       const outcome = outcomes[index];
-      if (!outcome) return;
-      if (outcome.ok) {
+      if (commitError !== undefined || !outcome) job.reject(commitError);
+      else if (outcome.ok) {
         job.resolve(outcome.value);
         for (const effect of outcome.effects) {
           try {
@@ -85,9 +90,21 @@ export class WriteQueue {
             this.onEffectError(error);
           }
         }
-      } else {
-        job.reject(outcome.error);
-      }
+      } else job.reject(outcome.error);
     });
+  }
+
+  private async runInSavepoint(job: Job<R>): Promise<Outcome> {
+    const effects: Array<() => void> = [];
+    this.statements.savepoint.run();
+    try {
+      const value = await job.work(this.tx, { afterCommit: (effect) => effects.push(effect) });
+      this.statements.release.run();
+      return { ok: true, value, effects };
+    } catch (error) {
+      this.statements.rollbackTo.run();
+      this.statements.release.run();
+      return { ok: false, error };
+    }
   }
 }

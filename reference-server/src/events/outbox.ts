@@ -1,7 +1,6 @@
 import { WebhookEventTypeSchema } from '@servicepay/node/protocol';
-import type { SqliteDatabase } from '../db/database.ts';
 import type { EventRecord } from '../db/events.ts';
-import { WebhookDeliveryRepository } from '../db/webhook-deliveries.ts';
+import type { Repositories, WriteContext } from '../db/repositories.ts';
 import { newId } from '../internal/random.ts';
 
 /**
@@ -12,37 +11,35 @@ export const WEBHOOK_EVENT_TYPES: ReadonlySet<string> = new Set(WebhookEventType
 
 /**
  * Writes one pending delivery per enabled endpoint of the event's business and environment that subscribes
- * to its type. Called inside the transition's transaction: the event and its deliveries commit together, so
+ * to its type. Called inside the transition's write job: the event and its deliveries commit together, so
  * no event is ever lost between the status change and the webhook.
+ *
+ * @example
+ * const queued = await outbox.enqueue(tx, context, event); // inside store.writes.run
  */
 export class WebhookOutbox {
-  private readonly deliveries: WebhookDeliveryRepository;
   private listener: (() => void) | undefined;
 
-  constructor(db: SqliteDatabase) {
-    this.deliveries = new WebhookDeliveryRepository(db);
-  }
-
   /**
-   * Tells `listener` (the delivery worker) whenever deliveries were queued. It is called inside the
-   * transaction, so it must only schedule work for a later turn of the event loop: by then the write queue's
-   * synchronous batch has committed (or rolled back, and the worker simply finds nothing).
+   * Tells `listener` (the delivery worker) whenever deliveries were queued, once the write job committed:
+   * before that, another connection (the worker's reads on PostgreSQL) cannot see them.
    */
   onEnqueued(listener: () => void): void {
     this.listener = listener;
   }
 
   /** Returns how many deliveries were queued. */
-  enqueue(event: EventRecord): number {
+  async enqueue(tx: Repositories, context: WriteContext, event: EventRecord): Promise<number> {
     if (!WEBHOOK_EVENT_TYPES.has(event.type)) return 0;
-    const queued = this.deliveries.enqueueForEvent(newId('wd'), {
+    const queued = await tx.webhookDeliveries.enqueueForEvent(newId('wd'), {
       eventId: event.id,
       businessId: event.businessId,
       environment: event.environment,
       type: event.type,
       now: event.createdAt,
     });
-    if (queued > 0) this.listener?.();
+    const listener = this.listener;
+    if (queued > 0 && listener) context.afterCommit(listener);
     return queued;
   }
 }

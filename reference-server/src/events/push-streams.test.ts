@@ -16,7 +16,7 @@ let secretKey: string;
 
 beforeEach(async () => {
   server = await startServer();
-  secretKey = server.createBusiness().keys.test.secretKey;
+  secretKey = (await server.createBusiness()).keys.test.secretKey;
 });
 
 afterEach(async () => {
@@ -29,48 +29,48 @@ const pay = (accountNumber: string, amount: number) =>
   testTransfer(server.baseUrl, secretKey, accountNumber, amount);
 
 /**
- * Commits a transition through the service's own transition code, at once and in the calling step (as another
- * instance's commit can land at any moment), then publishes it as the write queue does after a commit.
+ * Commits a transition through the service's own transition code and its write queue (as another instance's
+ * commit can land at any moment), which publishes it after the commit. The tests call it from inside a read of
+ * the stream being opened, which waits for it: the commit lands exactly between two steps of the stream's start.
  */
-function commitNow(sessionId: string, to: SessionStatus, options: Omit<TransitionOptions, 'now'>): void {
+async function commitNow(
+  sessionId: string,
+  to: SessionStatus,
+  options: Omit<TransitionOptions, 'now'>,
+): Promise<void> {
   const { store, bank, broadcaster, logger } = server.service.deps;
   const outbox = server.service.outbox;
   const lifecycle = new SessionLifecycle(
-    store,
     outbox,
     broadcaster,
     bank,
-    new UnappliedCredits(store, outbox, bank, logger),
+    new UnappliedCredits(outbox, bank, logger),
   );
-  const session = store.sessions.find(sessionId);
-  if (!session) throw new Error(`no session ${sessionId}`);
-  const effects: Array<() => void> = [];
-  store.db.transaction(() =>
-    lifecycle.transition({ afterCommit: (effect) => effects.push(effect) }, session, to, {
-      now: Date.now(),
-      ...options,
-    }),
-  )();
-  for (const effect of effects) effect();
+  await store.writes.run(async (tx, context) => {
+    const session = await tx.sessions.find(sessionId);
+    if (!session) throw new Error(`no session ${sessionId}`);
+    await lifecycle.transition(tx, context, session, to, { now: Date.now(), ...options });
+  });
 }
 
 /** Every status frame's seq appears once, in increasing order, and they are exactly the session's events from the first. */
-function expectEachEventOnceInOrder(ids: number[], sessionId: string): void {
-  const events = server.service.deps.store.events.forSessionAfter(sessionId, 0).map((event) => event.seq);
+async function expectEachEventOnceInOrder(ids: number[], sessionId: string): Promise<void> {
+  const events = (await server.service.deps.store.events.forSessionAfter(sessionId, 0)).map(
+    (event) => event.seq,
+  );
   const first = ids[0] ?? 0;
   expect(ids).toEqual(events.filter((seq) => seq >= first));
 }
 
 test('a transition committed after the stream subscribed, before it read the events table, is sent once', async () => {
   const checkout = await openCheckout(server.baseUrl, secretKey);
-  const { broadcaster } = server.service.deps;
-  const subscribe = broadcaster.subscribe.bind(broadcaster);
-  vi.spyOn(broadcaster, 'subscribe').mockImplementationOnce((sessionId, listener) => {
-    const unsubscribe = subscribe(sessionId, listener);
-    // The race: committed and published while the stream is subscribed but has not read anything yet. It is
-    // in what the stream reads AND delivered to it live.
-    commitNow(sessionId, 'mismatch', { mismatchReceived: checkout.amount - 1 });
-    return unsubscribe;
+  const { events } = server.service.deps.store;
+  const lastForSession = events.lastForSession.bind(events);
+  vi.spyOn(events, 'lastForSession').mockImplementationOnce(async (sessionId) => {
+    // The race: committed and published while the stream is subscribed (it subscribes first) but has not read
+    // anything yet. It is in what the stream reads AND delivered to it live.
+    await commitNow(sessionId, 'mismatch', { mismatchReceived: checkout.amount - 1 });
+    return lastForSession(sessionId);
   });
 
   const stream = await openStream(server.baseUrl, checkout.sessionId, checkout.token);
@@ -79,7 +79,7 @@ test('a transition committed after the stream subscribed, before it read the eve
   await pay(checkout.accountNumber, checkout.amount);
   await stream.closed();
   expect(stream.frames.map((frame) => frame.data.status)).toEqual(['mismatch', 'successful']);
-  expectEachEventOnceInOrder(
+  await expectEachEventOnceInOrder(
     stream.frames.map((frame) => Number(frame.id)),
     checkout.sessionId,
   );
@@ -89,10 +89,10 @@ test('a transition committed after the stream read the events table, before its 
   const checkout = await openCheckout(server.baseUrl, secretKey);
   const { events } = server.service.deps.store;
   const lastForSession = events.lastForSession.bind(events);
-  vi.spyOn(events, 'lastForSession').mockImplementationOnce((sessionId) => {
-    const last = lastForSession(sessionId);
+  vi.spyOn(events, 'lastForSession').mockImplementationOnce(async (sessionId) => {
+    const last = await lastForSession(sessionId);
     // The race that a stream which read and then subscribed lost: committed and published after the read.
-    commitNow(sessionId, 'mismatch', { mismatchReceived: checkout.amount + 7 });
+    await commitNow(sessionId, 'mismatch', { mismatchReceived: checkout.amount + 7 });
     return last;
   });
 
@@ -110,7 +110,7 @@ test('a transition committed after the stream read the events table, before its 
     'mismatch',
     'successful',
   ]);
-  expectEachEventOnceInOrder(
+  await expectEachEventOnceInOrder(
     stream.frames.map((frame) => Number(frame.id)),
     checkout.sessionId,
   );
@@ -127,9 +127,9 @@ test('a resuming stream gets a transition committed while it replays once, after
 
   const { events } = server.service.deps.store;
   const forSessionAfter = events.forSessionAfter.bind(events);
-  vi.spyOn(events, 'forSessionAfter').mockImplementationOnce((sessionId, seq) => {
-    const missed = forSessionAfter(sessionId, seq);
-    commitNow(sessionId, 'mismatch', { mismatchReceived: checkout.amount - 2 });
+  vi.spyOn(events, 'forSessionAfter').mockImplementationOnce(async (sessionId, seq) => {
+    const missed = await forSessionAfter(sessionId, seq);
+    await commitNow(sessionId, 'mismatch', { mismatchReceived: checkout.amount - 2 });
     return missed;
   });
   const resumed = await openStream(server.baseUrl, checkout.sessionId, checkout.token, {
@@ -143,7 +143,7 @@ test('a resuming stream gets a transition committed while it replays once, after
   await pay(checkout.accountNumber, checkout.amount);
   await resumed.closed();
   expect(resumed.frames.map((frame) => frame.data.status)).toEqual(['mismatch', 'mismatch', 'successful']);
-  expectEachEventOnceInOrder(
+  await expectEachEventOnceInOrder(
     resumed.frames.map((frame) => Number(frame.id)),
     checkout.sessionId,
   );
@@ -180,11 +180,11 @@ test('an update delivered twice and late (as from another instance) reaches each
     'successful',
   ]);
   expect(late.frames.map((frame) => frame.data.status)).toEqual(['mismatch', 'successful']);
-  expectEachEventOnceInOrder(
+  await expectEachEventOnceInOrder(
     early.frames.map((frame) => Number(frame.id)),
     checkout.sessionId,
   );
-  expectEachEventOnceInOrder(
+  await expectEachEventOnceInOrder(
     late.frames.map((frame) => Number(frame.id)),
     checkout.sessionId,
   );
@@ -198,7 +198,7 @@ async function ownStreams(heartbeatMs: number, heartbeatSlices: number) {
   });
   const http: Server = createServer((req, res) => {
     const sessionId = /^\/api\/widget\/sessions\/([^/]+)\/events$/.exec(req.url ?? '')?.[1] ?? '';
-    streams.open(res, sessionId, undefined);
+    void streams.open(res, sessionId, undefined);
   });
   http.listen(0, '127.0.0.1');
   await once(http, 'listening');

@@ -108,7 +108,7 @@ type Replay = { frames: string; seq: number; terminal: boolean };
  * @example
  * const streams = new PushStreams(store, broadcaster, { heartbeatMs: 15_000 });
  * streams.start();
- * if (streams.capExceeded(owner) === null) streams.open(res, sessionId, lastEventId, owner); // after the token check
+ * if (streams.capExceeded(owner) === null) await streams.open(res, sessionId, lastEventId, owner); // after the token check
  */
 export class PushStreams {
   private readonly watched = new Map<string, Watched>();
@@ -205,7 +205,12 @@ export class PushStreams {
    * being the current state (or the current state alone), then live transitions until a terminal one.
    * It subscribes first, then reads the events table: see the class comment.
    */
-  open(res: ServerResponse, sessionId: string, lastEventId: number | undefined, owner?: StreamOwner): void {
+  async open(
+    res: ServerResponse,
+    sessionId: string,
+    lastEventId: number | undefined,
+    owner?: StreamOwner,
+  ): Promise<void> {
     const stream = res as Stream;
     const state: StreamState = {
       hub: this,
@@ -223,11 +228,13 @@ export class PushStreams {
 
     let replay: Replay | undefined;
     try {
-      replay = this.replay(sessionId, lastEventId);
+      replay = await this.replay(sessionId, lastEventId);
     } catch (error) {
       this.detach(stream);
       throw error;
     }
+    // The client left while the events were read: `close` already detached it.
+    if (res.destroyed) return;
     if (!replay) {
       this.detach(stream);
       res.end();
@@ -295,23 +302,24 @@ export class PushStreams {
    * session as it was after it, so the id and the state of every frame always agree. A session with no event
    * yet (seq 0) is read as it is. Undefined if the session does not exist.
    */
-  private replay(sessionId: string, lastEventId: number | undefined): Replay | undefined {
-    const events = lastEventId === undefined ? [] : this.store.events.forSessionAfter(sessionId, lastEventId);
+  private async replay(sessionId: string, lastEventId: number | undefined): Promise<Replay | undefined> {
+    const { events: eventStore, sessions, virtualAccounts, businesses } = this.store;
+    const events = lastEventId === undefined ? [] : await eventStore.forSessionAfter(sessionId, lastEventId);
     if (events.length === 0) {
-      const last = this.store.events.lastForSession(sessionId);
+      const last = await eventStore.lastForSession(sessionId);
       if (last) events.push(last);
     }
     const first = events[0];
     if (!first) {
-      const session = this.store.sessions.find(sessionId);
+      const session = await sessions.find(sessionId);
       if (!session) return undefined;
       const account =
-        session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
-      const merchantName = this.store.businesses.find(session.businessId)?.name ?? '';
+        session.accountNumber === null ? undefined : await virtualAccounts.find(session.accountNumber);
+      const merchantName = (await businesses.find(session.businessId))?.name ?? '';
       const message = toStatusMessage(toSessionView(session, account), merchantName, null);
       return { frames: statusFrame(0, message), seq: 0, terminal: isTerminal(session.status) };
     }
-    const merchantName = this.store.businesses.find(first.businessId)?.name ?? '';
+    const merchantName = (await businesses.find(first.businessId))?.name ?? '';
     let frames = '';
     let seq = 0;
     let terminal = false;

@@ -3,8 +3,6 @@ import { describe, expect, test, vi } from 'vitest';
 import { call } from '../../../test/support/api.ts';
 import { startReceiver } from '../../../test/support/checkout.ts';
 import { startServer } from '../../../test/support/server.ts';
-import { WebhookDeliveryRepository } from '../db/webhook-deliveries.ts';
-import { WebhookEndpointRepository } from '../db/webhook-endpoints.ts';
 import { ManualClock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import { jittered, RETRY_SCHEDULES, WebhookWorker, webhookBody } from './webhook-worker.ts';
@@ -75,7 +73,7 @@ test('a failing endpoint is retried on schedule, the delivery fails at the end, 
   try {
     const worker = server.service.tasks.find((task): task is WebhookWorker => task instanceof WebhookWorker);
     if (!worker) throw new Error('the webhook worker is not a task of the service');
-    const { business, keys } = server.createBusiness();
+    const { business, keys } = await server.createBusiness();
     const sk = keys.test.secretKey;
     const endpoint = (
       await call(server.baseUrl, 'POST', '/api/webhooks', { token: sk, json: { url: receiver.url } })
@@ -151,7 +149,7 @@ describe('what a receiver answered (issue 8)', () => {
     const own = server.service.tasks.find((task): task is WebhookWorker => task instanceof WebhookWorker);
     if (!own) throw new Error('the webhook worker is not a task of the service');
     await own.stop();
-    const sk = server.createBusiness().keys.test.secretKey;
+    const sk = (await server.createBusiness()).keys.test.secretKey;
     const endpoint = (
       await call(server.baseUrl, 'POST', '/api/webhooks', { token: sk, json: { url: receiver.url } })
     ).body.data;
@@ -164,12 +162,9 @@ describe('what a receiver answered (issue 8)', () => {
       },
     });
     await call(server.baseUrl, 'POST', `/api/widget/sessions/${created.body.data.id}/cancel`, { token: sk });
-    const { db } = server.service.deps.store;
     const worker = (revealsAnswerOf?: (address: string) => boolean) =>
       new WebhookWorker({
         store: server.service.deps.store,
-        endpoints: new WebhookEndpointRepository(db),
-        deliveries: new WebhookDeliveryRepository(db),
         secretBox: server.service.secretBox,
         clock: server.service.deps.clock,
         logger: server.service.deps.logger,

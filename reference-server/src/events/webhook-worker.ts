@@ -4,8 +4,7 @@ import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Environment } from '@servicepay/node/protocol';
 import type { Store } from '../db/store.ts';
-import type { DueDelivery, WebhookDeliveryRepository } from '../db/webhook-deliveries.ts';
-import type { WebhookEndpointRepository } from '../db/webhook-endpoints.ts';
+import type { DueDelivery } from '../db/webhook-deliveries.ts';
 import { type Clock, toIso } from '../internal/clock.ts';
 import { type Logger, redact } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
@@ -68,8 +67,6 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 
 export interface WebhookWorkerOptions {
   store: Store;
-  endpoints: WebhookEndpointRepository;
-  deliveries: WebhookDeliveryRepository;
   secretBox: SecretBox;
   clock: Clock;
   logger: Logger;
@@ -112,7 +109,7 @@ const revealsPublicOnly = (address: string): boolean => classifyAddress(address)
  * set for the next due retry: it never polls.
  *
  * @example
- * const worker = new WebhookWorker({ store, endpoints, deliveries, secretBox, clock, logger, schedule: RETRY_SCHEDULES.fast });
+ * const worker = new WebhookWorker({ store, secretBox, clock, logger, schedule: RETRY_SCHEDULES.fast });
  * worker.start();
  * await worker.runDue(); // in tests: attempt everything due now and wait for the outcomes
  */
@@ -122,6 +119,7 @@ export class WebhookWorker {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
   private readonly inFlight = new Map<string, { promise: Promise<void>; controller: AbortController }>();
+  private picking: Promise<void> | undefined;
   private readonly secretCache = new Map<string, string>();
   private readonly concurrency: number;
   private readonly random: () => number;
@@ -161,7 +159,7 @@ export class WebhookWorker {
   nudge(): void {
     if (!this.running || this.tickScheduled) return;
     this.tickScheduled = true;
-    setImmediate(() => this.tick());
+    setImmediate(() => void this.tick());
   }
 
   /** How many attempts are in flight (tests, metrics). */
@@ -171,24 +169,43 @@ export class WebhookWorker {
 
   /** Starts every attempt due now (up to the concurrency) and waits until all attempts in flight finished. */
   async runDue(): Promise<void> {
-    this.startDue();
+    await this.startDue();
     await Promise.allSettled([...this.inFlight.values()].map((entry) => entry.promise));
   }
 
-  private tick(): void {
+  private async tick(): Promise<void> {
     this.tickScheduled = false;
     if (!this.running) return;
-    this.startDue();
-    if (this.inFlight.size < this.concurrency) this.armTimer();
+    try {
+      await this.startDue();
+      if (this.inFlight.size < this.concurrency) await this.armTimer();
+    } catch (error) {
+      // The store could not be read (the database is unreachable): the timer set before, or a later nudge,
+      // looks again.
+      this.options.logger.error('webhook worker could not read due deliveries', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
   }
 
-  private startDue(): void {
+  /**
+   * One pick at a time, and never more rows than it will start: on PostgreSQL `due` claims (leases) what it
+   * returns, so a row picked and not started would wait for its lease to end.
+   */
+  private startDue(): Promise<void> {
+    this.picking ??= this.pickDue().finally(() => {
+      this.picking = undefined;
+    });
+    return this.picking;
+  }
+
+  private async pickDue(): Promise<void> {
     const free = this.concurrency - this.inFlight.size;
     if (free <= 0) return;
-    const due = this.options.deliveries.due(this.options.clock.now(), free + this.inFlight.size);
-    let started = 0;
+    const due = await this.options.store.webhookDeliveries.due(this.options.clock.now(), free, [
+      ...this.inFlight.keys(),
+    ]);
     for (const delivery of due) {
-      if (started === free) break;
       if (this.inFlight.has(delivery.id)) continue;
       const controller = new AbortController();
       const promise = this.attempt(delivery, controller.signal)
@@ -203,13 +220,12 @@ export class WebhookWorker {
           this.nudge();
         });
       this.inFlight.set(delivery.id, { promise, controller });
-      started += 1;
     }
   }
 
   /** One timer, set for the earliest pending retry; nudges cover everything sooner. */
-  private armTimer(): void {
-    const next = this.options.deliveries.nextDueAt();
+  private async armTimer(): Promise<void> {
+    const next = await this.options.store.webhookDeliveries.nextDueAt();
     if (next === null) return;
     const now = this.options.clock.now();
     // Re-check at least once a minute, so a moved clock or a long sleep never strands a delivery.
@@ -347,46 +363,48 @@ export class WebhookWorker {
     latencyMs: number,
     outcome: AttemptOutcome,
   ): Promise<void> {
-    const { store, endpoints, deliveries, schedule, clock, logger } = this.options;
+    const { store, schedule, clock, logger } = this.options;
     const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
     const attemptNumber = delivery.attemptCount + 1;
-    const disabled = await store.writes.run(() => {
-      const now = clock.now();
-      deliveries.recordAttempt({
-        deliveryId: delivery.id,
-        attemptedAt,
-        statusCode: outcome.statusCode,
-        latencyMs,
-        error: outcome.error === null ? null : outcome.error.slice(0, 300),
-        responseExcerpt: outcome.responseExcerpt,
-        responseExcerptWithheld: outcome.responseExcerptWithheld,
-      });
-      if (ok) {
-        deliveries.markSucceeded(delivery.id, now);
-        endpoints.recordSuccess(delivery.endpointId);
+    const disabled = await store.writes.run(
+      async ({ webhookDeliveries: deliveries, webhookEndpoints: endpoints }) => {
+        const now = clock.now();
+        await deliveries.recordAttempt({
+          deliveryId: delivery.id,
+          attemptedAt,
+          statusCode: outcome.statusCode,
+          latencyMs,
+          error: outcome.error === null ? null : outcome.error.slice(0, 300),
+          responseExcerpt: outcome.responseExcerpt,
+          responseExcerptWithheld: outcome.responseExcerptWithheld,
+        });
+        if (ok) {
+          await deliveries.markSucceeded(delivery.id, now);
+          await endpoints.recordSuccess(delivery.endpointId);
+          return false;
+        }
+        const delay = schedule.delaysMs[attemptNumber - 1];
+        if (delay === undefined) await deliveries.markFailed(delivery.id, now);
+        else await deliveries.retryAt(delivery.id, now + jittered(delay, schedule.jitter, this.random), now);
+        await endpoints.recordFailure(delivery.endpointId, attemptedAt);
+        const endpoint = await endpoints.find(delivery.endpointId);
+        if (
+          endpoint?.enabled &&
+          endpoint.failingSince !== null &&
+          endpoint.consecutiveFailures >= schedule.disableAfterAttempts &&
+          now - endpoint.failingSince >= schedule.disablePeriodMs &&
+          (await endpoints.disable(endpoint.id, 'failing', now))
+        ) {
+          await deliveries.parkForEndpoint(endpoint.id, now);
+          return {
+            businessId: endpoint.businessId,
+            environment: endpoint.environment,
+            failures: endpoint.consecutiveFailures,
+          };
+        }
         return false;
-      }
-      const delay = schedule.delaysMs[attemptNumber - 1];
-      if (delay === undefined) deliveries.markFailed(delivery.id, now);
-      else deliveries.retryAt(delivery.id, now + jittered(delay, schedule.jitter, this.random), now);
-      endpoints.recordFailure(delivery.endpointId, attemptedAt);
-      const endpoint = endpoints.find(delivery.endpointId);
-      if (
-        endpoint?.enabled &&
-        endpoint.failingSince !== null &&
-        endpoint.consecutiveFailures >= schedule.disableAfterAttempts &&
-        now - endpoint.failingSince >= schedule.disablePeriodMs &&
-        endpoints.disable(endpoint.id, 'failing', now)
-      ) {
-        deliveries.parkForEndpoint(endpoint.id, now);
-        return {
-          businessId: endpoint.businessId,
-          environment: endpoint.environment,
-          failures: endpoint.consecutiveFailures,
-        };
-      }
-      return false;
-    });
+      },
+    );
     if (disabled) {
       // How the business is told: this line, and the endpoint itself (enabled: false, disabledReason: "failing").
       logger.warn('webhook endpoint disabled: it kept failing', {

@@ -11,9 +11,10 @@ import type {
 import { WebhookEventTypeSchema } from '@servicepay/node/protocol';
 import { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
 import type { AuditAction } from '../db/audit-log.ts';
+import type { Repositories } from '../db/repositories.ts';
 import type { Store } from '../db/store.ts';
-import { type WebhookDeliveryRecord, WebhookDeliveryRepository } from '../db/webhook-deliveries.ts';
-import { type WebhookEndpointRecord, WebhookEndpointRepository } from '../db/webhook-endpoints.ts';
+import type { WebhookDeliveryRecord } from '../db/webhook-deliveries.ts';
+import type { WebhookEndpointRecord } from '../db/webhook-endpoints.ts';
 import { HttpError, notFound } from '../errors.ts';
 import { type Clock, toIso, toIsoOrNull } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
@@ -71,20 +72,13 @@ const newSecret = () => `whsec_${randomBase62(32)}`;
  * console.log(endpoint.secret); // whsec_…, shown this once
  */
 export class Webhooks {
-  readonly endpoints: WebhookEndpointRepository;
-  readonly deliveries: WebhookDeliveryRepository;
   readonly worker: WebhookWorker;
   private readonly resolver: Resolver;
 
   constructor(private readonly options: WebhooksOptions) {
-    const { db } = options.store;
-    this.endpoints = new WebhookEndpointRepository(db);
-    this.deliveries = new WebhookDeliveryRepository(db);
     this.resolver = options.resolver ?? systemResolver;
     this.worker = new WebhookWorker({
       store: options.store,
-      endpoints: this.endpoints,
-      deliveries: this.deliveries,
       secretBox: options.secretBox,
       clock: options.clock,
       logger: options.logger,
@@ -98,8 +92,11 @@ export class Webhooks {
     await this.checkUrl(params.url, caller);
     const secret = newSecret();
     const sealed = this.options.secretBox.seal(secret);
-    const endpoint = await this.options.store.writes.run(() => {
-      if (this.endpoints.count(caller.business.id, caller.environment) >= MAX_ENDPOINTS_PER_ENVIRONMENT) {
+    const endpoint = await this.options.store.writes.run(async (tx) => {
+      if (
+        (await tx.webhookEndpoints.count(caller.business.id, caller.environment)) >=
+        MAX_ENDPOINTS_PER_ENVIRONMENT
+      ) {
         throw new HttpError(
           400,
           'webhook_endpoint_limit_reached',
@@ -112,7 +109,7 @@ export class Webhooks {
           ],
         );
       }
-      const created = this.endpoints.insert({
+      const created = await tx.webhookEndpoints.insert({
         id: newId('we'),
         businessId: caller.business.id,
         environment: caller.environment,
@@ -122,26 +119,26 @@ export class Webhooks {
         secretCiphertext: sealed,
         createdAt: this.options.clock.now(),
       });
-      this.audit(caller, 'webhook_endpoint.created', created.id, { url: created.url });
+      await this.audit(tx, caller, 'webhook_endpoint.created', created.id, { url: created.url });
       return created;
     });
     return { ...toEndpointView(endpoint), secret };
   }
 
   /** Newest first; `url` keeps only the endpoints registered at exactly that URL (find-or-create by URL). */
-  list(
+  async list(
     caller: ApiCaller,
     query: { limit: number; startingAfter?: string | undefined; url?: string | undefined },
   ) {
     let beforeSeq = Number.MAX_SAFE_INTEGER;
     if (query.startingAfter !== undefined) {
-      const cursor = this.endpoints.find(query.startingAfter);
+      const cursor = await this.options.store.webhookEndpoints.find(query.startingAfter);
       if (!cursor || cursor.businessId !== caller.business.id || cursor.environment !== caller.environment) {
         throw unknownCursor('an endpoint of this list');
       }
       beforeSeq = cursor.seq;
     }
-    const rows = this.endpoints.list(
+    const rows = await this.options.store.webhookEndpoints.list(
       caller.business.id,
       caller.environment,
       beforeSeq,
@@ -151,17 +148,17 @@ export class Webhooks {
     return toPage(rows, query.limit, toEndpointView);
   }
 
-  retrieve(caller: ApiCaller, id: string): WebhookEndpoint {
-    return toEndpointView(this.owned(caller, id));
+  async retrieve(caller: ApiCaller, id: string): Promise<WebhookEndpoint> {
+    return toEndpointView(await this.owned(caller, id));
   }
 
   async update(caller: ApiCaller, id: string, params: UpdateWebhookEndpointParams): Promise<WebhookEndpoint> {
-    this.owned(caller, id);
+    await this.owned(caller, id);
     if (params.url !== undefined) await this.checkUrl(params.url, caller);
-    const updated = await this.options.store.writes.run(() => {
-      const current = this.owned(caller, id);
+    const updated = await this.options.store.writes.run(async (tx) => {
+      const current = await this.owned(caller, id, tx);
       const now = this.options.clock.now();
-      const next = this.endpoints.update(
+      const next = await tx.webhookEndpoints.update(
         current,
         {
           ...(params.url === undefined ? {} : { url: params.url }),
@@ -171,9 +168,9 @@ export class Webhooks {
         },
         now,
       );
-      if (current.enabled && !next.enabled) this.deliveries.parkForEndpoint(id, now);
-      if (!current.enabled && next.enabled) this.deliveries.unparkForEndpoint(id, now);
-      this.audit(caller, 'webhook_endpoint.updated', id, {
+      if (current.enabled && !next.enabled) await tx.webhookDeliveries.parkForEndpoint(id, now);
+      if (!current.enabled && next.enabled) await tx.webhookDeliveries.unparkForEndpoint(id, now);
+      await this.audit(tx, caller, 'webhook_endpoint.updated', id, {
         changed: Object.keys(params),
         ...(params.url === undefined || params.url === current.url
           ? {}
@@ -187,35 +184,35 @@ export class Webhooks {
 
   /** Deletes the endpoint; its pending deliveries are marked failed (nothing more is sent to it). */
   async remove(caller: ApiCaller, id: string): Promise<{ id: string; deleted: true }> {
-    this.owned(caller, id);
-    await this.options.store.writes.run(() => {
-      this.owned(caller, id);
+    await this.owned(caller, id);
+    await this.options.store.writes.run(async (tx) => {
+      await this.owned(caller, id, tx);
       const now = this.options.clock.now();
-      this.endpoints.softDelete(id, now);
-      this.deliveries.failPendingForEndpoint(id, now);
-      this.audit(caller, 'webhook_endpoint.deleted', id, {});
+      await tx.webhookEndpoints.softDelete(id, now);
+      await tx.webhookDeliveries.failPendingForEndpoint(id, now);
+      await this.audit(tx, caller, 'webhook_endpoint.deleted', id, {});
     });
     return { id, deleted: true };
   }
 
   /** A new secret, returned once; the previous one keeps signing beside it for 24 hours. */
   async rollSecret(caller: ApiCaller, id: string): Promise<WebhookEndpointWithSecret> {
-    this.owned(caller, id);
+    await this.owned(caller, id);
     const secret = newSecret();
     const sealed = this.options.secretBox.seal(secret);
-    const endpoint = await this.options.store.writes.run(() => {
-      this.owned(caller, id);
+    const endpoint = await this.options.store.writes.run(async (tx) => {
+      await this.owned(caller, id, tx);
       const now = this.options.clock.now();
-      this.endpoints.rollSecret(id, sealed, now + PREVIOUS_SECRET_GRACE_MS, now);
-      this.audit(caller, 'webhook_endpoint.secret_rolled', id, {});
-      const stored = this.endpoints.find(id);
+      await tx.webhookEndpoints.rollSecret(id, sealed, now + PREVIOUS_SECRET_GRACE_MS, now);
+      await this.audit(tx, caller, 'webhook_endpoint.secret_rolled', id, {});
+      const stored = await tx.webhookEndpoints.find(id);
       if (!stored) throw notFound('webhook endpoint');
       return stored;
     });
     return { ...toEndpointView(endpoint), secret };
   }
 
-  listDeliveries(
+  async listDeliveries(
     caller: ApiCaller,
     endpointId: string,
     query: {
@@ -225,21 +222,24 @@ export class Webhooks {
       status?: WebhookDeliveryStatus | undefined;
     },
   ) {
-    this.owned(caller, endpointId);
+    await this.owned(caller, endpointId);
+    const { webhookDeliveries } = this.options.store;
     let beforeSeq: number | undefined;
     if (query.startingAfter !== undefined) {
-      const cursor = this.deliveries.find(query.startingAfter);
+      const cursor = await webhookDeliveries.find(query.startingAfter);
       if (!cursor || cursor.endpointId !== endpointId) throw unknownCursor('a delivery of this list');
       beforeSeq = cursor.seq;
     }
-    const rows = this.deliveries.list({
+    const rows = await webhookDeliveries.list({
       endpointId,
       eventId: query.eventId,
       status: query.status,
       beforeSeq,
       limit: query.limit + 1,
     });
-    const attempts = this.deliveries.attemptsOf(rows.slice(0, query.limit).map((delivery) => delivery.id));
+    const attempts = await webhookDeliveries.attemptsOf(
+      rows.slice(0, query.limit).map((delivery) => delivery.id),
+    );
     return toPage(rows, query.limit, (delivery) => toDeliveryView(delivery, attempts.get(delivery.id) ?? []));
   }
 
@@ -252,8 +252,8 @@ export class Webhooks {
     eventId: string,
     endpointId: string | undefined,
   ): Promise<{ eventId: string; deliveries: string[] }> {
-    const ids = await this.options.store.writes.run(() => {
-      const event = this.options.store.events.find(eventId);
+    const ids = await this.options.store.writes.run(async (tx) => {
+      const event = await tx.events.find(eventId);
       if (!event) throw notFound('event');
       assertOwnedBy(caller, event, 'event');
       if (!WEBHOOK_EVENT_TYPES.has(event.type)) {
@@ -263,7 +263,7 @@ export class Webhooks {
       }
       let targets: WebhookEndpointRecord[];
       if (endpointId !== undefined) {
-        const endpoint = this.owned(caller, endpointId);
+        const endpoint = await this.owned(caller, endpointId, tx);
         if (!endpoint.enabled) {
           throw new HttpError(400, 'validation_failed', 'The endpoint is disabled; enable it first.', [
             { path: 'endpointId', message: 'endpoint is disabled' },
@@ -271,16 +271,18 @@ export class Webhooks {
         }
         targets = [endpoint];
       } else {
-        targets = this.allEndpoints(caller).filter(
+        targets = (await this.allEndpoints(tx, caller)).filter(
           (endpoint) => endpoint.enabled && endpoint.events.includes(event.type as WebhookEventType),
         );
       }
       const now = this.options.clock.now();
-      return targets.map((endpoint) => {
+      const queued: string[] = [];
+      for (const endpoint of targets) {
         const id = newId('wd');
-        this.deliveries.insert(id, endpoint.id, event.id, now);
-        return id;
-      });
+        await tx.webhookDeliveries.insert(id, endpoint.id, event.id, now);
+        queued.push(id);
+      }
+      return queued;
     });
     if (ids.length > 0) this.worker.nudge();
     return { eventId, deliveries: ids };
@@ -288,12 +290,13 @@ export class Webhooks {
 
   /** An audit entry for a change to an endpoint, in the change's own transaction. Never the secret. */
   private audit(
+    tx: Repositories,
     caller: ApiCaller,
     action: AuditAction,
     endpointId: string,
     details: Record<string, unknown>,
-  ): void {
-    this.options.store.auditLog.record({
+  ): Promise<void> {
+    return tx.auditLog.record({
       at: this.options.clock.now(),
       actor: `secret_key:${caller.environment}`,
       action,
@@ -304,8 +307,8 @@ export class Webhooks {
     });
   }
 
-  private allEndpoints(caller: ApiCaller): WebhookEndpointRecord[] {
-    return this.endpoints.list(
+  private allEndpoints(tx: Repositories, caller: ApiCaller): Promise<WebhookEndpointRecord[]> {
+    return tx.webhookEndpoints.list(
       caller.business.id,
       caller.environment,
       Number.MAX_SAFE_INTEGER,
@@ -313,9 +316,16 @@ export class Webhooks {
     );
   }
 
-  /** The endpoint if it is the caller's: 404 if none, 403 if another business's or another environment's. */
-  private owned(caller: ApiCaller, id: string): WebhookEndpointRecord {
-    const endpoint = this.endpoints.find(id);
+  /**
+   * The endpoint (with its sealed secrets) if it is the caller's: 404 if none, 403 if another business's or
+   * another environment's. `repositories`: a write job's, inside one.
+   */
+  async owned(
+    caller: ApiCaller,
+    id: string,
+    repositories: Repositories = this.options.store,
+  ): Promise<WebhookEndpointRecord> {
+    const endpoint = await repositories.webhookEndpoints.find(id);
     if (!endpoint) throw notFound('webhook endpoint');
     assertOwnedBy(caller, endpoint, 'webhook endpoint');
     return endpoint;

@@ -113,7 +113,7 @@ export interface ApiServerOptions {
    * itself and returns true, or returns false to hand it to the app. For answers cheaper than the app's
    * routing and middleware (`refuseOverBudgetEarly`, the 429 of a business over its budget).
    */
-  beforeApp?: (req: IncomingMessage, res: ServerResponse) => boolean;
+  beforeApp?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
 
 const OVER_CAP = Symbol('servicepay.overConnectionCap');
@@ -169,8 +169,15 @@ export function createApiServer(
         });
         return;
       }
-      if (beforeApp?.(req, res)) return;
-      handler(req, res);
+      if (!beforeApp) return handler(req, res);
+      // The request's body waits, unread, in its stream until the app reads it.
+      beforeApp(req, res).then(
+        (answered) => {
+          if (!answered) handler(req, res);
+        },
+        // The lookup failed (the database is unreachable): the app answers, and its own lookup fails the same way.
+        () => handler(req, res),
+      );
     },
   );
   server.maxConnections = options.maxConnections + CAP_MARGIN;

@@ -82,12 +82,12 @@ export type BudgetDeps = Pick<AuthDeps, 'store' | 'clock' | 'businessLimiter'>;
  * secret key of a business over its budget, undefined otherwise (go on to the usual checks). The lookup is
  * remembered for the request either way.
  */
-function overBudget(deps: BudgetDeps, req: IncomingMessage): LimitDecision | undefined {
+async function overBudget(deps: BudgetDeps, req: IncomingMessage): Promise<LimitDecision | undefined> {
   const header = req.headers.authorization;
   if (header === undefined || !header.startsWith('Bearer sk_')) return undefined;
   const token = header.slice('Bearer '.length);
   if (!API_KEY_PATTERN.test(token)) return undefined;
-  const found = deps.store.apiKeys.findWithOwner(sha256(token));
+  const found = await deps.store.apiKeys.findWithOwner(sha256(token));
   earlyLookups.set(req, { token, found });
   if (!found || found.key.revokedAt !== null || found.key.kind !== 'secret') return undefined;
   const decision = deps.businessLimiter.peek(
@@ -123,10 +123,10 @@ function answerableEarly(req: IncomingMessage): boolean {
  */
 export function refuseOverBudgetEarly(
   deps: BudgetDeps,
-): (req: IncomingMessage, res: ServerResponse) => boolean {
-  return (req, res) => {
+): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
+  return async (req, res) => {
     if (!answerableEarly(req)) return false;
-    const decision = overBudget(deps, req);
+    const decision = await overBudget(deps, req);
     if (decision === undefined) return false;
     answerRateLimited(res, decision, newRequestId());
     return true;
@@ -142,17 +142,17 @@ export function refuseOverBudgetEarly(
  * app.use(jsonBody(limit));
  */
 export function refuseOverBudget(deps: BudgetDeps): RequestHandler {
-  return (req, res, next) => {
+  return async (req, res, next) => {
     // Already asked by refuseOverBudgetEarly (and let through), or no secret key to ask about.
     if (earlyLookups.has(req) || !req.path.startsWith('/api/')) return next();
-    const decision = overBudget(deps, req);
+    const decision = await overBudget(deps, req);
     if (decision === undefined) return next();
     withinLimit(res, decision);
   };
 }
 
 /** Looks the key up by its hash; 401 for anything that is not a live key of a business. */
-function identifyKey(deps: AuthDeps, req: Request, res: Response, token: string): ApiCaller {
+async function identifyKey(deps: AuthDeps, req: Request, res: Response, token: string): Promise<ApiCaller> {
   if (token.startsWith('cs_')) {
     fail(
       deps,
@@ -172,7 +172,7 @@ function identifyKey(deps: AuthDeps, req: Request, res: Response, token: string)
   // file stops at once. Within one request, refuseOverBudget's lookup of the same token is that read.
   const early = earlyLookups.get(req);
   const found =
-    early && early.token === token ? early.found : deps.store.apiKeys.findWithOwner(sha256(token));
+    early && early.token === token ? early.found : await deps.store.apiKeys.findWithOwner(sha256(token));
   if (!found) fail(deps, req, res, new HttpError(401, 'invalid_api_key', 'No such API key.'));
   const { key, business } = found;
   if (key.revokedAt !== null) {
@@ -231,8 +231,8 @@ function admit(req: Request, caller: ApiCaller, allowPublishable: boolean): void
 
 /** Secret key (or, where allowed, publishable key) of a business. */
 export function requireApiKey(deps: AuthDeps, options: { allowPublishable?: boolean } = {}): RequestHandler {
-  return (req, res, next) => {
-    const caller = identifyKey(deps, req, res, bearerToken(req));
+  return async (req, res, next) => {
+    const caller = await identifyKey(deps, req, res, bearerToken(req));
     if (!spendBudget(deps, req, res, caller)) return;
     admit(req, caller, options.allowPublishable ?? false);
     res.locals.caller = caller;
@@ -245,12 +245,12 @@ export function requireApiKey(deps: AuthDeps, options: { allowPublishable?: bool
  * the token routes face any browser, and a flood of cancels or stream opens must meet 429. A token
  * past its `expiresAt` (the end of its session's lifetime) answers 401 `widget_token_expired`.
  */
-function identifyWidget(
+async function identifyWidget(
   deps: AuthDeps,
   req: Request,
   res: Response,
   token: string,
-): WidgetCaller | undefined {
+): Promise<WidgetCaller | undefined> {
   const now = deps.clock.now();
   if (!withinLimit(res, deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now))) return undefined;
   if (!WIDGET_TOKEN_PATTERN.test(token)) {
@@ -268,8 +268,8 @@ function identifyWidget(
     }
     fail(deps, req, res, new HttpError(401, 'invalid_widget_token', 'That is not a widget token.'));
   }
-  const record = deps.store.widgetTokens.findByHash(sha256(token));
-  const session = record && deps.store.sessions.find(record.sessionId);
+  const record = await deps.store.widgetTokens.findByHash(sha256(token));
+  const session = record && (await deps.store.sessions.find(record.sessionId));
   if (!record || !session)
     fail(deps, req, res, new HttpError(401, 'invalid_widget_token', 'No such widget token.'));
   if (session.id !== req.params.id) {
@@ -287,8 +287,8 @@ function identifyWidget(
 
 /** The widget token of the session named in the path. */
 export function requireWidgetToken(deps: AuthDeps): RequestHandler {
-  return (req, res, next) => {
-    const caller = identifyWidget(deps, req, res, bearerToken(req));
+  return async (req, res, next) => {
+    const caller = await identifyWidget(deps, req, res, bearerToken(req));
     if (!caller) return; // 429 answered
     res.locals.caller = caller;
     next();
@@ -297,14 +297,14 @@ export function requireWidgetToken(deps: AuthDeps): RequestHandler {
 
 /** Either the owning business's secret key or the session's widget token (cancel: merchant or payer). */
 export function requireApiKeyOrWidgetToken(deps: AuthDeps): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => {
+  return async (req: Request, res: Response, next: NextFunction) => {
     const token = bearerToken(req);
     if (token.startsWith('wt_')) {
-      const caller = identifyWidget(deps, req, res, token);
+      const caller = await identifyWidget(deps, req, res, token);
       if (!caller) return; // 429 answered
       res.locals.caller = caller;
     } else {
-      const caller = identifyKey(deps, req, res, token);
+      const caller = await identifyKey(deps, req, res, token);
       if (!spendBudget(deps, req, res, caller)) return;
       admit(req, caller, false);
       res.locals.caller = caller;

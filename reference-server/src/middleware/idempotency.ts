@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { PENDING_STATUS } from '../db/idempotency-keys.ts';
+import type { Repositories } from '../db/repositories.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
@@ -86,7 +87,7 @@ export class IdempotentRequests {
     let handedOver = false;
     try {
       const { store, clock, secretBox, ttlMs } = this.deps;
-      const earlier = store.idempotencyKeys.find(scope, key, clock.now() - ttlMs);
+      const earlier = await store.idempotencyKeys.find(scope, key, clock.now() - ttlMs);
       if (earlier?.statusCode === PENDING_STATUS) {
         // No request of this process holds the key (we hold its lock), so its first request was cut off by a
         // restart after it started: it may have taken effect. Running it again could do it twice.
@@ -119,8 +120,8 @@ export class IdempotentRequests {
       }
       // Committed before the route runs (some effects, the simulated bank's transfer, are not write-queue
       // jobs): a crash between the effect and its remembered answer leaves this mark behind.
-      await store.writes.run(() =>
-        store.idempotencyKeys.remember(
+      await store.writes.run((tx) =>
+        tx.idempotencyKeys.remember(
           { scope, key, createdAt: clock.now() },
           { requestHash, statusCode: PENDING_STATUS, responseBody: '' },
         ),
@@ -134,10 +135,10 @@ export class IdempotentRequests {
   }
 
   /** See `rememberInWrite`. */
-  claimInWrite(claim: WriteClaim, statusCode: number, text: string): void {
-    const { store, clock, secretBox, ttlMs } = this.deps;
+  async claimInWrite(tx: Repositories, claim: WriteClaim, statusCode: number, text: string): Promise<void> {
+    const { clock, secretBox, ttlMs } = this.deps;
     const now = clock.now();
-    const claimed = store.idempotencyKeys.claim(
+    const claimed = await tx.idempotencyKeys.claim(
       { scope: claim.scope, key: claim.key, createdAt: now },
       { requestHash: claim.requestHash, statusCode, responseBody: secretBox.seal(text) },
       now - ttlMs,
@@ -179,7 +180,7 @@ export class IdempotentRequests {
     const { store, clock, secretBox, logger } = this.deps;
     const json = res.json.bind(res);
     let settled = false;
-    const settle = (work: () => void) =>
+    const settle = (work: (tx: Repositories) => Promise<void>) =>
       store.writes.run(work).catch((error: unknown) => {
         // The route's answer stands (after a success, a 5xx would invite a second effect).
         logger.error('could not record an idempotent request', { error: String(error) });
@@ -188,22 +189,22 @@ export class IdempotentRequests {
       if (settled) return;
       // Answered without res.json (not a route of this service today): forget the key rather than strand it.
       settled = true;
-      void settle(() => store.idempotencyKeys.forget(entry.scope, entry.key)).finally(release);
+      void settle((tx) => tx.idempotencyKeys.forget(entry.scope, entry.key)).finally(release);
     });
     res.json = (body: unknown) => {
       res.json = json;
       settled = true;
       const statusCode = res.statusCode;
       if (statusCode < 200 || statusCode >= 300) {
-        void settle(() => store.idempotencyKeys.forget(entry.scope, entry.key)).finally(() => {
+        void settle((tx) => tx.idempotencyKeys.forget(entry.scope, entry.key)).finally(() => {
           release();
           json(body);
         });
         return res;
       }
       const text = JSON.stringify(body);
-      void settle(() =>
-        store.idempotencyKeys.remember(
+      void settle((tx) =>
+        tx.idempotencyKeys.remember(
           { scope: entry.scope, key: entry.key, createdAt: clock.now() },
           { requestHash: entry.requestHash, statusCode, responseBody: secretBox.seal(text) },
         ),
@@ -247,11 +248,20 @@ export const idempotentWrite: RequestHandler = async (req, res, next) => {
  * Throws 409 `idempotency_key_reused` (rolling the job back) if another process on the same file holds the key.
  *
  * @example
- * await store.writes.run(() => { const made = insert(); rememberInWrite(res, 201, text(made)); return made; });
+ * await store.writes.run(async (tx) => {
+ *   const made = await insert(tx);
+ *   await rememberInWrite(tx, res, 201, text(made));
+ *   return made;
+ * });
  */
-export function rememberInWrite(res: Response, statusCode: number, text: string): void {
+export async function rememberInWrite(
+  tx: Repositories,
+  res: Response,
+  statusCode: number,
+  text: string,
+): Promise<void> {
   const claim = writeClaims.get(res);
-  if (claim) claim.requests.claimInWrite(claim, statusCode, text);
+  if (claim) await claim.requests.claimInWrite(tx, claim, statusCode, text);
 }
 
 function scopeOf(res: Response): string {

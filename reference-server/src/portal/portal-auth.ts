@@ -97,23 +97,23 @@ export const newCookieId = (): string => randomBase62(32);
  * The portal session of this request, or undefined (no cookie, unknown, expired or idle too long).
  *
  * @example
- * if (findPortalSession(store, clock, req)) res.redirect(303, '/portal/sessions');
+ * if (await findPortalSession(store, clock, req)) res.redirect(303, '/portal/sessions');
  */
-export function findPortalSession(
+export async function findPortalSession(
   store: Store,
   clock: Clock,
   req: Request,
-): (PortalContext & { lastSeenAt: number }) | undefined {
+): Promise<(PortalContext & { lastSeenAt: number }) | undefined> {
   const cookieId = readCookies(req).get(SESSION_COOKIE);
   if (!cookieId || !COOKIE_ID.test(cookieId)) return undefined;
   const idHash = sha256(cookieId);
-  const record = store.portalSessions.find(idHash);
+  const record = await store.portalSessions.find(idHash);
   if (!record) return undefined;
   const now = clock.now();
   if (record.expiresAt <= now || record.lastSeenAt + SESSION_IDLE_MS <= now) return undefined;
   // The key that opened the session was rolled (perhaps because it leaked): the session ends with it.
   if (record.keyRevokedAt !== null) return undefined;
-  const business = store.businesses.find(record.businessId);
+  const business = await store.businesses.find(record.businessId);
   if (!business) return undefined;
   return {
     business,
@@ -133,7 +133,7 @@ export function findPortalSession(
  */
 export function requirePortalSession(store: Store, clock: Clock): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const found = findPortalSession(store, clock, req);
+    const found = await findPortalSession(store, clock, req);
     if (!found) {
       if (readCookies(req).has(SESSION_COOKIE)) clearPortalCookie(req, res, SESSION_COOKIE);
       if (req.method === 'GET' || req.method === 'HEAD') {
@@ -145,7 +145,7 @@ export function requirePortalSession(store: Store, clock: Clock): RequestHandler
     const { lastSeenAt, ...context } = found;
     const now = clock.now();
     if (now - lastSeenAt >= TOUCH_EVERY_MS) {
-      await store.writes.run(() => store.portalSessions.touch(context.idHash, now));
+      await store.writes.run((tx) => tx.portalSessions.touch(context.idHash, now));
     }
     res.locals.portal = context;
     next();

@@ -14,7 +14,7 @@ import express, {
 } from 'express';
 import { ZodError } from 'zod';
 import type { SimulatedBank } from '../bank/simulated-bank.ts';
-import { rollKey } from '../businesses/onboarding.ts';
+import { rollKeyIn } from '../businesses/onboarding.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Webhooks } from '../events/webhooks.ts';
@@ -173,14 +173,14 @@ export function portalRoutes(deps: PortalDeps): Router {
     res.type(asset.type).send(asset.body);
   });
 
-  router.get('/', (req, res) => {
-    res.redirect(303, findPortalSession(store, clock, req) ? '/portal/sessions' : '/portal/sign-in');
+  router.get('/', async (req, res) => {
+    res.redirect(303, (await findPortalSession(store, clock, req)) ? '/portal/sessions' : '/portal/sign-in');
   });
 
   // --- sign-in and sign-out ---
 
-  router.get('/sign-in', (req, res) => {
-    if (findPortalSession(store, clock, req)) return res.redirect(303, '/portal/sessions');
+  router.get('/sign-in', async (req, res) => {
+    if (await findPortalSession(store, clock, req)) return res.redirect(303, '/portal/sessions');
     const token = newCookieId();
     setPortalCookie(req, res, SIGN_IN_COOKIE, token, SESSION_IDLE_MS);
     const status = req.query.signedOut === '1' ? 'You are signed out.' : undefined;
@@ -212,17 +212,17 @@ export function portalRoutes(deps: PortalDeps): Router {
     }
     if (!API_KEY_PATTERN.test(key))
       return refuse('That is not a ServicePay secret key (sk_test_… or sk_live_…).');
-    const record = store.apiKeys.findByHash(sha256(key));
+    const record = await store.apiKeys.findByHash(sha256(key));
     if (!record) return refuse('No business has that key.');
     if (record.revokedAt !== null) return refuse('That key was rolled and no longer works. Use the new one.');
-    const business = store.businesses.find(record.businessId);
+    const business = await store.businesses.find(record.businessId);
     if (!business) return refuse('No business has that key.');
 
     const cookieId = newCookieId();
     const now = clock.now();
-    await store.writes.run(() => {
-      store.portalSessions.prune(now);
-      store.portalSessions.insert({
+    await store.writes.run(async (tx) => {
+      await tx.portalSessions.prune(now);
+      await tx.portalSessions.insert({
         idHash: sha256(cookieId),
         businessId: business.id,
         apiKeyId: record.id,
@@ -241,7 +241,7 @@ export function portalRoutes(deps: PortalDeps): Router {
   router.post('/sign-out', ...post, signedIn, csrf, async (req, res) => {
     SignOutFormSchema.parse(req.body);
     const { idHash } = portalContext(res);
-    await store.writes.run(() => store.portalSessions.remove(idHash));
+    await store.writes.run((tx) => tx.portalSessions.remove(idHash));
     clearPortalCookie(req, res, SESSION_COOKIE);
     res.redirect(303, '/portal/sign-in?signedOut=1');
   });
@@ -251,37 +251,44 @@ export function portalRoutes(deps: PortalDeps): Router {
   router.post('/environment', ...post, signedIn, csrf, async (req, res) => {
     const parsed = EnvironmentFormSchema.parse(req.body);
     const { idHash } = portalContext(res);
-    await store.writes.run(() => store.portalSessions.setEnvironment(idHash, parsed.environment));
+    await store.writes.run((tx) => tx.portalSessions.setEnvironment(idHash, parsed.environment));
     const back = parsed.returnTo && RETURN_PATHS.has(parsed.returnTo) ? parsed.returnTo : '/portal/sessions';
     res.redirect(303, back);
   });
 
   // --- API keys ---
 
-  const keysOf = (context: PortalContext) => {
+  const keysOf = async (context: PortalContext) => {
     const of = (kind: KeyKind) => store.apiKeys.active(context.business.id, context.environment, kind);
-    return { secret: of('secret'), publishable: of('publishable') };
+    return { secret: await of('secret'), publishable: await of('publishable') };
   };
 
-  router.get('/keys', signedIn, (_req, res) => {
+  router.get('/keys', signedIn, async (_req, res) => {
     const context = portalContext(res);
-    send(res, keysPage(context, keysOf(context)));
+    send(res, keysPage(context, await keysOf(context)));
   });
 
   router.post('/keys/roll', ...post, signedIn, csrf, async (req, res) => {
     const parsed = RollKeyFormSchema.parse(req.body);
     const context = { ...portalContext(res), environment: parsed.environment };
-    const rolled = await store.writes.run(() => {
+    const rolled = await store.writes.run(async (tx) => {
       // The audit log names the key this portal session was opened with (its id, never the key).
-      const opener = store.portalSessions.find(context.idHash);
+      const opener = await tx.portalSessions.find(context.idHash);
       const actor = `portal:${opener?.apiKeyId ?? 'unknown'}`;
-      const result = rollKey(store, context.business.id, parsed.environment, parsed.kind, clock.now(), actor);
+      const result = await rollKeyIn(
+        tx,
+        context.business.id,
+        parsed.environment,
+        parsed.kind,
+        clock.now(),
+        actor,
+      );
       // Rolling the key this session was opened with ends every other portal session opened with it; the
       // one that rolled it moves to the new key.
-      const current = store.portalSessions.find(context.idHash);
-      const replacement = result && store.apiKeys.findByHash(sha256(result.key));
+      const current = await tx.portalSessions.find(context.idHash);
+      const replacement = result && (await tx.apiKeys.findByHash(sha256(result.key)));
       if (current && current.keyRevokedAt !== null && replacement) {
-        store.portalSessions.rebind(context.idHash, replacement.id);
+        await tx.portalSessions.rebind(context.idHash, replacement.id);
       }
       return result;
     });
@@ -292,16 +299,17 @@ export function portalRoutes(deps: PortalDeps): Router {
       kind: parsed.kind,
     });
     // The new key is in this answer only (Cache-Control: no-store): never in a URL, a cookie or the database.
-    send(res, keysPage(context, keysOf(context), rolled));
+    send(res, keysPage(context, await keysOf(context), rolled));
   });
 
   // --- webhooks ---
 
-  const endpointsOf = (context: PortalContext) => webhooks.list(callerOf(context), { limit: 100 }).data;
+  const endpointsOf = async (context: PortalContext) =>
+    (await webhooks.list(callerOf(context), { limit: 100 })).data;
 
-  router.get('/webhooks', signedIn, (_req, res) => {
+  router.get('/webhooks', signedIn, async (_req, res) => {
     const context = portalContext(res);
-    send(res, webhooksPage(context, endpointsOf(context)));
+    send(res, webhooksPage(context, await endpointsOf(context)));
   });
 
   router.post('/webhooks', ...post, signedIn, csrf, async (req, res) => {
@@ -311,25 +319,25 @@ export function portalRoutes(deps: PortalDeps): Router {
       url: parsed.url,
       ...(parsed.description ? { description: parsed.description } : {}),
     });
-    const again = (message: string) =>
-      send(res, webhooksPage(context, endpointsOf(context), { error: message, url: parsed.url }), 400);
+    const again = async (message: string) =>
+      send(res, webhooksPage(context, await endpointsOf(context), { error: message, url: parsed.url }), 400);
     if (!params.success) return again('Enter a full http(s) URL, such as https://example.com/webhooks.');
     try {
       const created = await webhooks.create(callerOf(context), params.data);
       const { secret, ...endpoint } = created;
-      send(res, webhooksPage(context, endpointsOf(context), { created: { endpoint, secret } }), 201);
+      send(res, webhooksPage(context, await endpointsOf(context), { created: { endpoint, secret } }), 201);
     } catch (error) {
       if (error instanceof HttpError && error.status === 400) return again(error.message);
       throw error;
     }
   });
 
-  router.get('/webhooks/:id', signedIn, (req, res) => {
+  router.get('/webhooks/:id', signedIn, async (req, res) => {
     const context = portalContext(res);
     const query = DeliveriesQuerySchema.parse(req.query);
     const id = String(req.params.id);
-    const endpoint = webhooks.retrieve(callerOf(context), id);
-    const deliveries = webhooks.listDeliveries(callerOf(context), id, {
+    const endpoint = await webhooks.retrieve(callerOf(context), id);
+    const deliveries = await webhooks.listDeliveries(callerOf(context), id, {
       limit: 20,
       startingAfter: query.startingAfter,
     });
@@ -342,16 +350,16 @@ export function portalRoutes(deps: PortalDeps): Router {
     );
   });
 
-  router.post('/webhooks/:id/reveal', ...post, signedIn, csrf, (req, res) => {
+  router.post('/webhooks/:id/reveal', ...post, signedIn, csrf, async (req, res) => {
     const context = portalContext(res);
     RevealSecretFormSchema.parse(req.body);
     const id = String(req.params.id);
-    const endpoint = webhooks.retrieve(callerOf(context), id);
-    const record = webhooks.endpoints.find(id);
-    if (!record) throw new HttpError(404, 'not_found', 'No such webhook endpoint.');
+    // The caller's own endpoint (404/403 otherwise), with its sealed secret.
+    const record = await webhooks.owned(callerOf(context), id);
+    const endpoint = await webhooks.retrieve(callerOf(context), id);
     const secret = secretBox.open(record.secretCiphertext);
     logger.info('portal webhook secret revealed', { businessId: context.business.id, endpointId: id });
-    const deliveries = webhooks.listDeliveries(callerOf(context), id, { limit: 20 });
+    const deliveries = await webhooks.listDeliveries(callerOf(context), id, { limit: 20 });
     send(res, endpointPage(context, endpoint, deliveries, { secret }));
   });
 
@@ -378,20 +386,20 @@ export function portalRoutes(deps: PortalDeps): Router {
 
   // --- sessions ---
 
-  router.get('/sessions', signedIn, (req, res) => {
+  router.get('/sessions', signedIn, async (req, res) => {
     const context = portalContext(res);
     const query = SessionsQuerySchema.parse(req.query);
     const status = query.status === '' ? undefined : query.status;
     const reference = query.reference === '' ? undefined : query.reference;
     const startingAfter = query.startingAfter === '' ? undefined : query.startingAfter;
-    const list = sessions.list(callerOf(context), { limit: 20, status, reference, startingAfter });
+    const list = await sessions.list(callerOf(context), { limit: 20, status, reference, startingAfter });
     send(res, sessionsPage(context, list, { status, reference, startingAfter }));
   });
 
-  router.get('/sessions/:id', signedIn, (req, res) => {
+  router.get('/sessions/:id', signedIn, async (req, res) => {
     const context = portalContext(res);
-    const session = sessions.retrieve(callerOf(context), String(req.params.id));
-    const history = store.events.forSessionAfter(session.id, 0);
+    const session = await sessions.retrieve(callerOf(context), String(req.params.id));
+    const history = await store.events.forSessionAfter(session.id, 0);
     const query = SessionDetailQuerySchema.safeParse(req.query);
     send(
       res,
@@ -406,13 +414,13 @@ export function portalRoutes(deps: PortalDeps): Router {
 
   // --- the test bank ---
 
-  router.get('/bank', signedIn, (_req, res) => {
+  router.get('/bank', signedIn, async (_req, res) => {
     const context = portalContext(res);
     let open: Session[] = [];
     if (context.environment === 'test') {
       const caller = callerOf(context);
-      const waiting = sessions.list(caller, { limit: 50, status: 'awaiting_payment' }).data;
-      const mismatched = sessions.list(caller, { limit: 50, status: 'mismatch' }).data;
+      const waiting = (await sessions.list(caller, { limit: 50, status: 'awaiting_payment' })).data;
+      const mismatched = (await sessions.list(caller, { limit: 50, status: 'mismatch' })).data;
       open = [...waiting, ...mismatched]
         .filter(takesTransfer)
         .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
@@ -424,7 +432,7 @@ export function portalRoutes(deps: PortalDeps): Router {
     const context = portalContext(res);
     const parsed = TransferFormSchema.parse(req.body);
     // Simulated money only ever reaches test sessions: the test view of this business, whatever the toggle shows.
-    const session = sessions.retrieve(callerOf(context, 'test'), parsed.sessionId);
+    const session = await sessions.retrieve(callerOf(context, 'test'), parsed.sessionId);
     if (!takesTransfer(session) || !session.virtualAccount) {
       throw new HttpError(
         409,

@@ -13,7 +13,10 @@ export type SuccessStatus = keyof typeof SUCCESS_MESSAGES;
  * @example
  * router.get('/api/widget/sessions/:id', secretKey, (req, res) => sendData(res, sessions.retrieve(caller, id)));
  */
-export function sendData(res: Response, data: unknown, status: SuccessStatus = 200): void {
+/** Any value but a promise: an answer must be awaited before it is sent (the store's reads are asynchronous). */
+type Settled<T> = T extends PromiseLike<unknown> ? never : T;
+
+export function sendData<T>(res: Response, data: Settled<T>, status: SuccessStatus = 200): void {
   // Through res.json: the idempotency middleware (`idempotent`) remembers an answer where res.json is called.
   res.status(status).json({ meta: { statusCode: status, message: SUCCESS_MESSAGES[status] }, data });
 }
@@ -25,7 +28,7 @@ export function sendData(res: Response, data: unknown, status: SuccessStatus = 2
  * @example
  * const text = dataEnvelopeText(session, 201); // '{"meta":{"statusCode":201,"message":"Created"},"data":{…}}'
  */
-export function dataEnvelopeText(data: unknown, status: SuccessStatus): string {
+export function dataEnvelopeText<T>(data: Settled<T>, status: SuccessStatus): string {
   return JSON.stringify({ meta: { statusCode: status, message: SUCCESS_MESSAGES[status] }, data });
 }
 

@@ -9,7 +9,7 @@ let secretKey: string;
 
 beforeEach(async () => {
   server = await startServer();
-  secretKey = server.createBusiness().keys.test.secretKey;
+  secretKey = (await server.createBusiness()).keys.test.secretKey;
 });
 
 afterEach(async () => {
@@ -82,7 +82,7 @@ test('resuming with Last-Event-ID replays every missed transition in order, then
   expect(resumed.frames.map((frame) => frame.data.status)).toEqual(['mismatch', 'successful']);
 
   // Every transition after the one the client had, exactly once and in order: compare with the events table.
-  const events = server.service.deps.store.events.forSessionAfter(checkout.sessionId, Number(seen));
+  const events = await server.service.deps.store.events.forSessionAfter(checkout.sessionId, Number(seen));
   expect(resumed.frames.map((frame) => Number(frame.id))).toEqual(events.map((event) => event.seq));
 });
 
@@ -100,7 +100,7 @@ test('two transitions missed while away are both replayed before the final state
   });
   await resumed.closed();
   expect(resumed.frames.map((frame) => frame.data.status)).toEqual(['mismatch', 'successful']);
-  const events = server.service.deps.store.events.forSessionAfter(checkout.sessionId, Number(seen));
+  const events = await server.service.deps.store.events.forSessionAfter(checkout.sessionId, Number(seen));
   expect(resumed.frames.map((frame) => Number(frame.id))).toEqual(events.map((event) => event.seq));
   expect(resumed.frames[0]?.data.virtualAccount.accountNumber).toBe(checkout.accountNumber);
   expect(resumed.frames[1]?.data.virtualAccount).toBeNull();

@@ -74,7 +74,7 @@ export function sessionEventRoutes(auth: AuthDeps, streams: PushStreams): Router
       next();
     },
     requireWidgetToken(auth),
-    (req, res) => {
+    async (req, res) => {
       const header = req.get('Last-Event-ID');
       let lastEventId: number | undefined;
       if (header !== undefined && header.trim() !== '') {
@@ -110,7 +110,7 @@ export function sessionEventRoutes(auth: AuthDeps, streams: PushStreams): Router
           { 'Retry-After': '5' },
         );
       }
-      streams.open(res, caller.session.id, lastEventId, owner);
+      await streams.open(res, caller.session.id, lastEventId, owner);
       if (!res.writableEnded) releaseRequestChain(req, res);
     },
   );

@@ -18,22 +18,22 @@ export function sessionRoutes(auth: AuthDeps, sessions: SessionService): Router 
     const parsed = CreateSessionParamsSchema.safeParse(req.body);
     if (!parsed.success) throw validationError(parsed.error, 'session');
     let answer = '';
-    await sessions.create(apiCaller(res), parsed.data, (created) => {
+    await sessions.create(apiCaller(res), parsed.data, async (tx, created) => {
       answer = dataEnvelopeText(created, 201);
-      rememberInWrite(res, 201, answer);
+      await rememberInWrite(tx, res, 201, answer);
     });
     sendJsonText(res, 201, answer);
   });
 
-  router.get('/api/widget/sessions', secretKey, (req, res) => {
+  router.get('/api/widget/sessions', secretKey, async (req, res) => {
     const parsed = ListSessionsParamsSchema.safeParse(req.query);
     if (!parsed.success) throw validationError(parsed.error, 'query');
-    const page = sessions.list(apiCaller(res), parsed.data);
+    const page = await sessions.list(apiCaller(res), parsed.data);
     sendPage(res, page);
   });
 
-  router.get('/api/widget/sessions/:id', secretKey, (req, res) => {
-    const session = sessions.retrieve(apiCaller(res), String(req.params.id));
+  router.get('/api/widget/sessions/:id', secretKey, async (req, res) => {
+    const session = await sessions.retrieve(apiCaller(res), String(req.params.id));
     sendData(res, session);
   });
 

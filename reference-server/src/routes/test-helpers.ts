@@ -46,8 +46,8 @@ export function testHelperRoutes(
     refuseLive(res);
     const parsed = SimulateTransferParamsSchema.safeParse(req.body);
     if (!parsed.success) throw validationError(parsed.error, 'transfer');
-    const account = store.virtualAccounts.find(parsed.data.accountNumber);
-    const session = account && store.sessions.find(account.sessionId);
+    const account = await store.virtualAccounts.find(parsed.data.accountNumber);
+    const session = account && (await store.sessions.find(account.sessionId));
     if (!session) throw notFound('account');
     // The environment matters as much as the business: a test key must never pay a live session.
     assertOwnedBy(caller, session, 'account');

@@ -12,8 +12,8 @@ let otherSk: string;
 beforeEach(async () => {
   server = await startServer({ rateLimit: { perMinute: 10_000 } });
   receiver = await startReceiver();
-  sk = server.createBusiness({ name: 'Shop' }).keys.test.secretKey;
-  otherSk = server.createBusiness({ name: 'Other' }).keys.test.secretKey;
+  sk = (await server.createBusiness({ name: 'Shop' })).keys.test.secretKey;
+  otherSk = (await server.createBusiness({ name: 'Other' })).keys.test.secretKey;
 });
 
 afterEach(async () => {
@@ -130,7 +130,7 @@ describe('endpoints resource', () => {
   });
 
   test('live endpoints need https and a public address', async () => {
-    const live = server.createBusiness({ kycApproved: true }).keys.live.secretKey;
+    const live = (await server.createBusiness({ kycApproved: true })).keys.live.secretKey;
     for (const url of [
       'http://93.184.215.14/hooks',
       'https://127.0.0.1/hooks',

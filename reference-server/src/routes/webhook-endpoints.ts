@@ -31,14 +31,14 @@ export function webhookEndpointRoutes(auth: AuthDeps, webhooks: Webhooks): Route
     sendData(res, endpoint, 201);
   });
 
-  router.get('/api/webhooks', secretKey, (req, res) => {
+  router.get('/api/webhooks', secretKey, async (req, res) => {
     const parsed = ListWebhookEndpointsParamsSchema.safeParse(req.query);
     if (!parsed.success) throw validationError(parsed.error, 'query');
-    sendPage(res, webhooks.list(apiCaller(res), parsed.data));
+    sendPage(res, await webhooks.list(apiCaller(res), parsed.data));
   });
 
-  router.get('/api/webhooks/:id', secretKey, (req, res) => {
-    sendData(res, webhooks.retrieve(apiCaller(res), String(req.params.id)));
+  router.get('/api/webhooks/:id', secretKey, async (req, res) => {
+    sendData(res, await webhooks.retrieve(apiCaller(res), String(req.params.id)));
   });
 
   router.patch('/api/webhooks/:id', secretKey, async (req, res) => {
@@ -58,10 +58,10 @@ export function webhookEndpointRoutes(auth: AuthDeps, webhooks: Webhooks): Route
     sendData(res, endpoint);
   });
 
-  router.get('/api/webhooks/:id/deliveries', secretKey, (req, res) => {
+  router.get('/api/webhooks/:id/deliveries', secretKey, async (req, res) => {
     const parsed = ListWebhookDeliveriesParamsSchema.safeParse(req.query);
     if (!parsed.success) throw validationError(parsed.error, 'query');
-    sendPage(res, webhooks.listDeliveries(apiCaller(res), String(req.params.id), parsed.data));
+    sendPage(res, await webhooks.listDeliveries(apiCaller(res), String(req.params.id), parsed.data));
   });
 
   router.post('/api/events/:id/resend', secretKey, idempotent, async (req, res) => {

@@ -38,25 +38,25 @@ export class ExpirySweeper {
   async sweep(): Promise<number> {
     const now = this.clock.now();
     let moved = 0;
-    for (const due of this.store.sessions.overdue(now, BATCH)) {
-      moved += await this.store.writes.run((context) => {
-        const session = this.store.sessions.find(due.id);
+    for (const due of await this.store.sessions.overdue(now, BATCH)) {
+      moved += await this.store.writes.run(async (tx, context) => {
+        const session = await tx.sessions.find(due.id);
         if (!session || isTerminal(session.status) || session.expiresAt > now) return 0;
-        this.lifecycle.transition(context, session, 'expired', { now });
+        await this.lifecycle.transition(tx, context, session, 'expired', { now });
         return 1;
       });
     }
-    for (const account of this.store.virtualAccounts.overdue(now, BATCH)) {
-      moved += await this.store.writes.run((context) => {
-        const session = this.store.sessions.find(account.sessionId);
+    for (const account of await this.store.virtualAccounts.overdue(now, BATCH)) {
+      moved += await this.store.writes.run(async (tx, context) => {
+        const session = await tx.sessions.find(account.sessionId);
         const stillOffered =
           session?.accountNumber === account.accountNumber &&
           (session.status === 'awaiting_payment' || session.status === 'mismatch');
         if (!session || !stillOffered) {
-          this.lifecycle.closeStrayAccount(account.accountNumber, session, now);
+          await this.lifecycle.closeStrayAccount(tx, context, account.accountNumber, session, now);
           return 0;
         }
-        this.lifecycle.transition(context, session, 'pending', {
+        await this.lifecycle.transition(tx, context, session, 'pending', {
           now,
           reason: 'account_expired',
           closeAccount: true,
@@ -64,7 +64,7 @@ export class ExpirySweeper {
         return 1;
       });
     }
-    await this.store.writes.run(() => this.store.idempotencyKeys.purge(now - this.idempotencyKeyTtlMs));
+    await this.store.writes.run((tx) => tx.idempotencyKeys.purge(now - this.idempotencyKeyTtlMs));
     return moved;
   }
 

@@ -2,10 +2,9 @@ import type { SessionStatus, StatusReason } from '@servicepay/node/protocol';
 import { TERMINAL_SESSION_STATUSES } from '@servicepay/node/protocol';
 import type { BankGateway, CreditedTransfer } from '../bank/bank-gateway.ts';
 import type { UnappliedCredits } from '../bank/unapplied-credits.ts';
+import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { SessionRecord } from '../db/sessions.ts';
-import type { Store } from '../db/store.ts';
-import type { WriteContext } from '../db/write-queue.ts';
-import { HttpError } from '../errors.ts';
+import { WriteConflict } from '../errors.ts';
 import type { Broadcaster } from '../events/broadcaster.ts';
 import type { WebhookOutbox } from '../events/outbox.ts';
 import { newId } from '../internal/random.ts';
@@ -35,12 +34,11 @@ export const isTerminal = (status: SessionStatus): boolean => TERMINAL_SESSION_S
  * `successful` session, and the caller must look at the status it got back.
  *
  * @example
- * const after = lifecycle.transition(context, session, 'cancelled', { now, reason: 'cancelled_by_payer' });
+ * const after = await lifecycle.transition(tx, context, session, 'cancelled', { now, reason: 'cancelled_by_payer' });
  * if (after.status === 'successful') { ... } // the payer's transfer came first
  */
 export class SessionLifecycle {
   constructor(
-    private readonly store: Store,
     private readonly outbox: WebhookOutbox,
     private readonly broadcaster: Broadcaster,
     private readonly bank: BankGateway,
@@ -52,20 +50,25 @@ export class SessionLifecycle {
    * yet pays the session (returned, `successful`) if it fits it, or is recorded and refunded if not.
    * Undefined when the session was not paid by it.
    */
-  settle(context: WriteContext, session: SessionRecord, now: number): SessionRecord | undefined {
+  async settle(
+    tx: Repositories,
+    context: WriteContext,
+    session: SessionRecord,
+    now: number,
+  ): Promise<SessionRecord | undefined> {
     if (session.accountNumber === null) return undefined;
     const answer = this.bank.closeAccount(session.accountNumber);
     if (!('alreadyCredited' in answer)) return undefined;
     const transfer = answer.alreadyCredited;
-    if (this.store.settledTransfers.findResult(transfer.id) !== undefined) return undefined;
+    if ((await tx.settledTransfers.findResult(transfer.id)) !== undefined) return undefined;
     const fits =
       !isTerminal(session.status) &&
       transfer.accountNumber === session.accountNumber &&
       transfer.amount === session.amount &&
       transfer.currency === session.currency;
-    this.recordSettled(transfer, session, fits ? 'credited' : 'unapplied', now);
-    if (fits) return this.transition(context, session, 'successful', { now });
-    this.credits.record({
+    await this.recordSettled(tx, transfer, session, fits ? 'credited' : 'unapplied', now);
+    if (fits) return this.transition(tx, context, session, 'successful', { now });
+    await this.credits.record(tx, context, {
       transfer,
       session,
       reason: isTerminal(session.status)
@@ -82,14 +85,20 @@ export class SessionLifecycle {
    * An open account the session no longer offers, found by the sweeper: closed at the bank, and a credit on
    * it that nobody settled is recorded and refunded (it cannot pay a session that moved on).
    */
-  closeStrayAccount(accountNumber: string, session: SessionRecord | undefined, now: number): void {
-    this.store.virtualAccounts.close(accountNumber, now);
+  async closeStrayAccount(
+    tx: Repositories,
+    context: WriteContext,
+    accountNumber: string,
+    session: SessionRecord | undefined,
+    now: number,
+  ): Promise<void> {
+    await tx.virtualAccounts.close(accountNumber, now);
     const answer = this.bank.closeAccount(accountNumber);
     if (!('alreadyCredited' in answer)) return;
     const transfer = answer.alreadyCredited;
-    if (this.store.settledTransfers.findResult(transfer.id) !== undefined) return;
-    this.recordSettled(transfer, session, 'unapplied', now);
-    this.credits.record({
+    if ((await tx.settledTransfers.findResult(transfer.id)) !== undefined) return;
+    await this.recordSettled(tx, transfer, session, 'unapplied', now);
+    await this.credits.record(tx, context, {
       transfer,
       session,
       reason: session && isTerminal(session.status) ? 'session_ended' : 'account_closed',
@@ -97,13 +106,14 @@ export class SessionLifecycle {
     });
   }
 
-  private recordSettled(
+  private async recordSettled(
+    tx: Repositories,
     transfer: CreditedTransfer,
     session: SessionRecord | undefined,
     result: 'credited' | 'unapplied',
     now: number,
-  ): void {
-    this.store.settledTransfers.insert({
+  ): Promise<void> {
+    await tx.settledTransfers.insert({
       transferId: transfer.id,
       accountNumber: transfer.accountNumber,
       sessionId: session?.id ?? null,
@@ -116,12 +126,13 @@ export class SessionLifecycle {
     });
   }
 
-  transition(
+  async transition(
+    tx: Repositories,
     context: WriteContext,
     session: SessionRecord,
     to: SessionStatus,
     options: TransitionOptions,
-  ): SessionRecord {
+  ): Promise<SessionRecord> {
     const { now } = options;
     const reason = options.reason ?? null;
     const previousAccount = session.accountNumber;
@@ -133,30 +144,30 @@ export class SessionLifecycle {
       (previousAccount !== accountNumber || options.closeAccount || isTerminal(to));
     if (closing && to !== 'successful') {
       // Settle with the bank before the session stops taking money: a credit that came first wins.
-      const paid = this.settle(context, session, now);
+      const paid = await this.settle(tx, context, session, now);
       if (paid) return paid;
     }
-    const changed = this.store.sessions.change(session.id, session.status, {
+    const changed = await tx.sessions.change(session.id, session.status, {
       status: to,
       updatedAt: now,
       accountNumber,
       mismatchReceived: options.mismatchReceived ?? session.mismatchReceived,
       paidAt: to === 'successful' ? now : session.paidAt,
     });
-    if (!changed) throw new HttpError(409, 'session_not_active', 'The session changed meanwhile; try again.');
+    if (!changed) throw new WriteConflict('session_not_active', 'The session changed meanwhile; try again.');
 
     if (closing) {
-      this.store.virtualAccounts.close(previousAccount, now);
+      await tx.virtualAccounts.close(previousAccount, now);
       // Paid: the bank closed the account with its credit; otherwise (a credit the bank never made) this
       // closes it, so nothing more is taken for a session that is paid.
       if (to === 'successful') this.bank.closeAccount(previousAccount);
     }
 
-    const updated = this.store.sessions.find(session.id);
+    const updated = await tx.sessions.find(session.id);
     if (!updated) throw new Error(`session ${session.id} vanished inside its transition`);
-    const account = accountNumber === null ? undefined : this.store.virtualAccounts.find(accountNumber);
+    const account = accountNumber === null ? undefined : await tx.virtualAccounts.find(accountNumber);
     const view = toSessionView(updated, account);
-    const event = this.store.events.insert({
+    const event = await tx.events.insert({
       id: newId('evt'),
       businessId: updated.businessId,
       environment: updated.environment,
@@ -166,9 +177,9 @@ export class SessionLifecycle {
       payload: JSON.stringify(view),
       createdAt: now,
     });
-    this.outbox.enqueue(event);
+    await this.outbox.enqueue(tx, context, event);
 
-    const merchantName = this.store.businesses.find(updated.businessId)?.name ?? '';
+    const merchantName = (await tx.businesses.find(updated.businessId))?.name ?? '';
     const message = toStatusMessage(view, merchantName, reason);
     context.afterCommit(() => this.broadcaster.publish({ sessionId: updated.id, seq: event.seq, message }));
     return updated;

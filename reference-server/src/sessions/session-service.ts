@@ -10,10 +10,10 @@ import type {
 import type { BankGateway } from '../bank/bank-gateway.ts';
 import { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
 import type { ServerConfig } from '../config.ts';
+import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { SessionListQuery, SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
-import type { WriteContext } from '../db/write-queue.ts';
-import { HttpError, notFound } from '../errors.ts';
+import { HttpError, notFound, WriteConflict } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newTimeOrderedId, randomBase62, sha256 } from '../internal/random.ts';
@@ -42,14 +42,14 @@ export class SessionService {
   create(
     caller: ApiCaller,
     params: CreateSessionParams,
-    alongside?: (created: CreatedSession) => void,
+    alongside?: (tx: Repositories, created: CreatedSession) => Promise<void>,
   ): Promise<CreatedSession> {
     this.checkMoney(params);
-    return this.store.writes.run(() => {
+    return this.store.writes.run(async (tx) => {
       const now = this.clock.now();
       const scope = { businessId: caller.business.id, environment: caller.environment };
       const reference = params.reference ?? `ref_${randomBase62(20)}`;
-      if (this.store.sessions.findByReference(scope.businessId, scope.environment, reference)) {
+      if (await tx.sessions.findByReference(scope.businessId, scope.environment, reference)) {
         throw new HttpError(
           409,
           'reference_already_used',
@@ -58,7 +58,7 @@ export class SessionService {
         );
       }
       const clientSecret = `cs_${caller.environment}_${randomBase62(32)}`;
-      const session = this.store.sessions.insert({
+      const session = await tx.sessions.insert({
         // Time-ordered: appended to the id index rather than written on a random page of it (issue 12).
         id: newTimeOrderedId('ses', now),
         businessId: scope.businessId,
@@ -77,17 +77,17 @@ export class SessionService {
         expiresAt: now + (params.expiresInMinutes ?? this.config.sessionLifetimeMinutes) * 60_000,
       });
       const created: CreatedSession = { ...toSessionView(session, undefined), clientSecret };
-      alongside?.(created);
+      await alongside?.(tx, created);
       return created;
     });
   }
 
-  retrieve(caller: ApiCaller, id: string): Session {
-    const session = this.ownedSession(caller, id);
+  async retrieve(caller: ApiCaller, id: string): Promise<Session> {
+    const session = await this.ownedSession(caller, id);
     return this.view(session);
   }
 
-  list(
+  async list(
     caller: ApiCaller,
     query: Omit<SessionListQuery, 'businessId' | 'environment' | 'beforeSeq'> & {
       startingAfter?: string | undefined;
@@ -95,13 +95,13 @@ export class SessionService {
   ) {
     let beforeSeq: number | undefined;
     if (query.startingAfter !== undefined) {
-      const cursor = this.store.sessions.find(query.startingAfter);
+      const cursor = await this.store.sessions.find(query.startingAfter);
       if (!cursor || cursor.businessId !== caller.business.id || cursor.environment !== caller.environment) {
         throw unknownCursor('a session of this list');
       }
       beforeSeq = cursor.seq;
     }
-    const rows = this.store.sessions.list({
+    const rows = await this.store.sessions.list({
       businessId: caller.business.id,
       environment: caller.environment,
       status: query.status,
@@ -109,7 +109,8 @@ export class SessionService {
       beforeSeq,
       limit: query.limit + 1,
     });
-    return toPage(rows, query.limit, (session) => this.view(session));
+    const page = toPage(rows, query.limit, (session) => session);
+    return { ...page, data: await Promise.all(page.data.map((session) => this.view(session))) };
   }
 
   /**
@@ -118,16 +119,16 @@ export class SessionService {
    * and the cancel answers 409 `session_not_active`.
    */
   async cancel(sessionId: string, reason: StatusReason, owner: ApiCaller | undefined): Promise<Session> {
-    if (owner) this.ownedSession(owner, sessionId);
-    const after = await this.store.writes.run((context) => {
-      const session = this.store.sessions.find(sessionId);
+    if (owner) await this.ownedSession(owner, sessionId);
+    const after = await this.store.writes.run(async (tx, context) => {
+      const session = await tx.sessions.find(sessionId);
       if (!session) throw notFound('session');
       if (session.status === 'cancelled') return session;
       if (isTerminal(session.status)) return session;
       const now = this.clock.now();
-      const ended = this.lifecycle.transition(context, session, 'cancelled', { now, reason });
+      const ended = await this.lifecycle.transition(tx, context, session, 'cancelled', { now, reason });
       if (ended.status === 'cancelled') {
-        this.store.auditLog.record({
+        await tx.auditLog.record({
           at: now,
           actor: owner ? `secret_key:${owner.environment}` : 'widget_token',
           action: 'session.cancelled',
@@ -164,9 +165,9 @@ export class SessionService {
       );
     }
     const hash = sha256(clientSecret);
-    return this.store.writes.run((context) => {
+    return this.store.writes.run(async (tx, context) => {
       const now = this.clock.now();
-      const session = this.store.sessions.findByClientSecretHash(hash);
+      const session = await tx.sessions.findByClientSecretHash(hash);
       if (!session) throw new HttpError(400, 'invalid_client_secret', 'No session has this client secret.');
       if (session.clientSecretUsedAt !== null) {
         throw new HttpError(
@@ -182,34 +183,37 @@ export class SessionService {
           `This checkout has ended (${session.status}). Ask your backend for a new session.`,
         );
       }
-      this.store.sessions.markClientSecretUsed(session.id, now);
+      if (!(await tx.sessions.markClientSecretUsed(session.id, now))) {
+        // Another exchange of the same secret committed after this job read it: run again, and answer 409.
+        throw new WriteConflict('client_secret_already_used', 'This client secret was already used.');
+      }
       const token = `wt_${randomBase62(32)}`;
-      this.store.widgetTokens.insert({
+      await tx.widgetTokens.insert({
         tokenHash: sha256(token),
         sessionId: session.id,
         createdAt: now,
         expiresAt: session.expiresAt,
       });
-      const opened = this.offerNewAccount(context, session, now);
-      return { token, ...this.checkout(opened) };
+      const opened = await this.offerNewAccount(tx, context, session, now);
+      return { token, ...(await this.checkout(opened, tx)) };
     });
   }
 
   /** A fresh account for a session whose last one ran out (EXPIRED → retry). The current one if it still lives. */
   async newAccount(sessionId: string): Promise<NewAccountResult> {
-    const result = await this.store.writes.run((context) => {
+    const result = await this.store.writes.run(async (tx, context) => {
       const now = this.clock.now();
-      const session = this.store.sessions.find(sessionId);
+      const session = await tx.sessions.find(sessionId);
       if (!session) throw notFound('session');
       if (isTerminal(session.status) || session.expiresAt <= now) return { ended: session };
       const current =
-        session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
+        session.accountNumber === null ? undefined : await tx.virtualAccounts.find(session.accountNumber);
       const live = current && current.closedAt === null && current.expiresAt > now;
-      if (live) return { checkout: this.checkout(session) };
+      if (live) return { checkout: await this.checkout(session, tx) };
       // The old account may have been credited before it ran out: settle it before offering another.
-      const paid = this.lifecycle.settle(context, session, now);
+      const paid = await this.lifecycle.settle(tx, context, session, now);
       if (paid) return { ended: paid };
-      return { checkout: this.checkout(this.offerNewAccount(context, session, now)) };
+      return { checkout: await this.checkout(await this.offerNewAccount(tx, context, session, now), tx) };
     });
     if ('ended' in result) {
       throw new HttpError(
@@ -229,22 +233,25 @@ export class SessionService {
    * answers 409 `session_not_active`.
    */
   openForTest(caller: ApiCaller, id: string): Promise<{ session: Session; virtualAccount: VirtualAccount }> {
-    return this.store.writes.run((context) => {
+    return this.store.writes.run(async (tx, context) => {
       const now = this.clock.now();
-      let session = this.ownedSession(caller, id);
+      let session = await this.ownedSession(caller, id, tx);
       if (!isTerminal(session.status) && session.expiresAt > now) {
         const current =
-          session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
+          session.accountNumber === null ? undefined : await tx.virtualAccounts.find(session.accountNumber);
         if (session.clientSecretUsedAt === null) {
-          this.store.sessions.markClientSecretUsed(session.id, now);
-          session = this.offerNewAccount(context, session, now);
+          if (!(await tx.sessions.markClientSecretUsed(session.id, now))) {
+            throw new WriteConflict('session_not_active', 'The checkout was opened meanwhile; try again.');
+          }
+          session = await this.offerNewAccount(tx, context, session, now);
         } else if (!current || current.closedAt !== null || current.expiresAt <= now) {
           // The old account may have been credited before it ran out: settle it before offering another.
           session =
-            this.lifecycle.settle(context, session, now) ?? this.offerNewAccount(context, session, now);
+            (await this.lifecycle.settle(tx, context, session, now)) ??
+            (await this.offerNewAccount(tx, context, session, now));
         }
       }
-      const view = this.view(session);
+      const view = await this.view(session, tx);
       if (isTerminal(session.status) || session.expiresAt <= now || !view.virtualAccount) {
         throw new HttpError(
           409,
@@ -256,8 +263,13 @@ export class SessionService {
     });
   }
 
-  private offerNewAccount(context: WriteContext, session: SessionRecord, now: number): SessionRecord {
-    const business = this.store.businesses.find(session.businessId);
+  private async offerNewAccount(
+    tx: Repositories,
+    context: WriteContext,
+    session: SessionRecord,
+    now: number,
+  ): Promise<SessionRecord> {
+    const business = await tx.businesses.find(session.businessId);
     const expiresAt = Math.min(now + this.config.accountLifetimeMinutes * 60_000, session.expiresAt);
     const account = this.bank.provisionAccount({
       environment: session.environment,
@@ -266,32 +278,39 @@ export class SessionService {
       accountName: `${business?.name ?? 'ServicePay'} checkout`,
       expiresAt,
     });
-    this.store.virtualAccounts.insert({ ...account, sessionId: session.id, createdAt: now });
-    return this.lifecycle.transition(context, session, 'awaiting_payment', {
+    await tx.virtualAccounts.insert({ ...account, sessionId: session.id, createdAt: now });
+    return this.lifecycle.transition(tx, context, session, 'awaiting_payment', {
       now,
       newAccountNumber: account.accountNumber,
     });
   }
 
   /** What the checkout shows: the public session and the account it offers now. */
-  private checkout(session: SessionRecord): NewAccountResult {
-    const view = this.view(session);
+  private async checkout(session: SessionRecord, repositories: Repositories): Promise<NewAccountResult> {
+    const view = await this.view(session, repositories);
     if (!view.virtualAccount) throw new Error(`session ${session.id} has no account to show`);
-    const merchantName = this.store.businesses.find(session.businessId)?.name ?? '';
+    const merchantName = (await repositories.businesses.find(session.businessId))?.name ?? '';
     return { session: toPublicSession(view, merchantName), virtualAccount: view.virtualAccount };
   }
 
   /** The session if it belongs to the caller's business and environment; 404 if none, 403 if another's. */
-  ownedSession(caller: ApiCaller, id: string): SessionRecord {
-    const session = this.store.sessions.find(id);
+  async ownedSession(
+    caller: ApiCaller,
+    id: string,
+    repositories: Repositories = this.store,
+  ): Promise<SessionRecord> {
+    const session = await repositories.sessions.find(id);
     if (!session) throw notFound('session');
     assertOwnedBy(caller, session, 'session');
     return session;
   }
 
-  view(session: SessionRecord): Session {
+  /** `repositories`: the write job's inside one, so that it reads its own uncommitted writes on PostgreSQL. */
+  async view(session: SessionRecord, repositories: Repositories = this.store): Promise<Session> {
     const account =
-      session.accountNumber === null ? undefined : this.store.virtualAccounts.find(session.accountNumber);
+      session.accountNumber === null
+        ? undefined
+        : await repositories.virtualAccounts.find(session.accountNumber);
     return toSessionView(session, account);
   }
 

@@ -77,7 +77,7 @@ export async function startCheckoutWorld(
     ...options.config,
   });
   const merchantName = options.merchantName ?? 'Ada Stores';
-  const business = server.createBusiness({ name: merchantName, kycApproved: true });
+  const business = await server.createBusiness({ name: merchantName, kycApproved: true });
   const site = await startMerchantSite(server.baseUrl);
   const keys = { test: business.keys.test.secretKey, live: business.keys.live.secretKey };
   return {

@@ -33,6 +33,14 @@ export class CommitOutcomeUnknownError extends Error {
 /** Serialization failure and deadlock: PostgreSQL rolled the transaction back and says to run it again. */
 const RETRYABLE = new Set(['40001', '40P01']);
 
+/**
+ * A statement refused for a duplicate key (23505). Under READ COMMITTED, two instances that both read "not
+ * there yet" and insert it (the same bank notification, the same settled transfer) collide here: run the loser
+ * again, and it reads the winner's row and answers as a repeat would. A job that inserts a true duplicate gets
+ * the same refusal each time and fails after `maxAttempts`. At COMMIT (a deferred check) it is not retried.
+ */
+const isUniqueViolation = (error: unknown): boolean => sqlState(error) === '23505';
+
 /** Random backoff before attempt n + 1: up to 5 ms × 2^(n-1), at most 100 ms ("full jitter"). */
 const BACKOFF_BASE_MS = 5;
 const BACKOFF_MAX_MS = 100;
@@ -42,11 +50,15 @@ const sqlState = (error: unknown): string | undefined => {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 };
 
-/** A serialization failure or deadlock in `error` or in its `cause` chain (a repository may wrap one). */
+/**
+ * A serialization failure or deadlock in `error` or in its `cause` chain (a repository may wrap one), or a
+ * job's own "my conditional write lost to a concurrent commit" (`retryWrite: true`, `WriteConflict`).
+ */
 function isRetryable(error: unknown): boolean {
   for (let current = error, depth = 0; current && depth < 8; depth++) {
     const code = sqlState(current);
     if (code && RETRYABLE.has(code)) return true;
+    if ((current as { retryWrite?: unknown }).retryWrite === true) return true;
     current = (current as { cause?: unknown }).cause;
   }
   return false;
@@ -100,7 +112,9 @@ type Attempt<T> =
  * level, two jobs locking two rows in opposite order) in any statement or at `COMMIT` means PostgreSQL rolled
  * the transaction back: the attempt's effects are dropped and the whole job runs again on a fresh client
  * after a small random backoff, up to `maxAttempts` runs, after which the job rejects with the last such
- * error. So a job must be safe to run again: store work only, everything else through `afterCommit`.
+ * error. A statement refused for a duplicate key (23505) is retried the same way: it is how two instances
+ * inserting the same first-time row (a bank notification, a settled transfer) collide, and the retry reads
+ * the winner's row. So a job must be safe to run again: store work only, everything else through `afterCommit`.
  *
  * **Broken connections.** A client whose connection failed is released with the error, so the pool closes
  * it instead of handing it to the next job, and the job rejects (a connection that broke before `COMMIT` was
@@ -190,7 +204,7 @@ export class PostgresWriteQueue<R> implements Writes<R> {
           failedStatement ??= error;
           // Known here, even if the job swallows the error and returns before the socket's end is seen.
           if (connectionLost(error)) lost ??= error as Error;
-          if (isRetryable(error)) retryableStatement ??= error;
+          if (isRetryable(error) || isUniqueViolation(error)) retryableStatement ??= error;
           throw error;
         });
       },

@@ -110,7 +110,7 @@ const toDue = (row: DueRow): DueDelivery => ({
 const DUE = `
 WITH picked AS (
   SELECT seq, next_attempt_at FROM webhook_deliveries
-  WHERE status = 'pending' AND next_attempt_at <= $1
+  WHERE status = 'pending' AND next_attempt_at <= $1 AND NOT (id = ANY($4::text[]))
   ORDER BY next_attempt_at, seq
   LIMIT $2
   FOR UPDATE SKIP LOCKED
@@ -218,8 +218,8 @@ export class PostgresWebhookDeliveryRepository implements Async<WebhookDeliveryR
    * Pending deliveries due at `now`, oldest due first, with their endpoint and event, each claimed for
    * `leaseMs`: until the lease ends or an outcome is recorded, no call of `due`, on any instance, returns it.
    */
-  async due(now: number, limit: number): Promise<DueDelivery[]> {
-    const { rows } = await runQuery<DueRow>(this.db, DUE, [now, limit, this.leaseMs]);
+  async due(now: number, limit: number, excluding: readonly string[] = []): Promise<DueDelivery[]> {
+    const { rows } = await runQuery<DueRow>(this.db, DUE, [now, limit, this.leaseMs, excluding]);
     return rows.map(toDue);
   }
 
