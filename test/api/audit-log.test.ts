@@ -38,20 +38,16 @@ type Entry = {
   details: string;
 };
 
-const entriesFor = (target: string) =>
-  server.service.db
-    .prepare<[string], Entry>(
-      'SELECT at, actor, action, business_id, environment, target, details FROM audit_log WHERE target = ? ORDER BY seq',
-    )
-    .all(target)
-    .map(({ details, ...entry }) => ({ ...entry, details: JSON.parse(details) }));
-
-const auditText = () =>
+const entriesFor = async (target: string) =>
   (
-    server.service.db.prepare('SELECT actor, target, details FROM audit_log').all() as Array<
-      Record<string, string>
-    >
-  )
+    await server.rows<Entry>(
+      'SELECT at, actor, action, business_id, environment, target, details FROM audit_log WHERE target = ? ORDER BY seq',
+      target,
+    )
+  ).map(({ details, ...entry }) => ({ ...entry, details: JSON.parse(details) }));
+
+const auditText = async () =>
+  (await server.rows<Record<string, string>>('SELECT actor, target, details FROM audit_log'))
     .map((row) => JSON.stringify(row))
     .join('\n');
 
@@ -76,7 +72,7 @@ describe('audit log', () => {
 
     const base = { actor: 'secret_key:test', business_id: businessId, environment: 'test', target: id };
     const start = clock.now() - 3000;
-    expect(entriesFor(id)).toEqual([
+    expect(await entriesFor(id)).toEqual([
       { ...base, at: start, action: 'webhook_endpoint.created', details: { url: receiver.url } },
       {
         ...base,
@@ -87,7 +83,7 @@ describe('audit log', () => {
       { ...base, at: start + 2000, action: 'webhook_endpoint.secret_rolled', details: {} },
       { ...base, at: start + 3000, action: 'webhook_endpoint.deleted', details: {} },
     ]);
-    const text = auditText();
+    const text = await auditText();
     expect(text).not.toContain(created.body.data.secret);
     expect(text).not.toContain(rolled.body.data.secret);
   });
@@ -110,7 +106,7 @@ describe('audit log', () => {
       action: 'session.cancelled',
       at: clock.now(),
     };
-    expect(entriesFor(byMerchant.id)).toEqual([
+    expect(await entriesFor(byMerchant.id)).toEqual([
       {
         ...common,
         actor: 'secret_key:test',
@@ -118,7 +114,7 @@ describe('audit log', () => {
         details: { reason: 'cancelled_by_merchant', previousStatus: 'awaiting_payment' },
       },
     ]);
-    expect(entriesFor(byPayer.id)).toEqual([
+    expect(await entriesFor(byPayer.id)).toEqual([
       {
         ...common,
         actor: 'widget_token',
@@ -126,14 +122,14 @@ describe('audit log', () => {
         details: { reason: 'cancelled_by_payer', previousStatus: 'awaiting_payment' },
       },
     ]);
-    expect(auditText()).not.toContain(opened.token);
+    expect(await auditText()).not.toContain(opened.token);
   });
 
   it('a refund of a credit no session could take is recorded with the bank refund id', async () => {
     const created = await createSession(server.baseUrl, key, { amount: 90_000 });
     const opened = await bootstrap(server.baseUrl, created.clientSecret);
     const bank = new SimulatedBank({
-      db: server.service.db,
+      db: server.bankDatabase(),
       clock,
       logger: silentLogger,
       secret: server.service.config.bank.secret,
@@ -146,13 +142,12 @@ describe('audit log', () => {
     const answer = await postNotification(server, wrongCurrency, { nowMs: clock.now() });
     expect(answer.body.data.result).toBe('unapplied');
 
-    const credit = server.service.db
-      .prepare<[string], { id: string; refund_id: string }>(
-        'SELECT id, refund_id FROM unapplied_credits WHERE transfer_id = ?',
-      )
-      .get(transfer.id);
+    const [credit] = await server.rows<{ id: string; refund_id: string }>(
+      'SELECT id, refund_id FROM unapplied_credits WHERE transfer_id = ?',
+      transfer.id,
+    );
     if (!credit) throw new Error('no credit recorded');
-    expect(entriesFor(credit.id)).toEqual([
+    expect(await entriesFor(credit.id)).toEqual([
       {
         at: clock.now(),
         actor: 'service',
@@ -183,12 +178,12 @@ describe('audit log', () => {
     );
     if (!rolled) throw new Error('no business');
     expect(await approveKyc(server.service.deps.store, businessId, clock.now(), 'cli:ops')).toBe(true);
-    const entries = server.service.db
-      .prepare<[string], Entry>(
+    const entries = (
+      await server.rows<Entry>(
         "SELECT at, actor, action, business_id, environment, target, details FROM audit_log WHERE business_id = ? AND action IN ('api_key.rolled', 'kyc.approved') ORDER BY seq",
+        businessId,
       )
-      .all(businessId)
-      .map(({ details, ...entry }) => ({ ...entry, details: JSON.parse(details) }));
+    ).map(({ details, ...entry }) => ({ ...entry, details: JSON.parse(details) }));
     expect(entries).toEqual([
       {
         at: clock.now(),
@@ -209,6 +204,6 @@ describe('audit log', () => {
         details: {},
       },
     ]);
-    expect(auditText()).not.toContain(rolled.key);
+    expect(await auditText()).not.toContain(rolled.key);
   });
 });

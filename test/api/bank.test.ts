@@ -38,9 +38,7 @@ async function openSession(overrides: { expiresInMinutes?: number; amount?: numb
 }
 
 const notificationRows = (id: string) =>
-  server.service.db.prepare('SELECT result FROM bank_notifications WHERE id = ?').all(id) as Array<{
-    result: string;
-  }>;
+  server.rows<{ result: string }>('SELECT result FROM bank_notifications WHERE id = ?', id);
 
 const sign = (notification: unknown) => postNotification(server, notification, { nowMs: clock.now() });
 
@@ -52,8 +50,8 @@ describe('POST /bank/notifications', () => {
     expect(responses.every((response) => response.status >= 200 && response.status < 300)).toBe(true);
     expect(responses.filter((response) => response.body.data.duplicate === false)).toHaveLength(1);
     expect(new Set(responses.map((response) => response.body.data.result))).toEqual(new Set(['credited']));
-    expect(eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
-    expect(notificationRows(notification.id)).toEqual([{ result: 'credited' }]);
+    expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
+    expect(await notificationRows(notification.id)).toEqual([{ result: 'credited' }]);
     const session = await retrieveSession(server.baseUrl, key, created.id);
     expect(session.status).toBe('successful');
     expect(session.paidAt).toBe(new Date(clock.now()).toISOString());
@@ -65,7 +63,9 @@ describe('POST /bank/notifications', () => {
       Array.from({ length: 10 }, () => sign(bankNotification(accountNumber, created.amount))),
     );
     expect(responses.every((response) => response.status === 200)).toBe(true);
-    expect(eventTypes(server, created.id).filter((type) => type === 'session.successful')).toHaveLength(1);
+    expect(
+      (await eventTypes(server, created.id)).filter((type) => type === 'session.successful'),
+    ).toHaveLength(1);
   });
 
   describe('refuses before reading the body, changing nothing', () => {
@@ -81,9 +81,9 @@ describe('POST /bank/notifications', () => {
         timestampSeconds: Math.floor(clock.now() / 1000) - age,
       });
       expectError(response, 401, 'invalid_signature');
-      expect(notificationRows(notification.id)).toEqual([]);
+      expect(await notificationRows(notification.id)).toEqual([]);
       expect((await retrieveSession(server.baseUrl, key, created.id)).status).toBe('awaiting_payment');
-      expect(eventTypes(server, created.id)).toEqual(['session.awaiting_payment']);
+      expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment']);
     });
 
     it('accepts a timestamp 300 s old (the tolerance is inclusive)', async () => {
@@ -149,7 +149,7 @@ describe('POST /bank/notifications', () => {
     const response = await sign(notification);
     expect(response.status).toBe(200);
     expect(response.body.data.result).toBe('unknown_account');
-    expect(notificationRows(notification.id)).toEqual([{ result: 'unknown_account' }]);
+    expect(await notificationRows(notification.id)).toEqual([{ result: 'unknown_account' }]);
   });
 });
 
@@ -173,7 +173,7 @@ describe('mismatch, then the exact amount', () => {
     const paid = await retrieveSession(server.baseUrl, key, created.id);
     expect(paid.status).toBe('successful');
     expect(paid.paidAt).toBe(new Date(clock.now()).toISOString());
-    expect(eventTypes(server, created.id)).toEqual([
+    expect(await eventTypes(server, created.id)).toEqual([
       'session.awaiting_payment',
       'session.mismatch',
       'session.successful',
@@ -182,7 +182,9 @@ describe('mismatch, then the exact amount', () => {
     // Single use: the account takes nothing more, and the session stays paid once.
     const after = await testTransfer(server.baseUrl, key, accountNumber, 250_000);
     expect(after).toMatchObject({ outcome: 'returned', returnReason: 'account_closed' });
-    expect(eventTypes(server, created.id).filter((type) => type === 'session.successful')).toHaveLength(1);
+    expect(
+      (await eventTypes(server, created.id)).filter((type) => type === 'session.successful'),
+    ).toHaveLength(1);
   });
 });
 
@@ -201,11 +203,11 @@ describe('money after the end', () => {
     const response = await sign(forged);
     expect(response.status).toBe(200);
     expect(response.body.data.result).toBe('unapplied');
-    expect(notificationRows(forged.id)).toEqual([{ result: 'unapplied' }]);
+    expect(await notificationRows(forged.id)).toEqual([{ result: 'unapplied' }]);
     const session = await retrieveSession(server.baseUrl, key, created.id);
     expect(session.status).toBe('cancelled');
     expect(session.paidAt).toBeNull();
-    expect(eventTypes(server, created.id)).toEqual([
+    expect(await eventTypes(server, created.id)).toEqual([
       'session.awaiting_payment',
       'session.cancelled',
       'session.credit_unapplied',
@@ -244,9 +246,10 @@ describe('account expiry (the countdown) and a new account', () => {
     await server.service.sweeper.sweep();
     const pending = await retrieveSession(server.baseUrl, key, created.id);
     expect(pending.status).toBe('pending');
-    const reason = server.service.db
-      .prepare('SELECT type, reason FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1')
-      .get(created.id);
+    const [reason] = await server.rows(
+      'SELECT type, reason FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1',
+      created.id,
+    );
     expect(reason).toEqual({ type: 'session.pending', reason: 'account_expired' });
 
     const response = await call(server.baseUrl, 'POST', `/api/widget/sessions/${created.id}/accounts`, {

@@ -128,9 +128,7 @@ describe('Idempotency-Key', () => {
   it('keeps the remembered response encrypted: the client secret is not in the database file in clear', async () => {
     const token = shop.keys.test.secretKey;
     const created = await createWithKey(token, 'key-4', sessionParams());
-    const rows = server.service.db
-      .prepare("SELECT * FROM idempotent_requests WHERE idempotency_key = 'key-4'")
-      .all();
+    const rows = await server.rows("SELECT * FROM idempotent_requests WHERE idempotency_key = 'key-4'");
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(created.body.data.clientSecret);
   });
@@ -155,10 +153,10 @@ describe('Idempotency-Key on session create: the key commits with the session', 
       const created = await createWithKey(token, 'one-commit', sessionParams({ reference: 'one-commit' }));
       expect(created.status, created.text).toBe(201);
       expect(calls).toEqual(['claim:201']);
-      const row = server.service.db
-        .prepare("SELECT status_code FROM idempotent_requests WHERE idempotency_key = 'one-commit'")
-        .get() as { status_code: number };
-      expect(row.status_code).toBe(201);
+      const rows = await server.rows<{ status_code: number }>(
+        "SELECT status_code FROM idempotent_requests WHERE idempotency_key = 'one-commit'",
+      );
+      expect(rows).toEqual([{ status_code: 201 }]);
       const replay = await createWithKey(token, 'one-commit', sessionParams({ reference: 'one-commit' }));
       expect(replay.text).toBe(created.text);
     } finally {
@@ -173,11 +171,14 @@ describe('Idempotency-Key on session create: the key commits with the session', 
     const store = server.service.deps.store;
     // What a second process on the same file leaves: a live pending mark for the key. The lookup is made to
     // miss it once, as if the mark was written between this process's lookup and its write job.
-    server.service.db
-      .prepare(
-        'INSERT INTO idempotent_requests (scope, idempotency_key, request_hash, status_code, response_body, created_at) VALUES (?, ?, ?, 0, ?, ?)',
-      )
-      .run(`${shop.business.id}:test`, 'raced', Buffer.alloc(32), '', clock.now());
+    await server.rows(
+      'INSERT INTO idempotent_requests (scope, idempotency_key, request_hash, status_code, response_body, created_at) VALUES (?, ?, ?, 0, ?, ?)',
+      `${shop.business.id}:test`,
+      'raced',
+      Buffer.alloc(32),
+      '',
+      clock.now(),
+    );
     const { find } = store.idempotencyKeys;
     store.idempotencyKeys.find = async () => {
       store.idempotencyKeys.find = find;

@@ -36,8 +36,11 @@ const post = (path: string, token: string, idempotencyKey: string, json?: unknow
     ...(json === undefined ? {} : { json }),
   });
 
-const count = (sql: string, ...params: unknown[]): number =>
-  (server.service.db.prepare(sql).get(...params) as { n: number }).n;
+const count = async (sql: string, ...params: unknown[]): Promise<number> => {
+  const [row] = await server.rows<{ n: number }>(sql, ...params);
+  if (!row) throw new Error('a count answered no row');
+  return row.n;
+};
 
 /** The first answer, then its replay: the same status and bytes, marked as replayed. */
 function expectReplay(first: ApiResponse, again: ApiResponse, status: number) {
@@ -56,12 +59,11 @@ function expectOneRan(pair: ApiResponse[], status: number) {
   expect(a.text).toBe(b.text);
 }
 
-const secretsOf = (endpointId: string) => {
-  const row = server.service.db
-    .prepare<[string], { secret_ciphertext: string; previous_secret_ciphertext: string | null }>(
-      'SELECT secret_ciphertext, previous_secret_ciphertext FROM webhook_endpoints WHERE id = ?',
-    )
-    .get(endpointId);
+const secretsOf = async (endpointId: string) => {
+  const [row] = await server.rows<{ secret_ciphertext: string; previous_secret_ciphertext: string | null }>(
+    'SELECT secret_ciphertext, previous_secret_ciphertext FROM webhook_endpoints WHERE id = ?',
+    endpointId,
+  );
   if (!row) throw new Error(`no endpoint ${endpointId}`);
   const box = server.service.secretBox;
   return {
@@ -81,11 +83,9 @@ describe('POST /api/webhooks', () => {
     expectReplay(first, again, 201);
     expect(again.body.data.secret).toMatch(/^whsec_/);
     expect(again.body.data.secret).toBe(first.body.data.secret);
-    expect(endpointsAt(url)).toBe(1);
+    expect(await endpointsAt(url)).toBe(1);
     const remembered = JSON.stringify(
-      server.service.db
-        .prepare("SELECT * FROM idempotent_requests WHERE idempotency_key = 'endpoint-1'")
-        .all(),
+      await server.rows("SELECT * FROM idempotent_requests WHERE idempotency_key = 'endpoint-1'"),
     );
     expect(remembered).not.toContain(first.body.data.secret);
   });
@@ -95,7 +95,7 @@ describe('POST /api/webhooks', () => {
     const first = await post('/api/webhooks', key, 'endpoint-order', { url, description: 'orders' });
     const again = await post('/api/webhooks', key, 'endpoint-order', { description: 'orders', url });
     expectReplay(first, again, 201);
-    expect(endpointsAt(url)).toBe(1);
+    expect(await endpointsAt(url)).toBe(1);
   });
 
   it('the same key with another body is 409 and makes nothing', async () => {
@@ -103,7 +103,7 @@ describe('POST /api/webhooks', () => {
     expect((await post('/api/webhooks', key, 'endpoint-2', { url })).status).toBe(201);
     const other = await post('/api/webhooks', key, 'endpoint-2', { url, description: 'orders' });
     expectError(other, 409, 'idempotency_key_reused');
-    expect(endpointsAt(url)).toBe(1);
+    expect(await endpointsAt(url)).toBe(1);
   });
 
   it('two concurrent requests with one key make one endpoint', async () => {
@@ -113,7 +113,7 @@ describe('POST /api/webhooks', () => {
       post('/api/webhooks', key, 'endpoint-3', { url }),
     ]);
     expectOneRan(pair, 201);
-    expect(endpointsAt(url)).toBe(1);
+    expect(await endpointsAt(url)).toBe(1);
   });
 });
 
@@ -131,9 +131,9 @@ describe('POST /api/webhooks/:id/roll-secret', () => {
     expectReplay(first, again, 200);
     expect(first.body.data.secret).not.toBe(secret);
     // A second roll would have made the first rolled secret the previous one and ended the original's grace.
-    expect(secretsOf(id)).toEqual({ current: first.body.data.secret, previous: secret });
+    expect(await secretsOf(id)).toEqual({ current: first.body.data.secret, previous: secret });
     expect(
-      count(
+      await count(
         "SELECT COUNT(*) AS n FROM audit_log WHERE action = 'webhook_endpoint.secret_rolled' AND target = ?",
         id,
       ),
@@ -149,7 +149,7 @@ describe('POST /api/webhooks/:id/roll-secret', () => {
       409,
       'idempotency_key_reused',
     );
-    expect(secretsOf(two.id)).toEqual({ current: two.secret, previous: null });
+    expect(await secretsOf(two.id)).toEqual({ current: two.secret, previous: null });
   });
 
   it('two concurrent rolls with one key roll once', async () => {
@@ -159,7 +159,7 @@ describe('POST /api/webhooks/:id/roll-secret', () => {
       post(`/api/webhooks/${id}/roll-secret`, key, 'roll-3'),
     ]);
     expectOneRan(pair, 200);
-    expect(secretsOf(id)).toEqual({ current: pair[0]?.body.data.secret, previous: secret });
+    expect(await secretsOf(id)).toEqual({ current: pair[0]?.body.data.secret, previous: secret });
   });
 });
 
@@ -181,43 +181,42 @@ describe('POST /api/events/:id/resend', () => {
       token: key,
     });
     expect(cancelled.status, cancelled.text).toBe(200);
-    const event = server.service.db
-      .prepare<[string], { id: string }>(
-        "SELECT id FROM events WHERE session_id = ? AND type = 'session.cancelled'",
-      )
-      .get(session.id);
+    const [event] = await server.rows<{ id: string }>(
+      "SELECT id FROM events WHERE session_id = ? AND type = 'session.cancelled'",
+      session.id,
+    );
     if (!event) throw new Error('no session.cancelled event');
     eventId = event.id;
   });
 
   it('a retry queues one more delivery, not two', async () => {
-    const before = deliveries();
+    const before = await deliveries();
     const first = await post(`/api/events/${eventId}/resend`, key, 'resend-1', { endpointId });
     const again = await post(`/api/events/${eventId}/resend`, key, 'resend-1', { endpointId });
     expectReplay(first, again, 202);
     expect(first.body.data.deliveries).toHaveLength(1);
-    expect(deliveries()).toBe(before + 1);
+    expect(await deliveries()).toBe(before + 1);
   });
 
   it('the same key with another body is 409 and queues nothing', async () => {
     expect((await post(`/api/events/${eventId}/resend`, key, 'resend-2', { endpointId })).status).toBe(202);
-    const before = deliveries();
+    const before = await deliveries();
     expectError(
       await post(`/api/events/${eventId}/resend`, key, 'resend-2', {}),
       409,
       'idempotency_key_reused',
     );
-    expect(deliveries()).toBe(before);
+    expect(await deliveries()).toBe(before);
   });
 
   it('two concurrent resends with one key queue one delivery', async () => {
-    const before = deliveries();
+    const before = await deliveries();
     const pair = await Promise.all([
       post(`/api/events/${eventId}/resend`, key, 'resend-3', { endpointId }),
       post(`/api/events/${eventId}/resend`, key, 'resend-3', { endpointId }),
     ]);
     expectOneRan(pair, 202);
-    expect(deliveries()).toBe(before + 1);
+    expect(await deliveries()).toBe(before + 1);
   });
 });
 
@@ -247,11 +246,10 @@ describe('what is remembered', () => {
     const endpointId: string = created.body.data.id;
     const session = await createSession(server.baseUrl, key);
     await post(`/api/widget/sessions/${session.id}/cancel`, key, `cancel-${session.id}`);
-    const event = server.service.db
-      .prepare<[string], { id: string }>(
-        "SELECT id FROM events WHERE session_id = ? AND type = 'session.cancelled'",
-      )
-      .get(session.id);
+    const [event] = await server.rows<{ id: string }>(
+      "SELECT id FROM events WHERE session_id = ? AND type = 'session.cancelled'",
+      session.id,
+    );
     const path = `/api/events/${event?.id}/resend`;
     const disable = await call(server.baseUrl, 'PATCH', `/api/webhooks/${endpointId}`, {
       token: key,
@@ -275,7 +273,7 @@ describe('what is remembered', () => {
     const other = await post('/api/webhooks', otherKey, 'scoped-1', { url });
     expect(other.status, other.text).toBe(201);
     expect(other.headers.get('idempotent-replayed')).toBeNull();
-    expect(count('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE url = ?', url)).toBe(2);
+    expect(await count('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE url = ?', url)).toBe(2);
   });
 });
 
@@ -290,13 +288,13 @@ describe('POST /api/widget/sessions/:id/cancel', () => {
     const first = await post(path, key, 'cancel-1');
     expectReplay(first, await post(path, key, 'cancel-1'), 200);
     expect(first.body.data.status).toBe('cancelled');
-    expect(cancels(session.id)).toBe(1);
+    expect(await cancels(session.id)).toBe(1);
     expectError(
       await post(`/api/widget/sessions/${other.id}/cancel`, key, 'cancel-1'),
       409,
       'idempotency_key_reused',
     );
-    expect(cancels(other.id)).toBe(0);
+    expect(await cancels(other.id)).toBe(0);
     expectError(await post(path, key, 'cancel-1', { reason: 'x' }), 409, 'idempotency_key_reused');
   });
 
@@ -310,7 +308,7 @@ describe('POST /api/widget/sessions/:id/cancel', () => {
     ]);
     expectOneRan(pair, 200);
     expect(pair[0]?.body.data.status).toBe('cancelled');
-    expect(cancels(session.id)).toBe(1);
+    expect(await cancels(session.id)).toBe(1);
     // The merchant's key scope is not the checkout's: the same key there is a new request.
     const merchantSession = await createSession(server.baseUrl, key);
     const merchant = await post(`/api/widget/sessions/${merchantSession.id}/cancel`, key, 'payer-1');
@@ -320,8 +318,12 @@ describe('POST /api/widget/sessions/:id/cancel', () => {
 });
 
 describe('POST /api/test/transfers', () => {
+  // The simulated bank's own books: in the SQLite file on both stores.
   const transfersTo = (accountNumber: string) =>
-    count('SELECT COUNT(*) AS n FROM bank_transfers WHERE account_number = ?', accountNumber);
+    server.bankRows<{ n: number }>(
+      'SELECT COUNT(*) AS n FROM bank_transfers WHERE account_number = ?',
+      accountNumber,
+    )[0]?.n;
 
   async function openAccount() {
     const session = await createSession(server.baseUrl, key, { amount: 25_000 });
@@ -381,7 +383,7 @@ describe('POST /api/widget/sessions/:id/accounts', () => {
     const again = await post(path, opened.token, 'account-1');
     expectReplay(first, again, 201);
     expect(first.body.data.virtualAccount.accountNumber).not.toBe(opened.virtualAccount.accountNumber);
-    expect(accountsOf(session.id)).toBe(2);
+    expect(await accountsOf(session.id)).toBe(2);
     expectError(await post(path, opened.token, 'account-1', { retry: true }), 409, 'idempotency_key_reused');
 
     clock.advance(31 * 60_000);
@@ -393,7 +395,7 @@ describe('POST /api/widget/sessions/:id/accounts', () => {
     expect(pair[0]?.body.data.virtualAccount.accountNumber).not.toBe(
       first.body.data.virtualAccount.accountNumber,
     );
-    expect(accountsOf(session.id)).toBe(3);
+    expect(await accountsOf(session.id)).toBe(3);
   });
 });
 
@@ -413,11 +415,14 @@ describe('a request cut off by a restart', () => {
       const hash = createHash('sha256')
         .update(`POST /api/webhooks\n${JSON.stringify({ url })}`)
         .digest();
-      before.service.db
-        .prepare(
-          'INSERT INTO idempotent_requests (scope, idempotency_key, request_hash, status_code, response_body, created_at) VALUES (?, ?, ?, 0, ?, ?)',
-        )
-        .run(`${shop.business.id}:test`, 'cut-1', hash, '', Date.now());
+      await before.rows(
+        'INSERT INTO idempotent_requests (scope, idempotency_key, request_hash, status_code, response_body, created_at) VALUES (?, ?, ?, 0, ?, ?)',
+        `${shop.business.id}:test`,
+        'cut-1',
+        hash,
+        '',
+        Date.now(),
+      );
       await before.close();
 
       const after = await startServer({}, { dbPath });
@@ -429,10 +434,11 @@ describe('a request cut off by a restart', () => {
         });
         expectError(retried, 409, 'idempotency_key_reused');
         expect(retried.body.meta.message).toMatch(/cut off by a restart/);
-        const endpoints = after.service.db
-          .prepare('SELECT COUNT(*) AS n FROM webhook_endpoints WHERE url = ?')
-          .get(url) as { n: number };
-        expect(endpoints.n).toBe(1);
+        const endpoints = await after.rows<{ n: number }>(
+          'SELECT COUNT(*) AS n FROM webhook_endpoints WHERE url = ?',
+          url,
+        );
+        expect(endpoints).toEqual([{ n: 1 }]);
       } finally {
         await after.close();
       }

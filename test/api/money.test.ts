@@ -38,8 +38,6 @@ afterAll(async () => {
   await server.close();
 });
 
-const db = () => server.service.db;
-
 /**
  * The same simulated bank over the same books, whose notifications cannot reach the service yet (the service
  * is busy, the network is down): the credit is in the bank's books and its notification waits in the bank's
@@ -47,7 +45,7 @@ const db = () => server.service.db;
  */
 const unreachableBank = () =>
   new SimulatedBank({
-    db: db(),
+    db: server.bankDatabase(),
     clock,
     logger: silentLogger,
     secret: server.service.config.bank.secret,
@@ -65,23 +63,17 @@ const sign = (notification: unknown) => postNotification(server, notification, {
 
 /** The bank's books for one transfer: its outcome and the refund it made, if any. */
 const bankTransfer = (transferId: string) =>
-  db()
-    .prepare<
-      [string],
-      { outcome: string; amount: number; refundId: string | null; refundAmount: number | null }
-    >(
-      `SELECT t.outcome, t.amount, r.id AS refundId, r.amount AS refundAmount
-       FROM bank_transfers t LEFT JOIN bank_refunds r ON r.transfer_id = t.id WHERE t.id = ?`,
-    )
-    .get(transferId);
+  server.bankRows<{ outcome: string; amount: number; refundId: string | null; refundAmount: number | null }>(
+    `SELECT t.outcome, t.amount, r.id AS refundId, r.amount AS refundAmount
+     FROM bank_transfers t LEFT JOIN bank_refunds r ON r.transfer_id = t.id WHERE t.id = ?`,
+    transferId,
+  )[0];
 
 const unappliedCredits = (sessionId: string) =>
-  db()
-    .prepare<
-      [string],
-      { id: string; transfer_id: string; amount: number; reason: string; refund_status: string }
-    >('SELECT id, transfer_id, amount, reason, refund_status FROM unapplied_credits WHERE session_id = ?')
-    .all(sessionId);
+  server.rows<{ id: string; transfer_id: string; amount: number; reason: string; refund_status: string }>(
+    'SELECT id, transfer_id, amount, reason, refund_status FROM unapplied_credits WHERE session_id = ?',
+    sessionId,
+  );
 
 const webhooksOf = (sessionId: string) =>
   receiver.received.filter((entry) => entry.body.data.session.id === sessionId);
@@ -105,12 +97,13 @@ describe('a notification that arrives after the session ended', () => {
     expect(settled.paidAt).toBe(new Date(clock.now()).toISOString());
 
     await bankRetries();
-    const late = db()
-      .prepare<[string], { result: string }>('SELECT result FROM bank_notifications WHERE transfer_id = ?')
-      .all(transfer.id);
+    const late = await server.rows<{ result: string }>(
+      'SELECT result FROM bank_notifications WHERE transfer_id = ?',
+      transfer.id,
+    );
     expect(late).toEqual([{ result: 'credited' }]);
-    expect(eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
-    expect(unappliedCredits(created.id)).toEqual([]);
+    expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
+    expect(await unappliedCredits(created.id)).toEqual([]);
     expect(bankTransfer(transfer.id)).toEqual({
       outcome: 'credited',
       amount: 120_000,
@@ -133,7 +126,7 @@ describe('a notification that arrives after the session ended', () => {
     await server.service.sweeper.sweep();
     expect((await retrieveSession(server.baseUrl, key, created.id)).status).toBe('successful');
     await bankRetries();
-    expect(eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
+    expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
     expect(bankTransfer(transfer.id)?.refundId).toBeNull();
   });
 
@@ -162,11 +155,12 @@ describe('a notification that arrives after the session ended', () => {
     expect(cancel.body.meta.code).toBe('session_not_active');
     expect((await retrieveSession(server.baseUrl, key, created.id)).status).toBe('successful');
     await bankRetries();
-    expect(eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
+    expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
     expect(bankTransfer(transfer.id)?.refundId).toBeNull();
-    const audit = db()
-      .prepare<[string], { action: string }>('SELECT action FROM audit_log WHERE target = ?')
-      .all(created.id);
+    const audit = await server.rows<{ action: string }>(
+      'SELECT action FROM audit_log WHERE target = ?',
+      created.id,
+    );
     expect(audit).toEqual([]);
   });
 });
@@ -182,8 +176,8 @@ describe('de-duplication by transfer id', () => {
       { id: again.id, result: 'credited', duplicate: true },
     ]);
     clock.advance(1000);
-    expect(eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
-    expect(unappliedCredits(created.id)).toEqual([]);
+    expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
+    expect(await unappliedCredits(created.id)).toEqual([]);
     await vi.waitFor(() => expect(webhooksOf(created.id)).toHaveLength(1));
   });
 
@@ -196,7 +190,7 @@ describe('de-duplication by transfer id', () => {
     const again = { ...first, id: bankNotification(accountNumber, 1).id };
     expect((await sign(first)).body.data).toMatchObject({ result: 'mismatch', duplicate: false });
     expect((await sign(again)).body.data).toMatchObject({ result: 'mismatch', duplicate: true });
-    expect(eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.mismatch']);
+    expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.mismatch']);
   });
 });
 
@@ -214,7 +208,7 @@ describe('a credit in another currency', () => {
     const session = await retrieveSession(server.baseUrl, key, created.id);
     expect(session.status).toBe('awaiting_payment');
     expect(session.paidAt).toBeNull();
-    const credits = unappliedCredits(created.id);
+    const credits = await unappliedCredits(created.id);
     expect(credits).toEqual([
       {
         id: expect.stringMatching(/^crd_/),
@@ -235,7 +229,10 @@ describe('a credit in another currency', () => {
     // The bank's own (correct) notification of the same transfer, retried later, changes nothing: it was settled.
     await bankRetries();
     expect((await retrieveSession(server.baseUrl, key, created.id)).status).toBe('awaiting_payment');
-    expect(eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.credit_unapplied']);
+    expect(await eventTypes(server, created.id)).toEqual([
+      'session.awaiting_payment',
+      'session.credit_unapplied',
+    ]);
 
     await vi.waitFor(() => expect(webhooksOf(created.id)).toHaveLength(1));
     const [delivered] = webhooksOf(created.id);
@@ -270,7 +267,7 @@ describe('a credit in another currency', () => {
     });
     expect((await sign(returned)).body.data.result).toBe('not_credited');
     expect((await retrieveSession(server.baseUrl, key, created.id)).status).toBe('awaiting_payment');
-    expect(unappliedCredits(created.id)).toEqual([]);
+    expect(await unappliedCredits(created.id)).toEqual([]);
   });
 });
 
@@ -280,7 +277,7 @@ describe('a credit the bank never made', () => {
     await call(server.baseUrl, 'POST', `/api/widget/sessions/${created.id}/cancel`, { token: key });
     const forged = bankNotification(accountNumber, 180_000);
     expect((await sign(forged)).body.data.result).toBe('unapplied');
-    expect(unappliedCredits(created.id)).toEqual([
+    expect(await unappliedCredits(created.id)).toEqual([
       {
         id: expect.stringMatching(/^crd_/),
         transfer_id: forged.transfer.id,
@@ -296,11 +293,15 @@ describe('a credit the bank never made', () => {
   it('to an account nobody knows: recorded for the operator, with no merchant to tell', async () => {
     const forged = bankNotification('9999999999', 500);
     expect((await sign(forged)).body.data.result).toBe('unknown_account');
-    const row = db()
-      .prepare<[string], { business_id: string | null; reason: string; refund_status: string }>(
-        'SELECT business_id, reason, refund_status FROM unapplied_credits WHERE transfer_id = ?',
-      )
-      .get(forged.transfer.id);
-    expect(row).toEqual({ business_id: null, reason: 'unknown_account', refund_status: 'refund_refused' });
+    const rows = await server.rows<{ business_id: string | null; reason: string; refund_status: string }>(
+      'SELECT business_id, reason, refund_status FROM unapplied_credits WHERE transfer_id = ?',
+      forged.transfer.id,
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toEqual({
+      business_id: null,
+      reason: 'unknown_account',
+      refund_status: 'refund_refused',
+    });
   });
 });

@@ -289,7 +289,7 @@ describe('cancel', () => {
     });
     expect(second.status).toBe(200);
     expect(second.body.data).toEqual(first.body.data);
-    expect(eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.cancelled']);
+    expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.cancelled']);
     // The account is closed with the session: it shows no live account any more.
     expect(
       (await server.service.deps.store.virtualAccounts.find(first.body.data.virtualAccount.accountNumber))
@@ -306,10 +306,11 @@ describe('cancel', () => {
     });
     expect(response.status, response.text).toBe(200);
     expect((await retrieveSession(server.baseUrl, key, created.id)).status).toBe('cancelled');
-    const reason = server.service.db
-      .prepare("SELECT reason FROM events WHERE session_id = ? AND type = 'session.cancelled'")
-      .get(created.id) as { reason: string };
-    expect(reason.reason).toBe('cancelled_by_payer');
+    const reasons = await server.rows<{ reason: string }>(
+      "SELECT reason FROM events WHERE session_id = ? AND type = 'session.cancelled'",
+      created.id,
+    );
+    expect(reasons).toEqual([{ reason: 'cancelled_by_payer' }]);
   });
 
   it('a successful session cannot be cancelled', async () => {

@@ -365,13 +365,13 @@ describe('SDK contract: webhooks', () => {
     return created.id;
   };
 
-  const deliveriesTo = (endpointId: string, eventId?: string) =>
-    server.service.db
-      .prepare<[string], { event_id: string }>(
+  const deliveriesTo = async (endpointId: string, eventId?: string) =>
+    (
+      await server.rows<{ event_id: string }>(
         'SELECT event_id FROM webhook_deliveries WHERE endpoint_id = ?',
+        endpointId,
       )
-      .all(endpointId)
-      .filter((row) => eventId === undefined || row.event_id === eventId);
+    ).filter((row) => eventId === undefined || row.event_id === eventId);
 
   it('manages an endpoint, receives a signed session.successful webhook of the contract and verifies it', async () => {
     const shop = await server.createBusiness({ name: 'Webhook Shop' });
@@ -475,8 +475,8 @@ describe('SDK contract: webhooks', () => {
     );
     const event = constructEvent(delivered.body, delivered.signature, kept.secret);
     // Deliveries are queued in the transaction that records the event: the deleted endpoint got none.
-    expect(deliveriesTo(kept.id, event.id)).toHaveLength(1);
-    expect(deliveriesTo(doomed.id, event.id)).toHaveLength(0);
+    expect(await deliveriesTo(kept.id, event.id)).toHaveLength(1);
+    expect(await deliveriesTo(doomed.id, event.id)).toHaveLength(0);
     expect(received.filter((r) => r.path === '/webhooks/doomed')).toEqual([]);
     await client.close();
   });

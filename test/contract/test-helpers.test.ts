@@ -107,10 +107,11 @@ describe('testHelpers: paying a session with the SDK alone', () => {
     const again = await rejectionOf(servicepay.testHelpers.pay(created.id));
     expect(again).toBeInstanceOf(ConflictError);
     expect(again).toMatchObject({ statusCode: 409, code: 'session_not_active' });
-    const deliveries = server.service.db
-      .prepare<[string], { n: number }>('SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ?')
-      .get(endpoint.id);
-    expect(deliveries?.n).toBe(1);
+    const deliveries = await server.rows<{ n: number }>(
+      'SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ?',
+      endpoint.id,
+    );
+    expect(deliveries).toEqual([{ n: 1 }]);
   });
 
   it('pay() with another amount makes the session mismatch; the exact amount then pays it', async () => {

@@ -51,24 +51,24 @@ test('a credit made while the service was down pays the session on restart, once
       expect(paid.paidAt).toBe(new Date(clock.now()).toISOString());
 
       await second.service.deps.bank.retryDue();
-      const rows = second.service.db;
       expect(
-        rows.prepare('SELECT result FROM bank_notifications WHERE transfer_id = ?').all(transfer.id),
+        await second.rows('SELECT result FROM bank_notifications WHERE transfer_id = ?', transfer.id),
       ).toEqual([{ result: 'credited' }]);
+      // The bank's own books (its outbox, its refunds) stay in the SQLite file on both stores.
       expect(
-        rows
-          .prepare('SELECT delivered_at IS NOT NULL AS delivered FROM bank_outbox WHERE transfer_id = ?')
-          .all(transfer.id),
+        second.bankRows(
+          'SELECT delivered_at IS NOT NULL AS delivered FROM bank_outbox WHERE transfer_id = ?',
+          transfer.id,
+        ),
       ).toEqual([{ delivered: 1 }]);
       expect(
-        rows
-          .prepare(
-            "SELECT type FROM events WHERE session_id = ? AND type <> 'session.awaiting_payment' ORDER BY seq",
-          )
-          .all(session.id),
+        await second.rows(
+          "SELECT type FROM events WHERE session_id = ? AND type <> 'session.awaiting_payment' ORDER BY seq",
+          session.id,
+        ),
       ).toEqual([{ type: 'session.successful' }]);
-      expect(rows.prepare('SELECT count(*) AS n FROM unapplied_credits').get()).toEqual({ n: 0 });
-      expect(rows.prepare('SELECT count(*) AS n FROM bank_refunds').get()).toEqual({ n: 0 });
+      expect(await second.rows('SELECT count(*) AS n FROM unapplied_credits')).toEqual([{ n: 0 }]);
+      expect(second.bankRows('SELECT count(*) AS n FROM bank_refunds')).toEqual([{ n: 0 }]);
 
       await vi.waitFor(() => expect(receiver.received).toHaveLength(1), { timeout: 10_000 });
       const [delivered] = receiver.received;

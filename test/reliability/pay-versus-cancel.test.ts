@@ -31,21 +31,19 @@ type BankTransferRow = { id: string; amount: number; outcome: string; refunded: 
 
 /** What the bank's own books say happened on an account: every transfer, and whether it was refunded. */
 const bankBooks = (accountNumber: string) =>
-  server.service.db
-    .prepare<[string], BankTransferRow>(
-      `SELECT t.id, t.amount, t.outcome,
-              EXISTS (SELECT 1 FROM bank_refunds r WHERE r.transfer_id = t.id) AS refunded
-       FROM bank_transfers t WHERE t.account_number = ? ORDER BY t.created_at`,
-    )
-    .all(accountNumber);
+  server.bankRows<BankTransferRow>(
+    `SELECT t.id, t.amount, t.outcome,
+            EXISTS (SELECT 1 FROM bank_refunds r WHERE r.transfer_id = t.id) AS refunded
+     FROM bank_transfers t WHERE t.account_number = ? ORDER BY t.created_at`,
+    accountNumber,
+  );
 
 const terminalEvents = (sessionId: string) =>
-  server.service.db
-    .prepare<[string], { id: string; type: string }>(
-      `SELECT id, type FROM events WHERE session_id = ?
-         AND type IN ('session.successful', 'session.cancelled', 'session.expired') ORDER BY seq`,
-    )
-    .all(sessionId);
+  server.rows<{ id: string; type: string }>(
+    `SELECT id, type FROM events WHERE session_id = ?
+       AND type IN ('session.successful', 'session.cancelled', 'session.expired') ORDER BY seq`,
+    sessionId,
+  );
 
 describe('a transfer and a payer cancel sent together, 20 times', () => {
   it('never leaves a credited transfer on a cancelled session; the merchant hears the truth once', async () => {
@@ -93,7 +91,7 @@ describe('a transfer and a payer cancel sent together, 20 times', () => {
         if (cancel.status === 409) expect(cancel.body.meta.code).toBe('session_not_active');
       }
       // Exactly one ending, recorded once, whatever order the bank's notification and the cancel took.
-      const ends = terminalEvents(checkout.sessionId);
+      const ends = await terminalEvents(checkout.sessionId);
       expect(ends.map((event) => event.type)).toEqual([`session.${session.status}`]);
       outcomes.push(session.status);
     }

@@ -236,10 +236,10 @@ export function postNotification(
 }
 
 /** Rows of the events table of one session, by type: the record of every transition. */
-export function eventTypes(server: RunningServer, sessionId: string): string[] {
-  return (
-    server.service.db
-      .prepare('SELECT type FROM events WHERE session_id = ? ORDER BY seq')
-      .all(sessionId) as Array<{ type: string }>
-  ).map((row) => row.type);
+export async function eventTypes(server: RunningServer, sessionId: string): Promise<string[]> {
+  const rows = await server.rows<{ type: string }>(
+    'SELECT type FROM events WHERE session_id = ? ORDER BY seq',
+    sessionId,
+  );
+  return rows.map((row) => row.type);
 }

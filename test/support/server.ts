@@ -3,6 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { openDatabase, type SqliteDatabase } from '../../reference-server/src/db/database.ts';
 import {
   type Clock,
   createBusiness,
@@ -22,8 +25,78 @@ export interface RunningServer {
   dropConnections(): void;
   dbPath: string;
   service: Service;
+  /** True when this server keeps its data in PostgreSQL (`SERVICEPAY_TEST_STORE=postgres` or `databaseUrl`). */
+  onPostgres: boolean;
+  /**
+   * Runs one statement on the service's own store, SQLite or PostgreSQL, and answers its rows (none for a
+   * statement that returns nothing). Write it once for both: `?` placeholders (turned into `$1…` on
+   * PostgreSQL), and SQL that means the same in both dialects. Integers come back as numbers on both stores,
+   * so rows compare equal. On PostgreSQL it reads through a small pool of its own: what it sees is committed.
+   *
+   * @example
+   * const [row] = await server.rows<{ n: number }>('SELECT count(*) AS n FROM events WHERE session_id = ?', id);
+   */
+  rows<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
+  /**
+   * Like `rows`, through a connection the service does not use (a read-only SQLite connection on the file, the
+   * pool on PostgreSQL): what another process or instance sees, so only what was committed.
+   */
+  committedRows<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
+  /**
+   * Runs one statement on the simulated bank's own books (`bank_accounts`, `bank_transfers`, `bank_outbox`,
+   * `bank_refunds`), which stay in the SQLite file at `dbPath` on both stores (the bank stands for a partner's
+   * system, not the service's database).
+   *
+   * @example
+   * const outbox = server.bankRows<{ n: number }>('SELECT count(*) AS n FROM bank_outbox');
+   */
+  bankRows<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[];
+  /** The SQLite file holding the simulated bank's books, for a second `SimulatedBank` over the same books. */
+  bankDatabase(): SqliteDatabase;
   createBusiness(options?: { name?: string; kycApproved?: boolean }): Promise<CreatedBusiness>;
   close(): Promise<void>;
+}
+
+/** `pg` answers int8 and numeric as strings; the SQLite rows carry numbers. Exact integers only. */
+const numericTypes: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === pg.types.builtins.INT8 || oid === pg.types.builtins.NUMERIC)
+      return (value: string) => {
+        const number = Number(value);
+        if (oid === pg.types.builtins.INT8 && !Number.isSafeInteger(number))
+          throw new Error(`${value} does not fit a JavaScript number`);
+        return number;
+      };
+    return pg.types.getTypeParser(oid, format);
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** `?` placeholders outside quoted text and identifiers become `$1`, `$2`, … */
+export function toPostgresPlaceholders(sql: string): string {
+  let out = '';
+  let quote: string | undefined;
+  let n = 0;
+  for (const char of sql) {
+    if (quote) {
+      if (char === quote) quote = undefined;
+    } else if (char === "'" || char === '"') quote = char;
+    else if (char === '?') {
+      out += `$${++n}`;
+      continue;
+    }
+    out += char;
+  }
+  return out;
+}
+
+/** One statement on a SQLite connection: its rows, or none for a statement that returns nothing. */
+function sqliteRows<T>(db: SqliteDatabase, sql: string, params: unknown[]): T[] {
+  const statement = db.prepare(sql);
+  if (!statement.reader) {
+    statement.run(...params);
+    return [];
+  }
+  return statement.all(...params) as T[];
 }
 
 export interface StartOptions {
@@ -77,15 +150,44 @@ export async function startServer(
   );
   const { url, server, widgetUrls } = await service.start();
   const clock = options.clock;
+  const storeUrl = service.config.databaseUrl;
+  // Opened on first use, closed by close().
+  let pool: pg.Pool | undefined;
+  let reader: SqliteDatabase | undefined;
+  let bankDb: SqliteDatabase | undefined;
+  const postgresRows = async <T>(sql: string, params: unknown[]): Promise<T[]> => {
+    pool ??= new pg.Pool({ connectionString: storeUrl as string, max: 2, types: numericTypes });
+    return (await pool.query(toPostgresPlaceholders(sql), params)).rows as T[];
+  };
+  const bankDatabase = () => {
+    if (!storeUrl) return service.db;
+    // The service holds the file open too; a second connection waits for its writes (busy timeout).
+    bankDb ??= openDatabase(dbPath);
+    return bankDb;
+  };
   return {
     baseUrl: url,
     widgetUrls,
     dropConnections: () => server.closeAllConnections(),
     dbPath,
     service,
+    onPostgres: storeUrl !== null,
+    async rows<T>(sql: string, ...params: unknown[]) {
+      return storeUrl ? postgresRows<T>(sql, params) : sqliteRows<T>(service.db, sql, params);
+    },
+    async committedRows<T>(sql: string, ...params: unknown[]) {
+      if (storeUrl) return postgresRows<T>(sql, params);
+      reader ??= new Database(dbPath, { readonly: true, fileMustExist: true });
+      return sqliteRows<T>(reader, sql, params);
+    },
+    bankRows: <T>(sql: string, ...params: unknown[]) => sqliteRows<T>(bankDatabase(), sql, params),
+    bankDatabase,
     createBusiness: ({ name = 'Test Shop', kycApproved = false } = {}) =>
       createBusiness(service.deps.store, name, kycApproved, clock ? clock.now() : Date.now()),
     async close() {
+      await pool?.end();
+      reader?.close();
+      bankDb?.close();
       await service.close();
       if (folder) rmSync(folder, { recursive: true, force: true });
     },
