@@ -1,6 +1,8 @@
 import type { CreatedBusiness } from '@servicepay/node/protocol';
 import { listEnvelopeOf, SessionSchema } from '@servicepay/node/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Repositories } from '../../reference-server/src/db/repositories.ts';
+import type { Store } from '../../reference-server/src/db/store.ts';
 import { ManualClock } from '../../reference-server/src/index.ts';
 import { bootstrap, call, createSession, expectError, sessionParams } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
@@ -134,25 +136,58 @@ describe('Idempotency-Key', () => {
   });
 });
 
+/**
+ * Records every `claim` and `remember` of an idempotency key, whether made through a write job's repositories
+ * (`tx`) or through the store's own, on either store: on SQLite a job's repositories are the store's objects,
+ * on PostgreSQL each job gets its own, bound to its transaction. Returns what stops the recording.
+ */
+function recordKeyWrites(store: Store, calls: string[]): () => void {
+  type Keys = Repositories['idempotencyKeys'];
+  const keys = store.idempotencyKeys;
+  const { claim, remember } = keys;
+  const { writes } = store;
+  const original = writes.run;
+  const run = original.bind(writes);
+  const recorded = (target: Keys, where: string): Pick<Keys, 'claim' | 'remember'> => {
+    const original =
+      target === keys ? { claim, remember } : { claim: target.claim, remember: target.remember };
+    return {
+      claim: (...args) => {
+        calls.push(`claim:${args[1].statusCode} ${where}`);
+        return original.claim.apply(target, args);
+      },
+      remember: (...args) => {
+        calls.push(`remember:${args[1].statusCode} ${where}`);
+        return original.remember.apply(target, args);
+      },
+    };
+  };
+  Object.assign(keys, recorded(keys, 'outside a write job'));
+  writes.run = <T>(job: Parameters<typeof run<T>>[0]): Promise<T> =>
+    run<T>((tx, context) => {
+      const jobKeys = Object.assign(
+        Object.create(tx.idempotencyKeys),
+        recorded(tx.idempotencyKeys, 'in a write job'),
+      );
+      return job({ ...tx, idempotencyKeys: jobKeys }, context);
+    });
+  return () => {
+    Object.assign(keys, { claim, remember });
+    writes.run = original;
+  };
+}
+
 describe('Idempotency-Key on session create: the key commits with the session', () => {
   // docs/protocol.md, API performance: session create remembers its answer in the session's own write job.
   it('writes no pending mark: one claim, in the same job, and the answer is there as soon as the 201 is', async () => {
     const token = (await server.createBusiness({ name: 'One Commit' })).keys.test.secretKey;
-    const keys = server.service.deps.store.idempotencyKeys;
     const calls: string[] = [];
-    const { remember, claim } = keys;
-    keys.remember = (...args) => {
-      calls.push(`remember:${args[1].statusCode}`);
-      return remember.apply(keys, args);
-    };
-    keys.claim = (...args) => {
-      calls.push(`claim:${args[1].statusCode}`);
-      return claim.apply(keys, args);
-    };
+    const stopRecording = recordKeyWrites(server.service.deps.store, calls);
     try {
       const created = await createWithKey(token, 'one-commit', sessionParams({ reference: 'one-commit' }));
       expect(created.status, created.text).toBe(201);
-      expect(calls).toEqual(['claim:201']);
+      // One claim carrying the answer, made through a write job's own repositories: no pending mark first.
+      expect(calls).toEqual(['claim:201 in a write job']);
       const rows = await server.rows<{ status_code: number }>(
         "SELECT status_code FROM idempotent_requests WHERE idempotency_key = 'one-commit'",
       );
@@ -160,8 +195,7 @@ describe('Idempotency-Key on session create: the key commits with the session', 
       const replay = await createWithKey(token, 'one-commit', sessionParams({ reference: 'one-commit' }));
       expect(replay.text).toBe(created.text);
     } finally {
-      keys.remember = remember;
-      keys.claim = claim;
+      stopRecording();
     }
   });
 
