@@ -9,7 +9,7 @@ import type { Webhooks } from './events/webhooks.ts';
 import type { Clock } from './internal/clock.ts';
 import type { Logger } from './internal/logger.ts';
 import type { SecretBox } from './internal/secret-box.ts';
-import type { SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
+import type { RateLimiter } from './internal/sliding-window-limiter.ts';
 import { type AuthDeps, refuseOverBudget } from './middleware/authenticate.ts';
 import { widgetCors } from './middleware/cors.ts';
 import { errorHandler, routeNotFound } from './middleware/error-handler.ts';
@@ -41,9 +41,9 @@ export interface AppDeps {
   sessions: SessionService;
   broadcaster: Broadcaster;
   limiters: {
-    business: SlidingWindowLimiter;
-    widget: SlidingWindowLimiter;
-    failedAuth: SlidingWindowLimiter;
+    business: RateLimiter;
+    widget: RateLimiter;
+    failedAuth: RateLimiter;
   };
   /** The checkout's open push streams (`GET /api/widget/sessions/{id}/events`). */
   pushStreams: PushStreams;

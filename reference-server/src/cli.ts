@@ -2,25 +2,31 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { EnvironmentSchema, KeyKindSchema } from '@servicepay/node/protocol';
+import pg from 'pg';
 import { toUnappliedCreditView } from './bank/unapplied-credits.ts';
 import { approveKyc, createBusiness, rollKey } from './businesses/onboarding.ts';
 import { defaultConfig } from './config.ts';
 import { openDatabase } from './db/database.ts';
-import { createStore } from './db/store.ts';
+import { migratePostgres } from './db/postgres/migrate-postgres.ts';
+import { createPostgresStore } from './db/postgres/postgres-store.ts';
+import { createStore, type Store } from './db/store.ts';
 import { createService } from './service.ts';
 
 const USAGE = `servicepay-server: the ServicePay reference service
 
-  servicepay-server start [--db PATH] [--port N] [--test-widget-port N] [--live-widget-port N] [--webhook-schedule fast]
+  servicepay-server start [--db PATH|--database-url URL] [--port N] [--test-widget-port N] [--live-widget-port N] [--webhook-schedule fast]
                          [--production] [--secrets-key-file PATH]
-  servicepay-server business create --name NAME [--kyc-approved] [--db PATH] [--json]
-  servicepay-server keys roll --business ID --environment test|live --kind secret|publishable [--db PATH] [--json]
-  servicepay-server kyc approve --business ID [--db PATH]
+  servicepay-server business create --name NAME [--kyc-approved] [--db PATH|--database-url URL] [--json]
+  servicepay-server keys roll --business ID --environment test|live --kind secret|publishable [--db PATH|--database-url URL] [--json]
+  servicepay-server kyc approve --business ID [--db PATH|--database-url URL]
   servicepay-server transfer --account NUMBER --amount MINOR_UNITS [--api URL]   (test accounts only)
-  servicepay-server credits list [--business ID] [--limit N] [--db PATH] [--json]
-  servicepay-server audit list [--business ID] [--limit N] [--db PATH] [--json]
+  servicepay-server credits list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
+  servicepay-server audit list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
 
-Environment: SERVICEPAY_DB, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT,
+--database-url postgres://… (or SERVICEPAY_DATABASE_URL) keeps the service's data in PostgreSQL; several
+instances may share it. --db then names the file of the simulated bank's own books.
+
+Environment: SERVICEPAY_DB, SERVICEPAY_DATABASE_URL, SERVICEPAY_BANK_SECRET, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT,
 SERVICEPAY_SECRETS_KEY, SERVICEPAY_SECRETS_KEY_FILE, NODE_ENV=production (as --production).
 transfer calls --api, else SERVICEPAY_API_URL, else http://127.0.0.1:SERVICEPAY_PORT (4242: where npm start listens).
 In production the secrets key is SERVICEPAY_SECRETS_KEY or a key file outside the database folder.`;
@@ -31,6 +37,7 @@ class CommandFailed extends Error {}
 
 const OPTIONS = {
   db: { type: 'string' },
+  'database-url': { type: 'string' },
   port: { type: 'string' },
   'test-widget-port': { type: 'string' },
   'live-widget-port': { type: 'string' },
@@ -88,15 +95,43 @@ function limit(values: Values): number {
 
 const dbPath = (values: Values) => values.db ?? process.env.SERVICEPAY_DB ?? defaultConfig().dbPath;
 
-function openStore(values: Values) {
+const databaseUrl = (values: Values) => values['database-url'] ?? process.env.SERVICEPAY_DATABASE_URL ?? null;
+
+/** The store a command works on, and how to let go of it. */
+async function openStore(values: Values): Promise<{ store: Store; close(): Promise<void> }> {
+  const url = databaseUrl(values);
+  if (url !== null) {
+    if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError('--database-url is a postgres:// URL');
+    const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5_000, max: 2 });
+    pool.on('error', () => undefined);
+    try {
+      await migratePostgres(pool);
+    } catch (error) {
+      await pool.end();
+      throw new CommandFailed(`cannot use the database at ${redactUrl(url)}: ${(error as Error).message}`);
+    }
+    return { store: createPostgresStore(pool, { onEffectError: () => undefined }), close: () => pool.end() };
+  }
   const db = openDatabase(dbPath(values));
-  return createStore(db, () => undefined);
+  const store = createStore(db, () => undefined);
+  return {
+    store,
+    async close() {
+      await store.writes.run(async () => undefined);
+      db.close();
+    },
+  };
+}
+
+/** A URL as it may be printed: without its password. */
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:…@');
 }
 
 /** For commands that only read: a mistyped path must not answer "nothing found" from a new, empty file. */
 function openExistingStore(values: Values) {
   const path = dbPath(values);
-  if (!existsSync(path)) throw new UsageError(`no database at ${path}`);
+  if (databaseUrl(values) === null && !existsSync(path)) throw new UsageError(`no database at ${path}`);
   return openStore(values);
 }
 
@@ -108,6 +143,7 @@ async function start(values: Values): Promise<void> {
   }
   const service = createService({
     dbPath: dbPath(values),
+    databaseUrl: databaseUrl(values),
     port: port(values.port ?? process.env.SERVICEPAY_PORT, defaults.port, '--port'),
     testWidgetPort: port(
       values['test-widget-port'] ?? process.env.SERVICEPAY_TEST_WIDGET_PORT,
@@ -243,14 +279,14 @@ async function run(argv: string[]): Promise<void> {
     case 'start':
       return start(values);
     case 'business create': {
-      const store = openStore(values);
+      const { store, close } = await openStore(values);
       const created = await createBusiness(
         store,
         required(values, 'name'),
         values['kyc-approved'] ?? false,
         Date.now(),
       );
-      store.db.close();
+      await close();
       if (values.json) console.log(JSON.stringify(created));
       else {
         console.log(`Business ${created.business.id} (${created.business.name}). Keys, shown this once:`);
@@ -267,7 +303,7 @@ async function run(argv: string[]): Promise<void> {
       const kind = KeyKindSchema.safeParse(required(values, 'kind'));
       if (!environment.success) throw new UsageError('--environment is test or live');
       if (!kind.success) throw new UsageError('--kind is secret or publishable');
-      const store = openStore(values);
+      const { store, close } = await openStore(values);
       const rolled = await rollKey(
         store,
         required(values, 'business'),
@@ -276,7 +312,7 @@ async function run(argv: string[]): Promise<void> {
         Date.now(),
         cliActor(),
       );
-      store.db.close();
+      await close();
       if (!rolled) throw new UsageError(`no business ${values.business}`);
       console.log(
         values.json
@@ -286,9 +322,9 @@ async function run(argv: string[]): Promise<void> {
       return;
     }
     case 'kyc approve': {
-      const store = openStore(values);
+      const { store, close } = await openStore(values);
       const approved = await approveKyc(store, required(values, 'business'), Date.now(), cliActor());
-      store.db.close();
+      await close();
       if (!approved) throw new UsageError(`no business ${values.business}`);
       console.log(`KYC approved for ${values.business}: its live keys now work.`);
       return;
@@ -296,12 +332,12 @@ async function run(argv: string[]): Promise<void> {
     case 'transfer':
       return transfer(values);
     case 'credits list': {
-      const store = openExistingStore(values);
+      const { store, close } = await openExistingStore(values);
       const credits = await store.unappliedCredits.list({
         businessId: values.business,
         limit: limit(values),
       });
-      store.db.close();
+      await close();
       const rows = credits.map((credit) => ({
         ...toUnappliedCreditView(credit),
         businessId: credit.businessId,
@@ -320,9 +356,9 @@ async function run(argv: string[]): Promise<void> {
       return;
     }
     case 'audit list': {
-      const store = openExistingStore(values);
+      const { store, close } = await openExistingStore(values);
       const entries = await store.auditLog.list({ businessId: values.business, limit: limit(values) });
-      store.db.close();
+      await close();
       const rows = entries.map(({ seq: _seq, at, ...entry }) => ({
         ...entry,
         at: new Date(at).toISOString(),

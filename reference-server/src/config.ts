@@ -110,8 +110,10 @@ export function defaultConfig(): ServerConfig {
     idempotencyKeyTtlHours: 24,
     sweepIntervalMs: 1000,
     bank: {
-      // A fresh secret per process: the simulated bank lives in the same process as its verifier.
-      secret: randomBase62(40),
+      // A fresh secret per process (the simulated bank lives in the same process as its verifier), unless
+      // SERVICEPAY_BANK_SECRET gives one that several instances share: then a notification one instance's
+      // bank signed is accepted by any instance.
+      secret: process.env.SERVICEPAY_BANK_SECRET || randomBase62(40),
       name: 'ServicePay Test Bank',
       signatureToleranceSeconds: 300,
       publicCounter: true,

@@ -9,10 +9,12 @@ import { UnappliedCredits } from './bank/unapplied-credits.ts';
 import { resolveConfig, type ServerConfig, type ServerConfigOverrides } from './config.ts';
 import { openDatabase, type SqliteDatabase } from './db/database.ts';
 import { migratePostgres } from './db/postgres/migrate-postgres.ts';
+import { PostgresRateLimiter } from './db/postgres/postgres-rate-limiter.ts';
 import { createPostgresStore } from './db/postgres/postgres-store.ts';
 import { createStore, type Store } from './db/store.ts';
-import { InProcessBroadcaster } from './events/broadcaster.ts';
+import { type Broadcaster, InProcessBroadcaster } from './events/broadcaster.ts';
 import { WebhookOutbox } from './events/outbox.ts';
+import { PostgresBroadcaster } from './events/postgres-broadcaster.ts';
 import { PushStreams } from './events/push-streams.ts';
 import { Webhooks } from './events/webhooks.ts';
 import { createApiServer } from './internal/client-error.ts';
@@ -20,7 +22,7 @@ import { type Clock, systemClock } from './internal/clock.ts';
 import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
 import { loadSecretsKey } from './internal/secrets-key.ts';
-import { SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
+import { type RateLimiter, SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
 import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
 import { portalRoutes } from './portal/portal-routes.ts';
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
@@ -95,7 +97,26 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     bankName: config.bank.name,
     notificationUrl: () => (listeningUrl ? `${listeningUrl}/bank/notifications` : undefined),
   });
-  const broadcaster = new InProcessBroadcaster();
+  // On PostgreSQL every instance hears every transition (LISTEN/NOTIFY), whichever instance holds the stream.
+  let pushStreams: PushStreams | undefined;
+  const postgresBroadcaster =
+    pool && config.databaseUrl !== null
+      ? new PostgresBroadcaster({
+          pool,
+          connection: { connectionString: config.databaseUrl },
+          logger,
+          // Updates this instance may have missed while its listening connection was away: read them back.
+          onGap: (reason) => {
+            logger.warn('push updates may have been missed; replaying open streams', { reason });
+            pushStreams?.catchUp().catch((error: unknown) =>
+              logger.error('push catch-up failed', {
+                error: error instanceof Error ? error.message : String(error),
+              }),
+            );
+          },
+        })
+      : undefined;
+  const broadcaster: Broadcaster = postgresBroadcaster ?? new InProcessBroadcaster();
   const outbox = new WebhookOutbox();
   const credits = new UnappliedCredits(outbox, bank, logger);
   const lifecycle = new SessionLifecycle(outbox, broadcaster, bank, credits);
@@ -108,12 +129,17 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     logger,
     config.idempotencyKeyTtlHours * 3_600_000,
   );
+  // On PostgreSQL the budgets are counted in the database, so every instance spends the same one.
+  const limiter = (name: string, limit: number): RateLimiter =>
+    pool
+      ? new PostgresRateLimiter(pool, { name, limit, windowMs: 60_000 })
+      : new SlidingWindowLimiter(limit, 60_000);
   const limiters = {
-    business: new SlidingWindowLimiter(config.rateLimit.perMinute, 60_000),
-    widget: new SlidingWindowLimiter(config.rateLimit.widgetPerMinutePerAddress, 60_000),
-    failedAuth: new SlidingWindowLimiter(config.rateLimit.failedAuthPerMinutePerAddress, 60_000),
+    business: limiter('api', config.rateLimit.perMinute),
+    widget: limiter('checkout', config.rateLimit.widgetPerMinutePerAddress),
+    failedAuth: limiter('auth', config.rateLimit.failedAuthPerMinutePerAddress),
   };
-  const pushStreams = new PushStreams(store, broadcaster, {
+  pushStreams = new PushStreams(store, broadcaster, {
     maxPerToken: config.rateLimit.streamsPerWidgetToken,
     maxPerAddress: config.rateLimit.streamsPerAddress,
   });
@@ -183,6 +209,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     async start() {
       // Instances starting together apply each migration once (an advisory lock per file).
       if (pool) await migratePostgres(pool);
+      await postgresBroadcaster?.start();
       const app = createApp(deps);
       // Every answer in the envelope, shorter header and body timeouts, a connection cap.
       server = createApiServer(app, {
@@ -202,7 +229,13 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       for (const task of tasks) await task.start();
       pruneTimer = setInterval(() => {
         const now = clock.now();
-        for (const limiter of Object.values(limiters)) limiter.prune(now);
+        for (const limiter of Object.values(limiters)) {
+          Promise.resolve(limiter.prune(now)).catch((error: unknown) =>
+            logger.warn('rate-limit prune failed', {
+              error: error instanceof Error ? error.message : String(error),
+            }),
+          );
+        }
       }, 60_000);
       pruneTimer.unref();
       return { url: listeningUrl, server, widgetUrls };
@@ -219,6 +252,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       }
       // Let queued writes land before the file closes.
       await store.writes.run(async () => undefined);
+      await postgresBroadcaster?.close();
       await pool?.end();
       db.close();
     },

@@ -54,7 +54,9 @@ describe('simulated bank: a notification the service did not take is retried unt
     // Delivered: further passes send nothing, and the session was paid exactly once.
     clock.advance(60_000);
     await bank.retryDue();
-    expect(eventTypes(server, created.id).filter((type) => type === 'session.successful')).toHaveLength(1);
+    expect(
+      (await eventTypes(server, created.id)).filter((type) => type === 'session.successful'),
+    ).toHaveLength(1);
     const outbox = server.service.db
       .prepare('SELECT attempts, delivered_at FROM bank_outbox WHERE transfer_id = ?')
       .get(transfer.id) as { attempts: number; delivered_at: number | null };

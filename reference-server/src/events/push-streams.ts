@@ -335,6 +335,36 @@ export class PushStreams {
     return { frames, seq, terminal };
   }
 
+  /**
+   * After the broadcaster says updates may have been missed (its listening connection to PostgreSQL was away:
+   * nothing is kept for a connection that was not there), every watched session is read again from the
+   * `events` table after the oldest seq its streams have sent, and what they lack is delivered as if it had
+   * just arrived: each stream writes only what is above its own last seq, in order, once. Streams still
+   * opening (`held`) read the table themselves.
+   *
+   * @example
+   * new PostgresBroadcaster({ ..., onGap: () => void pushStreams.catchUp() });
+   */
+  async catchUp(): Promise<number> {
+    let delivered = 0;
+    for (const [sessionId, entry] of [...this.watched]) {
+      const live = entry.streams.filter((stream) => !stream[STATE].held);
+      if (live.length === 0) continue;
+      const after = Math.min(...live.map((stream) => stream[STATE].lastSeq));
+      const events = await this.store.events.forSessionAfter(sessionId, after);
+      const first = events[0];
+      if (!first) continue;
+      const merchantName = (await this.store.businesses.find(first.businessId))?.name ?? '';
+      for (const event of events) {
+        const view = JSON.parse(event.payload) as Session;
+        const message = toStatusMessage(view, merchantName, event.reason as StatusReason | null);
+        this.deliver({ sessionId, seq: event.seq, message });
+        delivered += 1;
+      }
+    }
+    return delivered;
+  }
+
   /** The one listener for every watched session. */
   private readonly deliver = (update: SessionUpdate): void => {
     const entry = this.watched.get(update.sessionId);

@@ -9,13 +9,27 @@ export interface LimitDecision {
   resetSeconds: number;
 }
 
+/**
+ * A rate limit as the middleware uses it: counted in this process (`SlidingWindowLimiter`, synchronous) or in
+ * PostgreSQL across every instance (`PostgresRateLimiter`, one round trip per hit); the callers await both.
+ */
+export interface RateLimiter {
+  readonly limit: number;
+  /** Counts one hit of `key` at `now` and says whether it is allowed. */
+  hit(key: string, now: number): LimitDecision | Promise<LimitDecision>;
+  /** What a hit would decide, counting nothing. */
+  peek(key: string, now: number): LimitDecision | Promise<LimitDecision>;
+  /** Forgets keys with no hit left in the window. */
+  prune(now: number): unknown;
+}
+
 type HitLog = { times: number[]; head: number };
 
 /**
  * An exact rolling-window limit: at most `limit` hits per `windowMs` for each key. Each key keeps the times of
  * its hits inside the window (never more than `limit`), oldest first; amortised O(1) per hit.
  */
-export class SlidingWindowLimiter {
+export class SlidingWindowLimiter implements RateLimiter {
   private readonly logs = new Map<string, HitLog>();
 
   constructor(

@@ -8,7 +8,7 @@ import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { sha256 } from '../internal/random.ts';
-import type { LimitDecision, SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
+import type { LimitDecision, RateLimiter } from '../internal/sliding-window-limiter.ts';
 import { addressKey, answerRateLimited, enforceLimit, withinLimit } from './rate-limit.ts';
 import { newRequestId } from './request-id.ts';
 
@@ -24,15 +24,15 @@ export interface AuthDeps {
   store: Store;
   clock: Clock;
   /** 150 per rolling minute per business and environment: secret-key calls only. */
-  businessLimiter: SlidingWindowLimiter;
+  businessLimiter: RateLimiter;
   /**
    * The checkout's budget per client address: publishable-key calls and widget-token calls count here (and
    * bootstrap, through `rateLimitByAddress`), never against the merchant's secret-key budget, because a
    * publishable key and a widget token are in every payer's browser.
    */
-  checkoutLimiter: SlidingWindowLimiter;
+  checkoutLimiter: RateLimiter;
   /** Failed authentications per address, to slow down key guessing. */
-  failedAuthLimiter: SlidingWindowLimiter;
+  failedAuthLimiter: RateLimiter;
 }
 
 // Who is calling and the ownership rule live with the businesses (the services use them without HTTP);
@@ -61,11 +61,12 @@ function bearerToken(req: Request): string {
   return match[1];
 }
 
-function fail(deps: AuthDeps, req: Request, res: Response, error: HttpError): never {
+/** Counts a failed authentication against the address; returns `error` to throw (or throws the 429). */
+async function failure(deps: AuthDeps, req: Request, res: Response, error: HttpError): Promise<HttpError> {
   // Count the failure against the address before answering, so guessing keys slows down to 429s.
-  const decision = deps.failedAuthLimiter.hit(`auth-failure:${addressKey(req)}`, deps.clock.now());
+  const decision = await deps.failedAuthLimiter.hit(`auth-failure:${addressKey(req)}`, deps.clock.now());
   if (!decision.allowed) enforceLimit(res, decision);
-  throw error;
+  return error;
 }
 
 /**
@@ -90,7 +91,7 @@ async function overBudget(deps: BudgetDeps, req: IncomingMessage): Promise<Limit
   const found = await deps.store.apiKeys.findWithOwner(sha256(token));
   earlyLookups.set(req, { token, found });
   if (!found || found.key.revokedAt !== null || found.key.kind !== 'secret') return undefined;
-  const decision = deps.businessLimiter.peek(
+  const decision = await deps.businessLimiter.peek(
     `${found.business.id}:${found.key.environment}`,
     deps.clock.now(),
   );
@@ -154,7 +155,7 @@ export function refuseOverBudget(deps: BudgetDeps): RequestHandler {
 /** Looks the key up by its hash; 401 for anything that is not a live key of a business. */
 async function identifyKey(deps: AuthDeps, req: Request, res: Response, token: string): Promise<ApiCaller> {
   if (token.startsWith('cs_')) {
-    fail(
+    throw await failure(
       deps,
       req,
       res,
@@ -166,17 +167,22 @@ async function identifyKey(deps: AuthDeps, req: Request, res: Response, token: s
     );
   }
   if (!API_KEY_PATTERN.test(token)) {
-    fail(deps, req, res, new HttpError(401, 'invalid_api_key', 'That is not a ServicePay API key.'));
+    throw await failure(
+      deps,
+      req,
+      res,
+      new HttpError(401, 'invalid_api_key', 'That is not a ServicePay API key.'),
+    );
   }
   // Read for every request, never cached across requests: a key rolled by this process or by the CLI on the same
   // file stops at once. Within one request, refuseOverBudget's lookup of the same token is that read.
   const early = earlyLookups.get(req);
   const found =
     early && early.token === token ? early.found : await deps.store.apiKeys.findWithOwner(sha256(token));
-  if (!found) fail(deps, req, res, new HttpError(401, 'invalid_api_key', 'No such API key.'));
+  if (!found) throw await failure(deps, req, res, new HttpError(401, 'invalid_api_key', 'No such API key.'));
   const { key, business } = found;
   if (key.revokedAt !== null) {
-    fail(
+    throw await failure(
       deps,
       req,
       res,
@@ -192,11 +198,11 @@ async function identifyKey(deps: AuthDeps, req: Request, res: Response, token: s
  * with it and lock the merchant's own server out. Publishable-key calls, refused ones included, count against
  * the calling address's checkout budget instead.
  */
-function spendBudget(deps: AuthDeps, req: Request, res: Response, caller: ApiCaller): boolean {
+async function spendBudget(deps: AuthDeps, req: Request, res: Response, caller: ApiCaller): Promise<boolean> {
   const now = deps.clock.now();
   return caller.kind === 'secret'
-    ? withinLimit(res, deps.businessLimiter.hit(`${caller.business.id}:${caller.environment}`, now))
-    : withinLimit(res, deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now));
+    ? withinLimit(res, await deps.businessLimiter.hit(`${caller.business.id}:${caller.environment}`, now))
+    : withinLimit(res, await deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now));
 }
 
 /** Checks everything after the budget was spent: key kind, KYC, the `environment` parameter. */
@@ -233,7 +239,7 @@ function admit(req: Request, caller: ApiCaller, allowPublishable: boolean): void
 export function requireApiKey(deps: AuthDeps, options: { allowPublishable?: boolean } = {}): RequestHandler {
   return async (req, res, next) => {
     const caller = await identifyKey(deps, req, res, bearerToken(req));
-    if (!spendBudget(deps, req, res, caller)) return;
+    if (!(await spendBudget(deps, req, res, caller))) return;
     admit(req, caller, options.allowPublishable ?? false);
     res.locals.caller = caller;
     next();
@@ -252,10 +258,10 @@ async function identifyWidget(
   token: string,
 ): Promise<WidgetCaller | undefined> {
   const now = deps.clock.now();
-  if (!withinLimit(res, deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now))) return undefined;
+  if (!withinLimit(res, await deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now))) return undefined;
   if (!WIDGET_TOKEN_PATTERN.test(token)) {
     if (token.startsWith('cs_')) {
-      fail(
+      throw await failure(
         deps,
         req,
         res,
@@ -266,12 +272,17 @@ async function identifyWidget(
         ),
       );
     }
-    fail(deps, req, res, new HttpError(401, 'invalid_widget_token', 'That is not a widget token.'));
+    throw await failure(
+      deps,
+      req,
+      res,
+      new HttpError(401, 'invalid_widget_token', 'That is not a widget token.'),
+    );
   }
   const record = await deps.store.widgetTokens.findByHash(sha256(token));
   const session = record && (await deps.store.sessions.find(record.sessionId));
   if (!record || !session)
-    fail(deps, req, res, new HttpError(401, 'invalid_widget_token', 'No such widget token.'));
+    throw await failure(deps, req, res, new HttpError(401, 'invalid_widget_token', 'No such widget token.'));
   if (session.id !== req.params.id) {
     throw new HttpError(403, 'forbidden', 'This widget token belongs to another session.');
   }
@@ -305,7 +316,7 @@ export function requireApiKeyOrWidgetToken(deps: AuthDeps): RequestHandler {
       res.locals.caller = caller;
     } else {
       const caller = await identifyKey(deps, req, res, token);
-      if (!spendBudget(deps, req, res, caller)) return;
+      if (!(await spendBudget(deps, req, res, caller))) return;
       admit(req, caller, false);
       res.locals.caller = caller;
     }

@@ -4,7 +4,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import ipaddr from 'ipaddr.js';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
-import type { LimitDecision, SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
+import type { LimitDecision, RateLimiter } from '../internal/sliding-window-limiter.ts';
 import { sendErrorEnvelope } from './error-handler.ts';
 
 const RATE_LIMITED_MESSAGE = 'Too many requests. Wait for Retry-After seconds, then retry.';
@@ -98,8 +98,8 @@ export function addressKey(req: Request): string {
  * @example
  * router.post('/api/widget/bootstrap', rateLimitByAddress(limiters.widget, clock), handler);
  */
-export function rateLimitByAddress(limiter: SlidingWindowLimiter, clock: Clock): RequestHandler {
-  return (req, res, next) => {
-    if (withinLimit(res, limiter.hit(`checkout:${addressKey(req)}`, clock.now()))) next();
+export function rateLimitByAddress(limiter: RateLimiter, clock: Clock): RequestHandler {
+  return async (req, res, next) => {
+    if (withinLimit(res, await limiter.hit(`checkout:${addressKey(req)}`, clock.now()))) next();
   };
 }

@@ -22,7 +22,7 @@ import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import { safeEqual, sha256 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
-import type { SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
+import type { RateLimiter } from '../internal/sliding-window-limiter.ts';
 import type { ApiCaller } from '../middleware/authenticate.ts';
 import { addressKey } from '../middleware/rate-limit.ts';
 import { transferAtBank } from '../routes/bank.ts';
@@ -78,7 +78,7 @@ export interface PortalDeps {
   bank: SimulatedBank;
   secretBox: SecretBox;
   /** Failed sign-ins count here, per address, with the API's failed authentications. */
-  failedAuthLimiter: SlidingWindowLimiter;
+  failedAuthLimiter: RateLimiter;
 }
 
 /**
@@ -195,8 +195,8 @@ export function portalRoutes(deps: PortalDeps): Router {
       throw new HttpError(403, 'forbidden', 'This sign-in form has expired. Reload the page and try again.');
     }
     const parsed = SignInFormSchema.safeParse(body);
-    const refuse = (message: string) => {
-      const decision = deps.failedAuthLimiter.hit(`auth-failure:${addressKey(req)}`, clock.now());
+    const refuse = async (message: string) => {
+      const decision = await deps.failedAuthLimiter.hit(`auth-failure:${addressKey(req)}`, clock.now());
       if (!decision.allowed) {
         res.setHeader('Retry-After', String(decision.resetSeconds));
         throw new HttpError(429, 'rate_limited', 'Too many failed sign-ins. Wait a minute, then try again.');

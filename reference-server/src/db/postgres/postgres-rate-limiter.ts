@@ -1,4 +1,4 @@
-import type { LimitDecision } from '../../internal/sliding-window-limiter.ts';
+import type { LimitDecision, RateLimiter } from '../../internal/sliding-window-limiter.ts';
 import type { Queryable } from './notification-channel.ts';
 
 export interface PostgresRateLimiterOptions {
@@ -44,7 +44,7 @@ RETURNING last_allowed AS allowed, cardinality(hits) AS in_window, hits[1] AS ol
  * const decision = await api.hit(`${businessId}:${environment}`, clock.now());
  * if (!decision.allowed) res.setHeader('Retry-After', String(decision.resetSeconds));
  */
-export class PostgresRateLimiter {
+export class PostgresRateLimiter implements RateLimiter {
   readonly limit: number;
   private readonly windowMs: number;
   private readonly prefix: string;

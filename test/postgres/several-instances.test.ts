@@ -1,0 +1,232 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BankNotification } from '@servicepay/node/protocol';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { newId, randomBase62 } from '../../reference-server/src/internal/random.ts';
+import { signPayload } from '../../reference-server/src/internal/signature.ts';
+import { call, testTransfer } from '../support/api.ts';
+import { independentlyVerify, openCheckout, openStream, startReceiver } from '../support/checkout.ts';
+import {
+  postgresAvailable,
+  reportIfPostgresMissing,
+  type ScratchPostgres,
+  startPostgres,
+} from '../support/postgres.ts';
+import { type RunningServer, startServer } from '../support/server.ts';
+
+// Issue 13: several instances of the service behind one address, on one PostgreSQL. Two instances here run in
+// this test's process, but share nothing except the database: each has its own pool, its own LISTEN
+// connection, its own webhook worker, its own rate limiter object and its own simulated bank file. What one
+// instance does, the other must see through PostgreSQL alone.
+
+reportIfPostgresMissing();
+
+describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
+  let postgres: ScratchPostgres;
+  let admin: pg.Pool;
+  let a: RunningServer;
+  let b: RunningServer;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let secretKey: string;
+  let endpoint: { id: string; secret: string };
+  const folder = mkdtempSync(join(tmpdir(), 'servicepay-instances-'));
+  // What SERVICEPAY_BANK_SECRET gives a deployment: every instance verifies the bank's signature alike.
+  const bankSecret = randomBase62(40);
+  // The secret key's budget per minute, shared by both instances (the setup of each test spends part of it).
+  const BUDGET = 300;
+
+  beforeAll(async () => {
+    postgres = await startPostgres();
+    const databaseUrl = await postgres.createDatabase('instances');
+    admin = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    admin.on('error', () => {});
+    const config = { databaseUrl, bank: { secret: bankSecret }, rateLimit: { perMinute: BUDGET } };
+    // Started together: each applies the migrations it finds missing, under the advisory lock.
+    [a, b] = await Promise.all([
+      startServer(config, { dbPath: join(folder, 'bank-a.db') }),
+      startServer(config, { dbPath: join(folder, 'bank-b.db') }),
+    ]);
+    receiver = await startReceiver();
+    secretKey = (await a.createBusiness({ name: 'Two Instance Shop' })).keys.test.secretKey;
+    endpoint = (
+      await call(b.baseUrl, 'POST', '/api/webhooks', { token: secretKey, json: { url: receiver.url } })
+    ).body.data;
+  }, 60_000);
+
+  afterAll(async () => {
+    await receiver?.close();
+    await Promise.all([a?.close(), b?.close()]);
+    await admin?.end();
+    await postgres?.stop();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  const rows = async <T>(sql: string, values: unknown[] = []) => (await admin.query(sql, values)).rows as T[];
+  const received = (sessionId: string) =>
+    receiver.received.filter((r) => r.body.data.session.id === sessionId);
+
+  it('applied each migration once although both instances started together', async () => {
+    const [counts] = await rows<{ n: string; versions: string }>(
+      'SELECT count(*) AS n, count(DISTINCT version) AS versions FROM schema_migrations',
+    );
+    expect(Number(counts?.n)).toBeGreaterThanOrEqual(8);
+    expect(counts?.n).toBe(counts?.versions);
+  });
+
+  it('a payment made through one instance reaches the checkout streaming from the other within the push', async () => {
+    const checkout = await openCheckout(a.baseUrl, secretKey, 20_000);
+    const stream = await openStream(b.baseUrl, checkout.sessionId, checkout.token);
+    await stream.waitFor((frames) => frames.some((frame) => frame.data?.status === 'awaiting_payment'));
+    expect(b.service.deps.pushStreams.size).toBe(1);
+
+    // The account is at instance A's bank: the payer's transfer goes there.
+    expect((await testTransfer(a.baseUrl, secretKey, checkout.accountNumber, 20_000)).outcome).toBe(
+      'credited',
+    );
+    await stream.closed();
+    expect(stream.frames.filter((frame) => frame.data).map((frame) => frame.data.status)).toEqual([
+      'awaiting_payment',
+      'successful',
+    ]);
+    await vi.waitFor(() => expect(received(checkout.sessionId)).toHaveLength(1));
+  });
+
+  it('60 copies of one notification spread over both instances make one transition, one event, one webhook', async () => {
+    const checkout = await openCheckout(a.baseUrl, secretKey, 31_000);
+    const transfer = {
+      id: newId('trf'),
+      accountNumber: checkout.accountNumber,
+      amount: 31_000,
+      currency: 'NGN',
+      outcome: 'credited' as const,
+      returnReason: null,
+    };
+    const notification = (id: string): BankNotification => ({
+      id,
+      type: 'transfer.received',
+      occurredAt: new Date().toISOString(),
+      transfer,
+    });
+    const post = async (server: RunningServer, body: BankNotification) => {
+      const raw = JSON.stringify(body);
+      const response = await fetch(new URL('/bank/notifications', server.baseUrl), {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-bank-signature': signPayload(raw, [bankSecret], Math.floor(Date.now() / 1000)),
+        },
+        body: raw,
+      });
+      return { status: response.status, body: (await response.json()) as { data: { result: string } } };
+    };
+    const sameId = notification(newId('ntf'));
+    const answers = await Promise.all([
+      ...Array.from({ length: 25 }, () => post(a, sameId)),
+      ...Array.from({ length: 25 }, () => post(b, sameId)),
+      ...Array.from({ length: 5 }, () => post(a, notification(newId('ntf')))),
+      ...Array.from({ length: 5 }, () => post(b, notification(newId('ntf')))),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual(Array(60).fill(200));
+    expect(new Set(answers.map((answer) => answer.body.data.result))).toEqual(new Set(['credited']));
+    const events = await rows<{ type: string }>(
+      'SELECT type FROM events WHERE session_id = $1 ORDER BY seq',
+      [checkout.sessionId],
+    );
+    expect(events.map((event) => event.type)).toEqual(['session.awaiting_payment', 'session.successful']);
+    await vi.waitFor(() => expect(received(checkout.sessionId)).toHaveLength(1));
+    const [webhook] = received(checkout.sessionId);
+    expect(webhook?.body).toMatchObject({
+      type: 'session.successful',
+      data: { session: { amount: 31_000 } },
+    });
+    expect(
+      independentlyVerify(
+        webhook?.raw ?? Buffer.alloc(0),
+        String(webhook?.headers['x-service-signature']),
+        endpoint.secret,
+      ),
+    ).toBe(true);
+  });
+
+  it('the webhook outbox drained by both workers: 120 events, each delivered once, none lost', async () => {
+    const before = receiver.received.length;
+    const created = await Promise.all(
+      Array.from({ length: 120 }, async (_, i) => {
+        const server = i % 2 === 0 ? a : b;
+        const session = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
+          token: secretKey,
+          json: { amount: 1_000 + i, currency: 'NGN', payer: { name: 'Ada', email: 'ada@example.com' } },
+        });
+        expect(session.status).toBe(201);
+        return session.body.data.id as string;
+      }),
+    );
+    await Promise.all(
+      created.map((id, i) =>
+        call((i % 2 === 0 ? b : a).baseUrl, 'POST', `/api/widget/sessions/${id}/cancel`, {
+          token: secretKey,
+        }),
+      ),
+    );
+    await vi.waitFor(() => expect(receiver.received.length - before).toBeGreaterThanOrEqual(120), {
+      timeout: 20_000,
+      interval: 100,
+    });
+    // A little longer: a delivery sent twice would arrive now.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const cancelled = receiver.received.slice(before).filter((r) => r.body.type === 'session.cancelled');
+    expect(cancelled).toHaveLength(120);
+    expect(new Set(cancelled.map((r) => r.body.id)).size).toBe(120);
+    expect(new Set(cancelled.map((r) => r.body.data.session.id))).toEqual(new Set(created));
+    const deliveries = await rows<{ status: string; attempt_count: string; n: string }>(
+      `SELECT d.status, d.attempt_count, count(*) AS n FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
+       WHERE e.session_id = ANY($1) GROUP BY d.status, d.attempt_count`,
+      [created],
+    );
+    expect(deliveries.map((d) => [d.status, Number(d.attempt_count), Number(d.n)])).toEqual([
+      ['succeeded', 1, 120],
+    ]);
+  });
+
+  it('a stream whose instance lost its LISTEN connection gets the payment it missed once the connection is back', async () => {
+    const checkout = await openCheckout(a.baseUrl, secretKey, 44_000);
+    const stream = await openStream(b.baseUrl, checkout.sessionId, checkout.token);
+    await stream.waitFor((frames) => frames.some((frame) => frame.data?.status === 'awaiting_payment'));
+    const catchUp = vi.spyOn(b.service.deps.pushStreams, 'catchUp');
+    // Both instances' listening connections are cut (as a network blip or a failover would); the payment
+    // commits and notifies while nobody listens, so no instance hears it.
+    const cut = await rows<{ cut: boolean }>(
+      "SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+    );
+    expect(cut.length).toBeGreaterThanOrEqual(2);
+    expect((await testTransfer(a.baseUrl, secretKey, checkout.accountNumber, 44_000)).outcome).toBe(
+      'credited',
+    );
+    // Instance B reconnects by itself, reports the gap, and its stream reads what it missed from events.
+    await stream.closed();
+    expect(stream.frames.filter((frame) => frame.data).map((frame) => frame.data.status)).toEqual([
+      'awaiting_payment',
+      'successful',
+    ]);
+    // The replay ran on B after its reconnection (it sends nothing a stream already has).
+    expect(catchUp).toHaveBeenCalled();
+  });
+
+  it('the rate limit is one budget across the instances', async () => {
+    const other = await a.createBusiness({ name: 'Budget Shop' });
+    const key = other.keys.test.secretKey;
+    const list = (server: RunningServer) =>
+      call(server.baseUrl, 'GET', '/api/widget/sessions?limit=1', { token: key });
+    const answers = await Promise.all(
+      Array.from({ length: BUDGET + 10 }, (_, i) => list(i % 2 === 0 ? a : b)),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(BUDGET);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(10);
+    // Both instances refuse from now on, whichever one a client reaches.
+    expect((await list(a)).status).toBe(429);
+    expect((await list(b)).status).toBe(429);
+  });
+});
