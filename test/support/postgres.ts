@@ -70,16 +70,17 @@ export const postgresAvailable = postgresMissingReason === undefined;
 
 /**
  * Says once per test run, in one line, why the PostgreSQL suites do not run; silent when they do. Call it at
- * the top of every PostgreSQL test file.
+ * the top of every PostgreSQL test file. `vitestPid` names the run: a test worker's parent (the default), or
+ * the vitest process itself when vitest.config.ts calls it for the `postgres` project it leaves out.
  *
  * @example
  * reportIfPostgresMissing();
  * describe.runIf(postgresAvailable)('the migrations on a real PostgreSQL', () => { … });
  */
-export function reportIfPostgresMissing(): void {
+export function reportIfPostgresMissing(vitestPid: number = process.ppid): void {
   if (postgresAvailable) return;
   // One line per `vitest run`, not per file: the first worker to create the marker prints it.
-  const marker = join(tmpdir(), `servicepay-postgres-missing-${process.ppid}`);
+  const marker = join(tmpdir(), `servicepay-postgres-missing-${vitestPid}`);
   try {
     openSync(marker, 'wx');
   } catch {

@@ -71,7 +71,12 @@ const numericTypes: pg.CustomTypesConfig = {
   }) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-/** `?` placeholders outside quoted text and identifiers become `$1`, `$2`, … */
+/**
+ * `?` placeholders outside quoted text and identifiers become `$1`, `$2`, …
+ *
+ * @example
+ * toPostgresPlaceholders("SELECT id FROM events WHERE session_id = ? AND type <> '?'"); // … = $1 AND type <> '?'
+ */
 export function toPostgresPlaceholders(sql: string): string {
   let out = '';
   let quote: string | undefined;
@@ -107,28 +112,64 @@ export interface StartOptions {
 }
 
 /**
- * The real reference server, in this process, on a free loopback port over a real SQLite file in a temporary
- * folder, with webhooks on the fast schedule. `close()` stops it and removes the folder it made.
- */
-/**
- * `SERVICEPAY_TEST_STORE=postgres` runs a suite's servers on PostgreSQL instead of SQLite: one scratch cluster
- * per test file (stopped when the worker exits), one database per database file the suite asks for, so a
- * restart on the same `dbPath` finds the same data. The file at `dbPath` then keeps the simulated bank's books.
+ * `SERVICEPAY_TEST_STORE=postgres` runs a suite's servers on PostgreSQL instead of SQLite: on the `postgres`
+ * project's one scratch cluster (else one per test file, stopped after it), one database per database file the
+ * suite asks for, so a restart on the same `dbPath` finds the same data. The file at `dbPath` then keeps the
+ * simulated bank's books.
  */
 const onPostgres = process.env.SERVICEPAY_TEST_STORE === 'postgres';
 let cluster: Promise<ScratchPostgres> | undefined;
 const databases = new Map<string, Promise<string>>();
+if (onPostgres) {
+  // A cluster this file started itself (run outside the `postgres` project) is stopped after its tests: a
+  // test worker is ended without running its exit hooks, and each file left a PostgreSQL server behind.
+  // Registered while the file is collected, before its own hooks, so it runs after them.
+  const { afterAll } = await import('vitest');
+  afterAll(() => cluster?.then((postgres) => postgres.stop()));
+}
 
 function databaseFor(dbPath: string): Promise<string> {
   let url = databases.get(dbPath);
   if (!url) {
-    cluster ??= startPostgres();
-    url = cluster.then((postgres) => postgres.createDatabase(`t_${randomBytes(6).toString('hex')}`));
+    const name = `t_${randomBytes(6).toString('hex')}`;
+    // The `postgres` project shares one cluster across its files (postgres-global-setup.ts); a file run
+    // another way with SERVICEPAY_TEST_STORE=postgres starts its own. Imported here: benches use this module
+    // outside vitest.
+    url = import('vitest').then(({ inject }) => {
+      const shared = inject('scratchPostgresUrl');
+      if (shared) return createDatabaseOn(shared, name);
+      cluster ??= startPostgres();
+      return cluster.then((postgres) => postgres.createDatabase(name));
+    });
     databases.set(dbPath, url);
   }
   return url;
 }
 
+/** Creates database `name` on the cluster whose maintenance database is at `adminUrl`; answers its URL. */
+async function createDatabaseOn(adminUrl: string, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * The real reference server, in this process, on a free loopback port over a real SQLite file in a temporary
+ * folder (or a PostgreSQL database, see above), with webhooks on the fast schedule. `close()` stops it and
+ * removes the folder it made.
+ *
+ * @example
+ * const server = await startServer({ rateLimit: { perMinute: 10_000 } });
+ * const [row] = await server.rows<{ n: number }>('SELECT count(*) AS n FROM sessions');
+ * await server.close();
+ */
 export async function startServer(
   config: ServerConfigOverrides = {},
   options: StartOptions = {},
