@@ -214,6 +214,27 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
     expect(catchUp).toHaveBeenCalled();
   });
 
+  it('one Idempotency-Key sent to both instances at once takes effect once; a retry replays that answer', async () => {
+    const before = (await call(a.baseUrl, 'GET', '/api/webhooks', { token: secretKey })).body.data.length;
+    const send = (server: RunningServer) =>
+      call(server.baseUrl, 'POST', '/api/webhooks', {
+        token: secretKey,
+        json: { url: `${receiver.url}?twice` },
+        headers: { 'idempotency-key': 'endpoint-across-instances' },
+      });
+    const answers = await Promise.all([send(a), send(b), send(a), send(b)]);
+    const created = answers.filter((answer) => answer.status === 201);
+    // The others came while the first was being answered (409, retry) or after (its replay).
+    for (const answer of answers) expect([201, 409]).toContain(answer.status);
+    expect(new Set(created.map((answer) => answer.body.data.id)).size).toBe(1);
+    const after = (await call(b.baseUrl, 'GET', '/api/webhooks', { token: secretKey })).body.data;
+    expect(after).toHaveLength(before + 1);
+    const retry = await send(b);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.body.data.id).toBe(created[0]?.body.data.id);
+  });
+
   it('the rate limit is one budget across the instances', async () => {
     const other = await a.createBusiness({ name: 'Budget Shop' });
     const key = other.keys.test.secretKey;

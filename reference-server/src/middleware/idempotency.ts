@@ -37,8 +37,9 @@ const writeClaims = new WeakMap<Response, WriteClaim>();
  * `idempotency_key_reused`. Failures are not remembered, so a failed request can be fixed and retried.
  *
  * Requests with one key in one scope run one at a time: a second one waits until the first has answered
- * (and its answer is remembered), then replays it. The service is one process owning its SQLite file, so an
- * in-process lock covers every request. The answer is remembered (committed) before it is sent. The key is
+ * (and its answer is remembered), then replays it. On SQLite the service is one process owning its file, so
+ * an in-process lock covers every request; across instances (PostgreSQL) the pending mark is claimed, not
+ * overwritten, so only one instance runs the route for a key and the other answers 409. The answer is remembered (committed) before it is sent. The key is
  * marked pending (committed) before the route runs, so a restart between the effect and the remembered
  * answer leaves the mark: a retry then answers 409 instead of running the effect again. A route whose whole
  * effect is one write job (session create, `idempotentWrite`) skips the mark and commits the key with its effect.
@@ -119,13 +120,24 @@ export class IdempotentRequests {
         return false;
       }
       // Committed before the route runs (some effects, the simulated bank's transfer, are not write-queue
-      // jobs): a crash between the effect and its remembered answer leaves this mark behind.
-      await store.writes.run((tx) =>
-        tx.idempotencyKeys.remember(
-          { scope, key, createdAt: clock.now() },
+      // jobs): a crash between the effect and its remembered answer leaves this mark behind. Claimed, not
+      // overwritten: another instance of the service (on PostgreSQL) may have marked the same key since the
+      // lookup above, and only one of them may run the effect.
+      const now = clock.now();
+      const marked = await store.writes.run((tx) =>
+        tx.idempotencyKeys.claim(
+          { scope, key, createdAt: now },
           { requestHash, statusCode: PENDING_STATUS, responseBody: '' },
+          now - ttlMs,
         ),
       );
+      if (!marked) {
+        throw new HttpError(
+          409,
+          'idempotency_key_reused',
+          'Another request with this Idempotency-Key is being answered. Retry it to get that answer.',
+        );
+      }
       this.settleOnAnswer(res, { scope, key, requestHash }, release);
       handedOver = true;
       return false;
