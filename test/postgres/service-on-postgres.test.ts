@@ -179,6 +179,35 @@ describe.runIf(postgresAvailable)('the service on PostgreSQL (one instance)', ()
     expect(await rows('SELECT id FROM unapplied_credits WHERE transfer_id = $1', [transfer.id])).toEqual([]);
   });
 
+  it('while the database is down the API answers 503 service_unavailable with Retry-After, and recovers by itself', async () => {
+    const list = () => call(server.baseUrl, 'GET', '/api/widget/sessions?limit=1', { token: secretKey });
+    expect((await list()).status).toBe(200);
+    const restarting = postgres.restart({ downMs: 2_000 });
+    // Until the server is gone the pool's idle connections may still answer; wait for the outage itself.
+    await vi.waitFor(async () => expect((await list()).status).toBe(503), { timeout: 5_000, interval: 50 });
+    const down = await list();
+    expect(down.status).toBe(503);
+    expect(down.body.meta).toMatchObject({ statusCode: 503, code: 'service_unavailable' });
+    expect(down.headers.get('retry-after')).toBe('1');
+    const create = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
+      token: secretKey,
+      json: { amount: 9_900, currency: 'NGN', payer: { name: 'Ada', email: 'ada@example.com' } },
+      headers: { 'idempotency-key': 'during-the-outage' },
+    });
+    expect(create.status).toBe(503);
+    await restarting;
+    // The pool and the listener reconnect by themselves: no restart of the service.
+    await vi.waitFor(async () => expect((await list()).status).toBe(200), { timeout: 10_000, interval: 100 });
+    const retried = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
+      token: secretKey,
+      json: { amount: 9_900, currency: 'NGN', payer: { name: 'Ada', email: 'ada@example.com' } },
+      headers: { 'idempotency-key': 'during-the-outage' },
+    });
+    expect(retried.status).toBe(201);
+    const made = await rows<{ n: string }>('SELECT count(*) AS n FROM sessions WHERE amount = 9900');
+    expect(Number(made[0]?.n)).toBe(1);
+  });
+
   it('a restart on the same database keeps sessions, keys and webhooks', async () => {
     const checkout = await openCheckout(server.baseUrl, secretKey, 5_000);
     await server.close();

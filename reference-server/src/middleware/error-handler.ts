@@ -1,6 +1,7 @@
 import type { ErrorBody, ErrorCode, FieldError } from '@servicepay/node/protocol';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ZodError } from 'zod';
+import { databaseUnavailable } from '../db/postgres/postgres-write-queue.ts';
 import { HttpError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
 
@@ -80,7 +81,8 @@ function fromClientFault(status: number, type: unknown): HttpError {
 
 /**
  * The one place errors become responses. A client's fault answers 4xx with a clear message; anything else is
- * the service's fault: logged with the request id (never the request itself) and answered 500 without details.
+ * the service's fault: logged with the request id (never the request itself) and answered 500 without details,
+ * or 503 `service_unavailable` with `Retry-After` when the database could not be reached.
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
@@ -94,6 +96,26 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const status = typeof fault.status === 'number' ? fault.status : fault.statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500)
       return sendError(res, fromClientFault(status, fault.type));
+    if (databaseUnavailable(error)) {
+      // The database is down or unreachable (PostgreSQL): nothing the client sent is at fault, and a retry
+      // may well succeed. A write whose COMMIT got no answer may have taken effect: the client's retry with
+      // the same Idempotency-Key finds out.
+      logger.warn('database unavailable', {
+        requestId: res.locals.requestId,
+        route: req.route?.path,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return sendError(
+        res,
+        new HttpError(
+          503,
+          'service_unavailable',
+          'The service cannot reach its database right now. Retry shortly (with the same Idempotency-Key for a POST).',
+          undefined,
+          { 'Retry-After': '1' },
+        ),
+      );
+    }
     logger.error('unhandled error', {
       requestId: res.locals.requestId,
       method: req.method,

@@ -87,6 +87,23 @@ function connectionLost(error: unknown): boolean {
   );
 }
 
+/**
+ * Whether `error` means the database could not be reached or answered for: a lost or refused connection, a
+ * pool that could not connect in time, a server shutting down, or a COMMIT whose outcome is unknown. The
+ * service answers these 503 `service_unavailable` (retry later, with the same `Idempotency-Key`), not 500.
+ *
+ * @example
+ * if (databaseUnavailable(error)) return sendError(res, new HttpError(503, 'service_unavailable', '…'));
+ */
+export function databaseUnavailable(error: unknown): boolean {
+  if (error instanceof CommitOutcomeUnknownError || connectionLost(error)) return true;
+  const message = (error as { message?: unknown } | null)?.message;
+  return (
+    typeof message === 'string' &&
+    /timeout exceeded when trying to connect|Connection terminated/.test(message)
+  );
+}
+
 type Attempt<T> =
   | { outcome: 'committed'; value: T; effects: Array<() => void> }
   | { outcome: 'retry'; error: unknown }
