@@ -69,6 +69,12 @@ export function asyncView<T extends object>(repo: T): Async<T> {
 /** Handed to each write job: work to run only once the job's writes are durable (push, bank calls). */
 export interface WriteContext {
   afterCommit(effect: () => void): void;
+  /**
+   * On PostgreSQL, the job's own connection, inside its transaction: a statement sent on it commits or rolls
+   * back with the job (the push `NOTIFY` of a transition, so that it leaves exactly at commit). Undefined on
+   * SQLite, where there is nothing to send but `afterCommit` effects.
+   */
+  readonly connection?: { query(text: string, values?: unknown[]): Promise<unknown> };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { StatusMessage } from '@servicepay/node/protocol';
+import type { WriteContext } from '../db/repositories.ts';
 
 /** One push to the open checkouts of a session: the transition's event sequence number and its message. */
 export interface SessionUpdate {
@@ -23,6 +24,12 @@ export interface Broadcaster {
   /** Called once the transition's write is committed (after-commit effect of its write job). */
   publish(update: SessionUpdate): void;
   /**
+   * Called inside the transition's write job: `update` is delivered once the job commits, never if it rolls
+   * back. In one process that is an after-commit effect; across instances (PostgreSQL) the notification is
+   * sent inside the transaction, so that an instance dying between its commit and its publish cannot lose it.
+   */
+  publishOnCommit(context: WriteContext, update: SessionUpdate): void | Promise<void>;
+  /**
    * Starts delivering `sessionId`'s updates to `listener` (from any moment on, even before this returns);
    * returns the function that stops listening.
    */
@@ -37,6 +44,10 @@ export class InProcessBroadcaster implements Broadcaster {
     const set = this.listeners.get(update.sessionId);
     if (!set) return;
     for (const listener of set) listener(update);
+  }
+
+  publishOnCommit(context: WriteContext, update: SessionUpdate): void {
+    context.afterCommit(() => this.publish(update));
   }
 
   subscribe(sessionId: string, listener: SessionUpdateListener): () => void {

@@ -4,6 +4,7 @@ import {
   PostgresNotificationChannel,
   type Queryable,
 } from '../db/postgres/notification-channel.ts';
+import type { WriteContext } from '../db/repositories.ts';
 import type { Logger } from '../internal/logger.ts';
 import {
   type Broadcaster,
@@ -107,6 +108,12 @@ export class PostgresBroadcaster implements Broadcaster {
    */
   publishIn(queryable: Queryable, update: SessionUpdate): Promise<void> {
     return this.channel.publishIn(queryable, JSON.stringify(update));
+  }
+
+  /** Inside the job's transaction when it has one (PostgreSQL), else after its commit. */
+  publishOnCommit(context: WriteContext, update: SessionUpdate): void | Promise<void> {
+    if (context.connection) return this.publishIn(context.connection, update);
+    context.afterCommit(() => this.publish(update));
   }
 
   subscribe(sessionId: string, listener: SessionUpdateListener): () => void {

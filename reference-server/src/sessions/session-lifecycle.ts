@@ -181,7 +181,8 @@ export class SessionLifecycle {
 
     const merchantName = (await tx.businesses.find(updated.businessId))?.name ?? '';
     const message = toStatusMessage(view, merchantName, reason);
-    context.afterCommit(() => this.broadcaster.publish({ sessionId: updated.id, seq: event.seq, message }));
+    // Delivered at commit, never for a rollback (on PostgreSQL the NOTIFY is part of this transaction).
+    await this.broadcaster.publishOnCommit(context, { sessionId: updated.id, seq: event.seq, message });
     return updated;
   }
 }

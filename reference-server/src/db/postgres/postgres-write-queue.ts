@@ -231,6 +231,7 @@ export class PostgresWriteQueue<R> implements Writes<R> {
         if (!open) throw new Error('afterCommit called after the write job ended');
         effects.push(effect);
       },
+      connection: queryable,
     };
 
     let releaseError: Error | undefined;
