@@ -137,7 +137,7 @@ function databaseFor(dbPath: string): Promise<string> {
     // outside vitest.
     url = import('vitest').then(({ inject }) => {
       const shared = inject('scratchPostgresUrl');
-      if (shared) return createDatabaseOn(shared, name);
+      if (shared) return createDatabaseOn(shared, name, inject('scratchPostgresTemplate'));
       cluster ??= startPostgres();
       return cluster.then((postgres) => postgres.createDatabase(name));
     });
@@ -146,12 +146,15 @@ function databaseFor(dbPath: string): Promise<string> {
   return url;
 }
 
-/** Creates database `name` on the cluster whose maintenance database is at `adminUrl`; answers its URL. */
-async function createDatabaseOn(adminUrl: string, name: string): Promise<string> {
+/**
+ * Creates database `name` (a copy of `template` when given) on the cluster whose maintenance database is at
+ * `adminUrl`; answers its URL.
+ */
+async function createDatabaseOn(adminUrl: string, name: string, template?: string): Promise<string> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   } finally {
     await admin.end();
   }
