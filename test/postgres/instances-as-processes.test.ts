@@ -223,8 +223,10 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
     ]);
     await Promise.all([start(0), start(1), start(2)]);
     await rows("UPDATE webhook_deliveries SET next_attempt_at = $1 WHERE status = 'pending'", [Date.now()]);
-    // A worker wakes on its own instance's commits, its attempts and its timer (now set ten minutes ahead),
-    // not on another instance's: one session cancelled on each instance (the push shop's) wakes each.
+    // Today a worker wakes on its own instance's commits, its attempts and its timer (now ten minutes ahead),
+    // never on another instance's or on a change made in the database: one session cancelled on each
+    // instance (the push shop's) wakes each. (An idle instance with nothing pending sets no timer at all, so
+    // it never takes over what a dead instance left due: reported on issue 13.)
     await Promise.all(
       instances.map(async (server) => {
         const created = await call(server?.url as string, 'POST', '/api/widget/sessions', {
