@@ -34,16 +34,19 @@ export type RefundResult = { refunded: { id: string } } | { refused: 'unknown_tr
 
 /**
  * What the service asks of its partner bank. The simulated bank implements it in-process; a real bank
- * integration would implement it over the bank's API. Calls run inside the caller's write job, so nothing can
- * interleave between the bank's answer and what the service records of it.
+ * integration would implement it over the bank's API. `provisionAccount` is asked before the write job that
+ * records the account, outside any database transaction, as a bank's API is (it may be slow, and a write job
+ * on PostgreSQL may run twice): an account the job then does not use is closed at the bank. `closeAccount` and
+ * `refund` still run inside the caller's write job, so nothing interleaves between the bank's answer and what
+ * the service records of it (issue 13, step 4: they move out next).
  *
  * @example
  * const answer = bank.closeAccount('0123456789');
  * if ('alreadyCredited' in answer) settle(answer.alreadyCredited); // the session is paid, not cancelled
  */
 export interface BankGateway {
-  /** A new, never-used account that credits exactly `amount` until `expiresAt`. */
-  provisionAccount(request: AccountRequest): ProvisionedAccount;
+  /** A new, never-used account that credits exactly `amount` until `expiresAt`. Never inside a write job. */
+  provisionAccount(request: AccountRequest): ProvisionedAccount | Promise<ProvisionedAccount>;
   /**
    * Stops the account from crediting; later transfers are returned to the payer. Idempotent. When the account
    * was credited before (single use: a credit closes it), answers that credit instead.

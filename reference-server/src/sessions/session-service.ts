@@ -7,7 +7,7 @@ import type {
   StatusReason,
   VirtualAccount,
 } from '@servicepay/node/protocol';
-import type { BankGateway } from '../bank/bank-gateway.ts';
+import type { BankGateway, ProvisionedAccount } from '../bank/bank-gateway.ts';
 import { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
 import type { ServerConfig } from '../config.ts';
 import type { Repositories, WriteContext } from '../db/repositories.ts';
@@ -153,9 +153,10 @@ export class SessionService {
 
   /**
    * The widget's one exchange of the client secret: marks it used, issues a widget token bound to the
-   * session, and provisions the session's first virtual account (AWAITING_PAYMENT).
+   * session, and offers the session's first virtual account (AWAITING_PAYMENT). The account is provisioned at
+   * the bank before the write job (see `prepareAccount`).
    */
-  bootstrap(clientSecret: string): Promise<BootstrapResult> {
+  async bootstrap(clientSecret: string): Promise<BootstrapResult> {
     if (!CLIENT_SECRET_PATTERN.test(clientSecret)) {
       throw new HttpError(
         400,
@@ -165,56 +166,72 @@ export class SessionService {
       );
     }
     const hash = sha256(clientSecret);
-    return this.store.writes.run(async (tx, context) => {
-      const now = this.clock.now();
-      const session = await tx.sessions.findByClientSecretHash(hash);
-      if (!session) throw new HttpError(400, 'invalid_client_secret', 'No session has this client secret.');
-      if (session.clientSecretUsedAt !== null) {
-        throw new HttpError(
-          409,
-          'client_secret_already_used',
-          'This client secret was already used to open the checkout. Ask your backend for a new session.',
-        );
-      }
-      if (isTerminal(session.status) || session.expiresAt <= now) {
-        throw new HttpError(
-          410,
-          'client_secret_expired',
-          `This checkout has ended (${session.status}). Ask your backend for a new session.`,
-        );
-      }
-      if (!(await tx.sessions.markClientSecretUsed(session.id, now))) {
-        // Another exchange of the same secret committed after this job read it: run again, and answer 409.
-        throw new WriteConflict('client_secret_already_used', 'This client secret was already used.');
-      }
-      const token = `wt_${randomBase62(32)}`;
-      await tx.widgetTokens.insert({
-        tokenHash: sha256(token),
-        sessionId: session.id,
-        createdAt: now,
-        expiresAt: session.expiresAt,
+    const now = this.clock.now();
+    const before = await this.store.sessions.findByClientSecretHash(hash);
+    // A secret that will be refused gets no account; the job checks everything again.
+    const usable = before && before.clientSecretUsedAt === null && this.takesMoney(before, now);
+    const prepared = usable ? await this.prepareAccount(before, now) : undefined;
+    try {
+      return await this.store.writes.run(async (tx, context) => {
+        const session = await tx.sessions.findByClientSecretHash(hash);
+        if (!session) throw new HttpError(400, 'invalid_client_secret', 'No session has this client secret.');
+        if (session.clientSecretUsedAt !== null) {
+          throw new HttpError(
+            409,
+            'client_secret_already_used',
+            'This client secret was already used to open the checkout. Ask your backend for a new session.',
+          );
+        }
+        if (!this.takesMoney(session, now)) {
+          throw new HttpError(
+            410,
+            'client_secret_expired',
+            `This checkout has ended (${session.status}). Ask your backend for a new session.`,
+          );
+        }
+        if (!(await tx.sessions.markClientSecretUsed(session.id, now))) {
+          // Another exchange of the same secret committed after this job read it: run again, and answer 409.
+          throw new WriteConflict('client_secret_already_used', 'This client secret was already used.');
+        }
+        const token = `wt_${randomBase62(32)}`;
+        await tx.widgetTokens.insert({
+          tokenHash: sha256(token),
+          sessionId: session.id,
+          createdAt: now,
+          expiresAt: session.expiresAt,
+        });
+        const opened = await this.offerAccount(tx, context, session, prepared, now);
+        return { token, ...(await this.checkout(opened, tx)) };
       });
-      const opened = await this.offerNewAccount(tx, context, session, now);
-      return { token, ...(await this.checkout(opened, tx)) };
-    });
+    } finally {
+      await this.closeUnused(prepared);
+    }
   }
 
   /** A fresh account for a session whose last one ran out (EXPIRED → retry). The current one if it still lives. */
   async newAccount(sessionId: string): Promise<NewAccountResult> {
-    const result = await this.store.writes.run(async (tx, context) => {
-      const now = this.clock.now();
-      const session = await tx.sessions.find(sessionId);
-      if (!session) throw notFound('session');
-      if (isTerminal(session.status) || session.expiresAt <= now) return { ended: session };
-      const current =
-        session.accountNumber === null ? undefined : await tx.virtualAccounts.find(session.accountNumber);
-      const live = current && current.closedAt === null && current.expiresAt > now;
-      if (live) return { checkout: await this.checkout(session, tx) };
-      // The old account may have been credited before it ran out: settle it before offering another.
-      const paid = await this.lifecycle.settle(tx, context, session, now);
-      if (paid) return { ended: paid };
-      return { checkout: await this.checkout(await this.offerNewAccount(tx, context, session, now), tx) };
-    });
+    const now = this.clock.now();
+    const before = await this.store.sessions.find(sessionId);
+    const wanted =
+      before && this.takesMoney(before, now) && !(await this.liveAccount(before, now, this.store));
+    const prepared = wanted ? await this.prepareAccount(before, now) : undefined;
+    let result: { ended: SessionRecord } | { checkout: NewAccountResult };
+    try {
+      result = await this.store.writes.run(async (tx, context) => {
+        const session = await tx.sessions.find(sessionId);
+        if (!session) throw notFound('session');
+        if (!this.takesMoney(session, now)) return { ended: session };
+        if (await this.liveAccount(session, now, tx)) return { checkout: await this.checkout(session, tx) };
+        // The old account may have been credited before it ran out: settle it before offering another.
+        const paid = await this.lifecycle.settle(tx, context, session, now);
+        if (paid) return { ended: paid };
+        return {
+          checkout: await this.checkout(await this.offerAccount(tx, context, session, prepared, now), tx),
+        };
+      });
+    } finally {
+      await this.closeUnused(prepared);
+    }
     if ('ended' in result) {
       throw new HttpError(
         409,
@@ -232,57 +249,111 @@ export class SessionService {
    * or a fresh one if the last ran out (as `newAccount`). The caller must own the session; an ended session
    * answers 409 `session_not_active`.
    */
-  openForTest(caller: ApiCaller, id: string): Promise<{ session: Session; virtualAccount: VirtualAccount }> {
-    return this.store.writes.run(async (tx, context) => {
-      const now = this.clock.now();
-      let session = await this.ownedSession(caller, id, tx);
-      if (!isTerminal(session.status) && session.expiresAt > now) {
-        const current =
-          session.accountNumber === null ? undefined : await tx.virtualAccounts.find(session.accountNumber);
-        if (session.clientSecretUsedAt === null) {
-          if (!(await tx.sessions.markClientSecretUsed(session.id, now))) {
-            throw new WriteConflict('session_not_active', 'The checkout was opened meanwhile; try again.');
+  async openForTest(
+    caller: ApiCaller,
+    id: string,
+  ): Promise<{ session: Session; virtualAccount: VirtualAccount }> {
+    const now = this.clock.now();
+    const before = await this.ownedSession(caller, id);
+    const wanted =
+      this.takesMoney(before, now) &&
+      (before.clientSecretUsedAt === null || !(await this.liveAccount(before, now, this.store)));
+    const prepared = wanted ? await this.prepareAccount(before, now) : undefined;
+    try {
+      return await this.store.writes.run(async (tx, context) => {
+        let session = await this.ownedSession(caller, id, tx);
+        if (this.takesMoney(session, now)) {
+          if (session.clientSecretUsedAt === null) {
+            if (!(await tx.sessions.markClientSecretUsed(session.id, now))) {
+              throw new WriteConflict('session_not_active', 'The checkout was opened meanwhile; try again.');
+            }
+            session = await this.offerAccount(tx, context, session, prepared, now);
+          } else if (!(await this.liveAccount(session, now, tx))) {
+            // The old account may have been credited before it ran out: settle it before offering another.
+            session =
+              (await this.lifecycle.settle(tx, context, session, now)) ??
+              (await this.offerAccount(tx, context, session, prepared, now));
           }
-          session = await this.offerNewAccount(tx, context, session, now);
-        } else if (!current || current.closedAt !== null || current.expiresAt <= now) {
-          // The old account may have been credited before it ran out: settle it before offering another.
-          session =
-            (await this.lifecycle.settle(tx, context, session, now)) ??
-            (await this.offerNewAccount(tx, context, session, now));
         }
-      }
-      const view = await this.view(session, tx);
-      if (isTerminal(session.status) || session.expiresAt <= now || !view.virtualAccount) {
-        throw new HttpError(
-          409,
-          'session_not_active',
-          `The session is ${session.status}; it takes no more transfers.`,
-        );
-      }
-      return { session: view, virtualAccount: view.virtualAccount };
-    });
+        const view = await this.view(session, tx);
+        if (!this.takesMoney(session, now) || !view.virtualAccount) {
+          throw new HttpError(
+            409,
+            'session_not_active',
+            `The session is ${session.status}; it takes no more transfers.`,
+          );
+        }
+        return { session: view, virtualAccount: view.virtualAccount };
+      });
+    } finally {
+      await this.closeUnused(prepared);
+    }
   }
 
-  private async offerNewAccount(
-    tx: Repositories,
-    context: WriteContext,
+  /** Whether the session can still be paid at `now`: not ended, not past its lifetime. */
+  private takesMoney(session: SessionRecord, now: number): boolean {
+    return !isTerminal(session.status) && session.expiresAt > now;
+  }
+
+  /** Whether the session's current account still takes a transfer at `now`. */
+  private async liveAccount(
     session: SessionRecord,
     now: number,
-  ): Promise<SessionRecord> {
-    const business = await tx.businesses.find(session.businessId);
-    const expiresAt = Math.min(now + this.config.accountLifetimeMinutes * 60_000, session.expiresAt);
-    const account = this.bank.provisionAccount({
+    repositories: Repositories,
+  ): Promise<boolean> {
+    if (session.accountNumber === null) return false;
+    const current = await repositories.virtualAccounts.find(session.accountNumber);
+    return current !== undefined && current.closedAt === null && current.expiresAt > now;
+  }
+
+  /**
+   * Asks the bank for a new account for `session`, before the write job that will offer it and outside any
+   * database transaction, as a real bank's API is asked: the call may be slow, and on PostgreSQL the job may
+   * run more than once (it then offers this same account).
+   */
+  private async prepareAccount(session: SessionRecord, now: number): Promise<ProvisionedAccount> {
+    const business = await this.store.businesses.find(session.businessId);
+    return this.bank.provisionAccount({
       environment: session.environment,
       amount: session.amount,
       currency: session.currency,
       accountName: `${business?.name ?? 'ServicePay'} checkout`,
-      expiresAt,
+      expiresAt: Math.min(now + this.config.accountLifetimeMinutes * 60_000, session.expiresAt),
     });
-    await tx.virtualAccounts.insert({ ...account, sessionId: session.id, createdAt: now });
+  }
+
+  /** Records the account provisioned before the job and offers it (the session moves to AWAITING_PAYMENT). */
+  private async offerAccount(
+    tx: Repositories,
+    context: WriteContext,
+    session: SessionRecord,
+    prepared: ProvisionedAccount | undefined,
+    now: number,
+  ): Promise<SessionRecord> {
+    // The session needs an account although none seemed needed before the job: it changed meanwhile.
+    if (!prepared) throw new WriteConflict('session_not_active', 'The session changed meanwhile; try again.');
+    await tx.virtualAccounts.insert({ ...prepared, sessionId: session.id, createdAt: now });
     return this.lifecycle.transition(tx, context, session, 'awaiting_payment', {
       now,
-      newAccountNumber: account.accountNumber,
+      newAccountNumber: prepared.accountNumber,
     });
+  }
+
+  /**
+   * An account provisioned for a job that did not record it (the job failed, or found it needed none after
+   * all) is closed at the bank, so no account the service does not know of ever takes money. Nobody was shown
+   * its number, so nothing can have been paid into it.
+   */
+  private async closeUnused(prepared: ProvisionedAccount | undefined): Promise<void> {
+    if (!prepared) return;
+    try {
+      if (await this.store.virtualAccounts.find(prepared.accountNumber)) return;
+    } catch {
+      // The database is unreachable (the job's own error is what the caller gets): the account stays open at
+      // the bank until its countdown ends, unknown to the service and never shown to anyone.
+      return;
+    }
+    this.bank.closeAccount(prepared.accountNumber);
   }
 
   /** What the checkout shows: the public session and the account it offers now. */

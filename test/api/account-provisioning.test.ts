@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { call, createSession } from '../support/api.ts';
+import { type RunningServer, startServer } from '../support/server.ts';
+
+// Issue 13: "provisioning an account at the bank happens outside the database transaction, as it would
+// against a real bank's API". On both stores (the postgres project runs this file again on PostgreSQL).
+
+let server: RunningServer;
+let key: string;
+
+beforeAll(async () => {
+  server = await startServer({ rateLimit: { perMinute: 10_000 } });
+  key = (await server.createBusiness({ name: 'Provisioning Shop' })).keys.test.secretKey;
+});
+
+afterAll(async () => {
+  await server.close();
+});
+
+type BankAccountRow = { account_number: string; amount: number; closed: number };
+
+/** The bank's own books: every account it issued for this amount, and whether it is closed. */
+const bankAccounts = (amount: number) =>
+  server.bankRows<BankAccountRow>(
+    `SELECT account_number, amount, CASE WHEN closed_at IS NULL THEN 0 ELSE 1 END AS closed
+     FROM bank_accounts WHERE amount = ? ORDER BY created_at, account_number`,
+    amount,
+  );
+
+const exchange = (clientSecret: string) =>
+  call(server.baseUrl, 'POST', '/api/widget/bootstrap', { json: { clientSecret } });
+
+describe('accounts are provisioned at the bank before the write job, never inside it', () => {
+  it('the bank is asked while no write job runs, and the account it gave is the one the checkout shows', async () => {
+    const { bank, store } = server.service.deps;
+    let jobsRunning = 0;
+    const run = store.writes.run.bind(store.writes);
+    vi.spyOn(store.writes, 'run').mockImplementation(async (work) => {
+      jobsRunning += 1;
+      try {
+        return await run(work);
+      } finally {
+        jobsRunning -= 1;
+      }
+    });
+    const asked: Array<{ jobsRunning: number; amount: number }> = [];
+    const provision = bank.provisionAccount.bind(bank);
+    vi.spyOn(bank, 'provisionAccount').mockImplementation((request) => {
+      asked.push({ jobsRunning, amount: request.amount });
+      return provision(request);
+    });
+    try {
+      const created = await createSession(server.baseUrl, key, { amount: 61_100 });
+      const opened = await exchange(created.clientSecret);
+      expect(opened.status).toBe(200);
+      expect(asked).toEqual([{ jobsRunning: 0, amount: 61_100 }]);
+      expect(await bankAccounts(61_100)).toEqual([
+        { account_number: opened.body.data.virtualAccount.accountNumber, amount: 61_100, closed: 0 },
+      ]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('a client secret that will be refused gets no account at the bank', async () => {
+    const created = await createSession(server.baseUrl, key, { amount: 62_200 });
+    expect((await exchange(created.clientSecret)).status).toBe(200);
+    const again = await exchange(created.clientSecret);
+    expect(again.status).toBe(409);
+    expect(again.body.meta.code).toBe('client_secret_already_used');
+    expect(await bankAccounts(62_200)).toHaveLength(1);
+  });
+
+  it('two exchanges of one secret at once: one checkout opens, and the account the loser was given is closed at the bank', async () => {
+    const created = await createSession(server.baseUrl, key, { amount: 63_300 });
+    const answers = await Promise.all([exchange(created.clientSecret), exchange(created.clientSecret)]);
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([200, 409]);
+    const winner = answers.find((answer) => answer.status === 200);
+    const accounts = await bankAccounts(63_300);
+    // Both may have asked the bank (each read the secret unused before either job ran); whatever the loser got
+    // is closed, so the only account taking money is the one the payer sees.
+    const open = accounts.filter((account) => account.closed === 0);
+    expect(open.map((account) => account.account_number)).toEqual([
+      winner?.body.data.virtualAccount.accountNumber,
+    ]);
+    expect(accounts.length).toBeGreaterThanOrEqual(1);
+    expect(accounts.length).toBeLessThanOrEqual(2);
+  });
+});
