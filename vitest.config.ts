@@ -34,10 +34,6 @@ const onPostgres = {
     exclude: [
       ...shared.test.exclude,
       '**/*-on-sqlite.test.ts',
-      // Runs on PostgreSQL (SERVICEPAY_TEST_STORE=postgres) and passes, but waits out the 60 s lease of the
-      // deliveries the killed instance claimed: back in once service.ts gives the fast schedule a short
-      // `deliveryLeaseMs`.
-      'test/reliability/webhook-crash-recovery.test.ts',
     ],
     env: { SERVICEPAY_TEST_STORE: 'postgres' },
     globalSetup: [fromRoot('./test/support/postgres-global-setup.ts')],

@@ -16,6 +16,7 @@ import { type Broadcaster, InProcessBroadcaster } from './events/broadcaster.ts'
 import { WebhookOutbox } from './events/outbox.ts';
 import { PostgresBroadcaster } from './events/postgres-broadcaster.ts';
 import { PushStreams } from './events/push-streams.ts';
+import { RETRY_SCHEDULES } from './events/webhook-worker.ts';
 import { Webhooks } from './events/webhooks.ts';
 import { createApiServer } from './internal/client-error.ts';
 import { type Clock, systemClock } from './internal/clock.ts';
@@ -86,7 +87,13 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   // outside the service; step 4 of issue 13 moves it behind the store).
   const db = openDatabase(config.dbPath);
   const pool = config.databaseUrl === null ? undefined : openPostgresPool(config.databaseUrl, logger);
-  const store: Store = pool ? createPostgresStore(pool, { onEffectError }) : createStore(db, onEffectError);
+  const store: Store = pool
+    ? createPostgresStore(pool, {
+        onEffectError,
+        // A killed instance's picks are sent again by the others when their lease ends: sized to the schedule.
+        deliveryLeaseMs: RETRY_SCHEDULES[config.webhooks.schedule].leaseMs ?? 60_000,
+      })
+    : createStore(db, onEffectError);
   const secretBox = new SecretBox(secretsKey);
   let listeningUrl: string | undefined;
   const bank = new SimulatedBank({

@@ -22,6 +22,17 @@ export interface RetrySchedule {
   /** An endpoint is disabled after this many failed attempts in a row spanning at least `disablePeriodMs`. */
   disableAfterAttempts: number;
   disablePeriodMs: number;
+  /**
+   * When nothing is due, how long the worker waits before it looks again (default 5 s). Its own commits wake
+   * it at once; this bounds the wait for deliveries it was not told about: another instance's (PostgreSQL) that
+   * died before sending them, a moved clock.
+   */
+  recheckMs?: number;
+  /**
+   * How long a delivery one instance picked is kept from the others on PostgreSQL (default 60 s): longer than
+   * an attempt (`timeoutMs`) and its recording, and how long a killed instance's picks wait to be sent again.
+   */
+  leaseMs?: number;
 }
 
 const MINUTE = 60_000;
@@ -50,6 +61,8 @@ export const RETRY_SCHEDULES: Record<'standard' | 'fast', RetrySchedule> = {
     timeoutMs: 10_000,
     disableAfterAttempts: 12,
     disablePeriodMs: 48 * HOUR,
+    recheckMs: 5_000,
+    leaseMs: MINUTE,
   },
   fast: {
     delaysMs: [250, 500, 1000, 2000, 4000, 8000, 15_000, 30_000],
@@ -57,6 +70,8 @@ export const RETRY_SCHEDULES: Record<'standard' | 'fast', RetrySchedule> = {
     timeoutMs: 1000,
     disableAfterAttempts: 9,
     disablePeriodMs: 5000,
+    recheckMs: 500,
+    leaseMs: 5000,
   },
 };
 
@@ -226,10 +241,10 @@ export class WebhookWorker {
   /** One timer, set for the earliest pending retry; nudges cover everything sooner. */
   private async armTimer(): Promise<void> {
     const next = await this.options.store.webhookDeliveries.nextDueAt();
-    if (next === null) return;
     const now = this.options.clock.now();
-    // Re-check at least once a minute, so a moved clock or a long sleep never strands a delivery.
-    const at = Math.min(next, now + MINUTE);
+    // Look again at least every `recheckMs`, even with nothing pending: deliveries another instance queued and
+    // could not send (it died), a moved clock or a long sleep never strand a delivery.
+    const at = Math.min(next ?? Number.POSITIVE_INFINITY, now + (this.options.schedule.recheckMs ?? 5_000));
     if (this.timer && this.timerAt <= at) return;
     clearTimeout(this.timer);
     this.timerAt = at;
