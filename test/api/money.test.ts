@@ -197,11 +197,20 @@ describe('de-duplication by transfer id', () => {
 describe('a credit in another currency', () => {
   it('never pays the session: recorded, refunded through the bank, told to the merchant by a signed webhook', async () => {
     const { created, accountNumber } = await openSession({ amount: 170_000 });
-    const transfer = await unreachableBank().transfer(accountNumber, 170_000);
-    // The bank's notification says USD for an NGN session (a bank error): the service must not take it as paid.
-    const wrong = bankNotification(accountNumber, 170_000, { currency: 'USD' });
-    wrong.transfer.id = transfer.id;
-    const answer = await sign(wrong);
+    // The service's own bank retries its outbox every second: held back here, or it could deliver the true
+    // (NGN) notification of this transfer before the wrong one below arrives.
+    server.service.deps.bank.stop();
+    let answer: Awaited<ReturnType<typeof sign>>;
+    let transfer: Awaited<ReturnType<ReturnType<typeof unreachableBank>['transfer']>>;
+    try {
+      transfer = await unreachableBank().transfer(accountNumber, 170_000);
+      // The bank's notification says USD for an NGN session (a bank error): the service must not take it as paid.
+      const wrong = bankNotification(accountNumber, 170_000, { currency: 'USD' });
+      wrong.transfer.id = transfer.id;
+      answer = await sign(wrong);
+    } finally {
+      server.service.deps.bank.start();
+    }
     expect(answer.status).toBe(200);
     expect(answer.body.data).toMatchObject({ result: 'unapplied', duplicate: false });
 
