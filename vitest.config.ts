@@ -31,10 +31,7 @@ const onPostgres = {
     ...shared.test,
     name: 'postgres',
     include: ['test/api/**/*.test.ts', 'test/reliability/**/*.test.ts', 'test/contract/**/*.test.ts'],
-    exclude: [
-      ...shared.test.exclude,
-      '**/*-on-sqlite.test.ts',
-    ],
+    exclude: [...shared.test.exclude, '**/*-on-sqlite.test.ts'],
     env: { SERVICEPAY_TEST_STORE: 'postgres' },
     globalSetup: [fromRoot('./test/support/postgres-global-setup.ts')],
   },
