@@ -215,7 +215,10 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     tasks,
     async start() {
       // Instances starting together apply each migration once (an advisory lock per file).
-      if (pool) await migratePostgres(pool);
+      if (pool) {
+        await migratePostgres(pool);
+        await checkSharedSecretsKey(pool, secretBox);
+      }
       await postgresBroadcaster?.start();
       const app = createApp(deps);
       // Every answer in the envelope, shorter header and body timeouts, a connection cap.
@@ -276,4 +279,25 @@ function openPostgresPool(connectionString: string, logger: Logger): pg.Pool {
     logger.warn('an idle PostgreSQL connection was lost', { error: error.message }),
   );
   return pool;
+}
+
+/**
+ * Instances sharing a PostgreSQL database must share the secrets key too: a webhook secret sealed by one and
+ * opened by another fails, and every delivery of that instance would fail with it. Refuse to start, with what
+ * to do, when this instance's key cannot open a secret already in the database. (A key file made in
+ * development beside each instance's `--db` is a different key per instance.)
+ */
+async function checkSharedSecretsKey(pool: pg.Pool, secretBox: SecretBox): Promise<void> {
+  const { rows } = await pool.query<{ sealed: string }>(
+    'SELECT secret_ciphertext AS sealed FROM webhook_endpoints ORDER BY seq LIMIT 1',
+  );
+  const sealed = rows[0]?.sealed;
+  if (sealed === undefined) return;
+  try {
+    secretBox.open(sealed);
+  } catch {
+    throw new Error(
+      "This instance's secrets key cannot open the secrets already in the database: every instance on one database needs the same key. Set SERVICEPAY_SECRETS_KEY (or --secrets-key-file) to the key the first instance used.",
+    );
+  }
 }

@@ -235,6 +235,21 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
     expect(retry.body.data.id).toBe(created[0]?.body.data.id);
   });
 
+  it('an instance with another secrets key refuses to start, saying which key to give it', async () => {
+    // Its own folder: the development key file beside its bank file is a new key, not the one A and B share.
+    const elsewhere = mkdtempSync(join(tmpdir(), 'servicepay-other-key-'));
+    try {
+      await expect(
+        startServer(
+          { databaseUrl: a.service.config.databaseUrl, bank: { secret: bankSecret } },
+          { dbPath: join(elsewhere, 'bank-c.db') },
+        ),
+      ).rejects.toThrow(/same key.*SERVICEPAY_SECRETS_KEY/);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
   it('the rate limit is one budget across the instances', async () => {
     const other = await a.createBusiness({ name: 'Budget Shop' });
     const key = other.keys.test.secretKey;

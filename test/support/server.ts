@@ -241,7 +241,16 @@ export async function startServer(
     },
     { logger: options.logger ?? silentLogger, ...(options.clock ? { clock: options.clock } : {}) },
   );
-  const { url, server, widgetUrls } = await service.start();
+  let started: Awaited<ReturnType<Service['start']>>;
+  try {
+    started = await service.start();
+  } catch (error) {
+    // What a refused start opened (the pool, the database file) is closed before the error is reported.
+    await service.close().catch(() => undefined);
+    if (folder) rmSync(folder, { recursive: true, force: true });
+    throw error;
+  }
+  const { url, server, widgetUrls } = started;
   const clock = options.clock;
   const storeUrl = service.config.databaseUrl;
   // Opened on first use, closed by close(). On PostgreSQL `rows` reads through the outside reader too.
