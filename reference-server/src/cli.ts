@@ -123,6 +123,13 @@ async function openStore(values: Values): Promise<{ store: Store; close(): Promi
   };
 }
 
+/** Where the data is, for the ready line: the SQLite file, or PostgreSQL (without its password) and the bank's file. */
+function storeDescription(config: { dbPath: string; databaseUrl: string | null }): string {
+  return config.databaseUrl === null
+    ? `database ${config.dbPath}`
+    : `database ${redactUrl(config.databaseUrl)}, simulated bank ${config.dbPath}`;
+}
+
 /** A URL as it may be printed: without its password. */
 function redactUrl(url: string): string {
   return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:…@');
@@ -184,7 +191,7 @@ async function start(values: Values): Promise<void> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   console.log(
-    `ServicePay API listening on ${url} (database ${service.config.dbPath}); widget hosts: test ${widgetUrls.test}, production ${widgetUrls.live}`,
+    `ServicePay API listening on ${url} (${storeDescription(service.config)}); widget hosts: test ${widgetUrls.test}, production ${widgetUrls.live}`,
   );
 }
 
