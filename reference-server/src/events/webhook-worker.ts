@@ -384,6 +384,10 @@ export class WebhookWorker {
     const disabled = await store.writes.run(
       async ({ webhookDeliveries: deliveries, webhookEndpoints: endpoints }) => {
         const now = clock.now();
+        // The endpoint's row before the delivery's: the order a disable takes them in, so that on PostgreSQL two
+        // instances' jobs never wait on each other in a cycle (a deadlock would only be retried, but costs).
+        if (ok) await endpoints.recordSuccess(delivery.endpointId);
+        else await endpoints.recordFailure(delivery.endpointId, attemptedAt);
         await deliveries.recordAttempt({
           deliveryId: delivery.id,
           attemptedAt,
@@ -395,13 +399,11 @@ export class WebhookWorker {
         });
         if (ok) {
           await deliveries.markSucceeded(delivery.id, now);
-          await endpoints.recordSuccess(delivery.endpointId);
           return false;
         }
         const delay = schedule.delaysMs[attemptNumber - 1];
         if (delay === undefined) await deliveries.markFailed(delivery.id, now);
         else await deliveries.retryAt(delivery.id, now + jittered(delay, schedule.jitter, this.random), now);
-        await endpoints.recordFailure(delivery.endpointId, attemptedAt);
         const endpoint = await endpoints.find(delivery.endpointId);
         if (
           endpoint?.enabled &&
