@@ -67,7 +67,11 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** Builds the whole service over one SQLite file, without listening yet. */
+/**
+ * Builds the whole service, without listening yet: over the SQLite file at `dbPath`, or, when `databaseUrl` is
+ * set, over PostgreSQL shared with the service's other instances (the file then keeps the simulated bank's
+ * books). `start` migrates PostgreSQL first.
+ */
 export function createService(overrides: ServerConfigOverrides = {}, options: ServiceOptions = {}): Service {
   const config = resolveConfig(overrides);
   const clock = options.clock ?? systemClock;
@@ -260,8 +264,9 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
         server.closeAllConnections();
         await closed;
       }
-      // Let queued writes land before the file closes.
-      await store.writes.run(async () => undefined);
+      // Let queued writes land before the file closes (on PostgreSQL each job already has its own transaction;
+      // a database that is down must not keep the rest from closing).
+      await store.writes.run(async () => undefined).catch(() => undefined);
       await postgresBroadcaster?.close();
       await pool?.end();
       db.close();
