@@ -5,7 +5,9 @@
  *
  * servicepay options: `--db PATH` serves an existing database (seeded by `seed-sessions.ts`; the caller has
  * its keys) instead of a fresh one with one business; `--rate-limit N` sets the secret-key budget per minute
- * (default: high enough never to be reached, so a create benchmark measures creates).
+ * (default: high enough never to be reached, so a create benchmark measures creates); `--database-url URL`
+ * serves PostgreSQL at URL (the temporary SQLite file then holds only the simulated bank's books) and
+ * `--existing` skips creating a business there (a second instance on the same database).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -70,6 +72,8 @@ async function servicepay(args: string[]): Promise<{ url: string; secretKey?: st
     return at === -1 ? undefined : args[at + 1];
   };
   const givenDb = option('--db');
+  const databaseUrl = option('--database-url') ?? null;
+  const existing = givenDb !== undefined || args.includes('--existing');
   let dbPath = givenDb;
   if (!dbPath) {
     const folder = mkdtempSync(join(tmpdir(), 'servicepay-bench-'));
@@ -80,6 +84,7 @@ async function servicepay(args: string[]): Promise<{ url: string; secretKey?: st
   const service = createService(
     {
       dbPath,
+      databaseUrl,
       port: 0,
       testWidgetPort: 0,
       liveWidgetPort: 0,
@@ -88,7 +93,7 @@ async function servicepay(args: string[]): Promise<{ url: string; secretKey?: st
     { logger: silentLogger },
   );
   const { url } = await service.start();
-  if (givenDb) return { url, dbPath };
+  if (existing) return { url, dbPath };
   const created = await createBusiness(service.deps.store, 'Bench Shop', false, Date.now());
   return { url, secretKey: created.keys.test.secretKey, dbPath };
 }

@@ -15,6 +15,8 @@ export interface TargetRow {
   /** The target, as written in the issue (`≥ 0.6×`, `≤ 2 ms`). */
   target: string;
   met: boolean;
+  /** Replaces met/missed in the table for a figure with no target (`measured`); such rows are not counted. */
+  verdict?: string;
 }
 
 /** The prefix of a target line on a benchmark's stdout. */

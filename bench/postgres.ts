@@ -1,0 +1,318 @@
+/**
+ * ServicePay on PostgreSQL (issue 13) against ServicePay on SQLite, measured in the same run:
+ *
+ * 1. Session create with an `Idempotency-Key` (as the SDK sends it), autocannon in its own process: SQLite one
+ *    instance (the baseline), PostgreSQL one instance, PostgreSQL two instances (two server processes on one
+ *    database, each driven by its own autocannon process with half the connections). Alternated, round after
+ *    round, so drift on the machine falls on every kind.
+ * 2. Bank notification → `successful` on the session's SSE stream: on PostgreSQL the stream is open on one
+ *    instance and the notification goes to the other (the push crosses instances through LISTEN/NOTIFY); the
+ *    baseline is the same on SQLite with one instance. Sequential samples (one payment at a time), alternated.
+ *
+ * Durability, printed with the figures: SQLite in WAL with synchronous=FULL (a commit fsyncs); PostgreSQL
+ * started by this file with fsync=on, synchronous_commit=on, full_page_writes=on (its defaults; the test
+ * harness turns them off, a benchmark must not). Both data directories are on the same disk (the temporary
+ * folder). No numeric target: the rows are figures against their baseline, verdict "measured".
+ *
+ * `BENCH_CONNECTIONS` (50), `BENCH_DURATION_MS` per run (5000), `BENCH_ROUNDS` (2), `BENCH_PAYMENTS` per kind
+ * per round (150).
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { newId, randomBase62 } from '../reference-server/src/internal/random.ts';
+import { signPayload } from '../reference-server/src/internal/signature.ts';
+import {
+  type BenchServer,
+  combine,
+  fmt,
+  type LoadOptions,
+  type LoadResult,
+  runLoad,
+  startBenchServer,
+  stopBenchServer,
+} from './support/load.ts';
+import { reportTarget } from './support/targets.ts';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 150);
+const WARMUP_MS = 1000;
+const run = promisify(execFile);
+
+/** A PostgreSQL 15 cluster of this bench's own, durable (fsync on), on a free loopback port. */
+async function startDurablePostgres(): Promise<{ url: string; stop: () => void }> {
+  const binDir = '/usr/lib/postgresql/15/bin';
+  const asRoot = process.getuid?.() === 0;
+  const dir = mkdtempSync(join(tmpdir(), 'servicepay-bench-pg-'));
+  const dataDir = join(dir, 'data');
+  const socketDir = join(dir, 'socket');
+  mkdirSync(socketDir);
+  const owner = asRoot
+    ? {
+        uid: Number(execFileSync('id', ['-u', 'postgres']).toString()),
+        gid: Number(execFileSync('id', ['-g', 'postgres']).toString()),
+      }
+    : undefined;
+  if (owner) for (const path of [dir, socketDir]) chownSync(path, owner.uid, owner.gid);
+  const bin = (name: string, args: string[]) =>
+    asRoot
+      ? run('runuser', ['-u', 'postgres', '--', join(binDir, name), ...args], { cwd: dir })
+      : run(join(binDir, name), args, { cwd: dir });
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+  await bin('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C']);
+  await bin('pg_ctl', [
+    'start',
+    '-D',
+    dataDir,
+    '-l',
+    join(dir, 'server.log'),
+    '-w',
+    '-o',
+    `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on ` +
+      '-c full_page_writes=on -c max_connections=100',
+  ]);
+  const admin = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` });
+  await admin.connect();
+  await admin.query('CREATE DATABASE servicepay');
+  await admin.end();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/servicepay`,
+    stop: () => {
+      const args = ['stop', '-D', dataDir, '-m', 'fast', '-w'];
+      if (asRoot) execFileSync('runuser', ['-u', 'postgres', '--', join(binDir, 'pg_ctl'), ...args]);
+      else execFileSync(join(binDir, 'pg_ctl'), args);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// One bank secret for every server process: a notification signed here is accepted by any instance.
+const bankSecret = randomBase62(40);
+process.env.SERVICEPAY_BANK_SECRET = bankSecret;
+
+const postgres = await startDurablePostgres();
+const servers: BenchServer[] = [];
+const start = async (args: string[]) => {
+  const server = await startBenchServer('servicepay', args);
+  servers.push(server);
+  return server;
+};
+
+type Kind = 'sqlite' | 'pg1' | 'pg2';
+const results: Record<Kind, LoadResult[]> = { sqlite: [], pg1: [], pg2: [] };
+const push: Record<'sqlite' | 'pg', number[]> = { sqlite: [], pg: [] };
+const createOn = (server: BenchServer, token: string, connections: number): LoadOptions => ({
+  url: server.url,
+  method: 'POST',
+  path: '/api/widget/sessions',
+  connections,
+  durationMs: DURATION_MS,
+  warmupMs: WARMUP_MS,
+  token,
+  body: 'session',
+  idempotencyKey: true,
+  expectStatus: 201,
+});
+
+/** Two generator processes at once, one per instance: rates add up, latencies pool. */
+function concurrent(parts: LoadResult[]): LoadResult {
+  const merged = combine(parts);
+  const seconds = Math.max(...parts.map((part) => part.seconds));
+  return { ...merged, seconds, perSecond: merged.expected / seconds };
+}
+
+async function json(method: string, url: string, body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  const parsed = (await response.json()) as { data: Record<string, unknown> };
+  if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}`);
+  return parsed.data;
+}
+
+/** One payment: session created and bootstrapped on `streamOn`, stream opened there, bank notified at `payOn`. */
+async function onePayment(streamOn: BenchServer, payOn: BenchServer, secretKey: string): Promise<number> {
+  const created = await json(
+    'POST',
+    `${streamOn.url}/api/widget/sessions`,
+    { amount: 500000, currency: 'NGN', payer: { name: 'Ada Lovelace', email: 'ada@example.com' } },
+    { authorization: `Bearer ${secretKey}` },
+  );
+  const boot = (await json('POST', `${streamOn.url}/api/widget/bootstrap`, {
+    clientSecret: created.clientSecret,
+  })) as {
+    token: string;
+    session: { id: string; amount: number };
+    virtualAccount: { accountNumber: string };
+  };
+  const base = new URL(streamOn.url);
+  let sentAt = 0;
+  return new Promise<number>((resolve, reject) => {
+    let first = true;
+    const stream = request({
+      host: base.hostname,
+      port: base.port,
+      path: `/api/widget/sessions/${boot.session.id}/events`,
+      headers: { authorization: `Bearer ${boot.token}`, accept: 'text/event-stream' },
+      agent: false,
+    });
+    stream.on('response', (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const at = performance.now();
+        if (first && chunk.includes('data: ')) {
+          first = false;
+          const raw = JSON.stringify({
+            id: newId('ntf'),
+            type: 'transfer.received',
+            occurredAt: new Date().toISOString(),
+            transfer: {
+              id: newId('trf'),
+              accountNumber: boot.virtualAccount.accountNumber,
+              amount: boot.session.amount,
+              currency: 'NGN',
+              outcome: 'credited',
+              returnReason: null,
+            },
+          });
+          const signature = signPayload(raw, [bankSecret], Math.floor(Date.now() / 1000));
+          sentAt = performance.now();
+          fetch(`${payOn.url}/bank/notifications`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-bank-signature': signature },
+            body: raw,
+          }).then((answer) => {
+            if (answer.status !== 200) reject(new Error(`bank notification answered ${answer.status}`));
+            return answer.arrayBuffer();
+          }, reject);
+        } else if (chunk.includes('"status":"successful"')) {
+          stream.destroy();
+          resolve(at - sentAt);
+        }
+      });
+      res.on('error', () => undefined);
+    });
+    stream.on('error', reject);
+    stream.setNoDelay(true);
+    stream.end();
+  });
+}
+
+const startedAt = Date.now();
+try {
+  const sqlite = await start([]);
+  const pgA = await start(['--database-url', postgres.url]);
+  const pgB = await start(['--database-url', postgres.url, '--existing']);
+  const sqliteKey = sqlite.secretKey as string;
+  const pgKey = pgA.secretKey as string;
+
+  const order: Kind[] = ['sqlite', 'pg1', 'pg2'];
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const kind of round % 2 === 0 ? order : [...order].reverse()) {
+      if (kind === 'sqlite') results.sqlite.push(await runLoad(createOn(sqlite, sqliteKey, CONNECTIONS)));
+      else if (kind === 'pg1') results.pg1.push(await runLoad(createOn(pgA, pgKey, CONNECTIONS)));
+      else {
+        const half = Math.ceil(CONNECTIONS / 2);
+        const parts = await Promise.all([
+          runLoad(createOn(pgA, pgKey, half)),
+          runLoad(createOn(pgB, pgKey, CONNECTIONS - half)),
+        ]);
+        results.pg2.push(concurrent(parts));
+      }
+    }
+    for (const side of round % 2 === 0 ? (['sqlite', 'pg'] as const) : (['pg', 'sqlite'] as const)) {
+      for (let i = 0; i < PAYMENTS; i++) {
+        push[side].push(
+          side === 'sqlite' ? await onePayment(sqlite, sqlite, sqliteKey) : await onePayment(pgA, pgB, pgKey),
+        );
+      }
+    }
+  }
+} finally {
+  for (const server of servers) await stopBenchServer(server);
+  postgres.stop();
+}
+
+const all = { sqlite: combine(results.sqlite), pg1: combine(results.pg1), pg2: combine(results.pg2) };
+const perSecond = (result: LoadResult) => `${Math.round(result.perSecond).toLocaleString('en')}/s`;
+console.log(
+  '\nDurability: SQLite WAL, synchronous=FULL (fsync per commit); PostgreSQL 15 fsync=on, synchronous_commit=on, ' +
+    'full_page_writes=on; both on the same disk (temporary folder). Two cores shared by servers, PostgreSQL and generators.',
+);
+console.log(
+  `\nSession create with Idempotency-Key, autocannon -c ${CONNECTIONS} in its own process(es), ${ROUNDS} × ${DURATION_MS / 1000} s per kind, alternated`,
+);
+console.log('| server | answers/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | vs SQLite |');
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+const labels: Record<Kind, string> = {
+  sqlite: 'SQLite, 1 instance (baseline)',
+  pg1: 'PostgreSQL, 1 instance',
+  pg2: `PostgreSQL, 2 instances (one database; 2 generators × ${Math.ceil(CONNECTIONS / 2)} connections)`,
+};
+for (const kind of ['sqlite', 'pg1', 'pg2'] as const) {
+  const r = all[kind];
+  console.log(
+    `| ${labels[kind]} | ${fmt(r.perSecond, 0)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.p999Ms, 2)} | ${fmt(r.maxMs, 2)} | ${r.errors} | ${fmt(r.perSecond / all.sqlite.perSecond, 2)}× |`,
+  );
+}
+for (const [name, result] of Object.entries(all)) {
+  if (result.errors > 0) console.log(`${name}: unexpected answers ${JSON.stringify(result.statuses)}`);
+}
+
+const sorted = (list: number[]) => [...list].sort((a, b) => a - b);
+const percentile = (list: number[], p: number) =>
+  list[Math.min(list.length - 1, Math.ceil((p / 100) * list.length) - 1)] ?? Number.NaN;
+const pushRows = { sqlite: sorted(push.sqlite), pg: sorted(push.pg) };
+console.log(
+  `\nBank notification → \`successful\` on the SSE stream, one payment at a time, ${ROUNDS} × ${PAYMENTS} per kind, alternated`,
+);
+console.log('| path | samples | p50 ms | p99 ms | p99.9 ms | max ms |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const [label, list] of [
+  ['SQLite, 1 instance: stream and notification on it (baseline)', pushRows.sqlite],
+  ['PostgreSQL, stream on instance A, notification to instance B (LISTEN/NOTIFY)', pushRows.pg],
+] as const) {
+  console.log(
+    `| ${label} | ${list.length} | ${fmt(percentile(list, 50), 2)} | ${fmt(percentile(list, 99), 2)} | ${fmt(percentile(list, 99.9), 2)} | ${fmt(list.at(-1) ?? Number.NaN, 2)} |`,
+  );
+}
+console.log(
+  `(p99.9 of ${pushRows.pg.length} samples is within the last few samples: read it as near-max.) ${((Date.now() - startedAt) / 1000).toFixed(0)} s in all`,
+);
+
+for (const kind of ['pg1', 'pg2'] as const) {
+  const r = all[kind];
+  reportTarget({
+    measure: `session create, Idempotency-Key, ${labels[kind]}, fsync on both sides`,
+    figure: `${fmt(r.perSecond / all.sqlite.perSecond, 2)}× (${perSecond(r)}, p50 ${fmt(r.p50Ms, 1)} / p99 ${fmt(r.p99Ms, 1)} / p99.9 ${fmt(r.p999Ms, 1)} / max ${fmt(r.maxMs, 1)} ms, ${r.errors} errors)`,
+    baseline: `SQLite 1 instance ${perSecond(all.sqlite)}, p99 ${fmt(all.sqlite.p99Ms, 1)} ms`,
+    target: 'none',
+    met: true,
+    verdict: 'measured',
+  });
+}
+const cross = pushRows.pg;
+const base = pushRows.sqlite;
+reportTarget({
+  measure: 'bank notification → SSE client, cross-instance on PostgreSQL',
+  figure: `p50 ${fmt(percentile(cross, 50), 2)} / p99 ${fmt(percentile(cross, 99), 2)} / p99.9 ${fmt(percentile(cross, 99.9), 2)} / max ${fmt(cross.at(-1) ?? Number.NaN, 2)} ms (${cross.length})`,
+  baseline: `SQLite 1 instance: p50 ${fmt(percentile(base, 50), 2)} / p99 ${fmt(percentile(base, 99), 2)} / max ${fmt(base.at(-1) ?? Number.NaN, 2)} ms`,
+  target: 'none',
+  met: true,
+  verdict: 'measured',
+});
