@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -87,6 +87,18 @@ export async function startWooStack(): Promise<WooStack> {
       '$db = new PDO("sqlite:" . $argv[1]); $db->exec("PRAGMA journal_mode=WAL");',
       join(wpDir, 'wp-content', 'database', '.ht.sqlite'),
     ]);
+    // And a statement that waits for a lock longer than 5 s (the integration's PDO timeout) is dropped the same
+    // way; on a loaded CI machine that happened to an order read (the plugin's route then answered 404). MySQL
+    // waits 50 s for a row lock by default; the test shop waits 30 s, on every connection.
+    writeFileSync(
+      join(wpDir, 'wp-content', 'mu-plugins', 'servicepay-test-busy-timeout.php'),
+      `<?php
+// Test stack only (test/woocommerce/support/woo-stack.ts): wait up to 30 s for SQLite's lock, as MySQL would.
+if ( isset( $GLOBALS['wpdb']->dbh ) && method_exists( $GLOBALS['wpdb']->dbh, 'get_pdo' ) ) {
+	$GLOBALS['wpdb']->dbh->get_pdo()->exec( 'PRAGMA busy_timeout = 30000' );
+}
+`,
+    );
     await run('unzip', [
       '-q',
       join(pluginDir, 'servicepay-woocommerce.zip'),
