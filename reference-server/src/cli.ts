@@ -26,8 +26,9 @@ const USAGE = `servicepay-server: the ServicePay reference service
 --database-url postgres://… (or SERVICEPAY_DATABASE_URL) keeps the service's data in PostgreSQL; several
 instances may share it. --db then names the file of the simulated bank's own books.
 
-Environment: SERVICEPAY_DB, SERVICEPAY_DATABASE_URL, SERVICEPAY_BANK_SECRET, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT,
-SERVICEPAY_SECRETS_KEY, SERVICEPAY_SECRETS_KEY_FILE, NODE_ENV=production (as --production).
+Environment: SERVICEPAY_DB, SERVICEPAY_DATABASE_URL, SERVICEPAY_DATABASE_POOL_SIZE (10), SERVICEPAY_BANK_SECRET,
+SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT, SERVICEPAY_SECRETS_KEY,
+SERVICEPAY_SECRETS_KEY_FILE, NODE_ENV=production (as --production).
 transfer calls --api, else SERVICEPAY_API_URL, else http://127.0.0.1:SERVICEPAY_PORT (4242: where npm start listens).
 In production the secrets key is SERVICEPAY_SECRETS_KEY or a key file outside the database folder.`;
 

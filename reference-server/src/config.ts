@@ -19,6 +19,11 @@ export interface ServerConfig {
    */
   databaseUrl: string | null;
   /**
+   * Connections in this instance's PostgreSQL pool (`SERVICEPAY_DATABASE_POOL_SIZE`, default 10): how many
+   * write jobs and reads run at once; each instance also holds one more for `LISTEN`.
+   */
+  databasePoolSize: number;
+  /**
    * Production mode (`--production` or `NODE_ENV=production`): the secrets key must come from
    * `SERVICEPAY_SECRETS_KEY` or `secretsKeyFile` outside the database folder, never a file made beside it.
    */
@@ -84,6 +89,7 @@ export function defaultConfig(): ServerConfig {
   return {
     dbPath: 'data/servicepay.db',
     databaseUrl: null,
+    databasePoolSize: poolSizeFromEnvironment(),
     production: false,
     secretsKeyFile: null,
     port: 4242,
@@ -133,4 +139,9 @@ export function resolveConfig(overrides: ServerConfigOverrides = {}): ServerConf
     bank: { ...base.bank, ...bank },
     webhooks: { ...base.webhooks, ...webhooks },
   };
+}
+
+function poolSizeFromEnvironment(): number {
+  const value = Number(process.env.SERVICEPAY_DATABASE_POOL_SIZE ?? 10);
+  return Number.isInteger(value) && value >= 1 && value <= 1000 ? value : 10;
 }

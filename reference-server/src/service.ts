@@ -90,7 +90,10 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   // On PostgreSQL the SQLite file keeps the simulated bank's books only (the bank stands for a partner
   // outside the service; step 4 of issue 13 moves it behind the store).
   const db = openDatabase(config.dbPath);
-  const pool = config.databaseUrl === null ? undefined : openPostgresPool(config.databaseUrl, logger);
+  const pool =
+    config.databaseUrl === null
+      ? undefined
+      : openPostgresPool(config.databaseUrl, config.databasePoolSize, logger);
   const store: Store = pool
     ? createPostgresStore(pool, {
         onEffectError,
@@ -278,8 +281,8 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
  * The pool every read and write job of this instance uses. An idle client that loses its connection is
  * dropped by the pool and logged; the next checkout connects again.
  */
-function openPostgresPool(connectionString: string, logger: Logger): pg.Pool {
-  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: 5_000, max: 10 });
+function openPostgresPool(connectionString: string, max: number, logger: Logger): pg.Pool {
+  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: 5_000, max });
   pool.on('error', (error) =>
     logger.warn('an idle PostgreSQL connection was lost', { error: error.message }),
   );
