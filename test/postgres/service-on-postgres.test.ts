@@ -4,9 +4,7 @@ import { join } from 'node:path';
 import type { BankNotification } from '@servicepay/node/protocol';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { newId } from '../../reference-server/src/internal/random.ts';
-import { signPayload } from '../../reference-server/src/internal/signature.ts';
-import { call, testTransfer } from '../support/api.ts';
+import { bankNotification, call, postNotification, testTransfer } from '../support/api.ts';
 import { independentlyVerify, openCheckout, openStream, startReceiver } from '../support/checkout.ts';
 import {
   postgresAvailable,
@@ -122,40 +120,17 @@ describe.runIf(postgresAvailable)('the service on PostgreSQL (one instance)', ()
 
   it('60 concurrent copies of one bank notification (and copies under new ids) make one transition and one webhook', async () => {
     const checkout = await openCheckout(server.baseUrl, secretKey, 75_000);
-    const transfer = {
-      id: newId('trf'),
-      accountNumber: checkout.accountNumber,
-      amount: 75_000,
-      currency: 'NGN',
-      outcome: 'credited' as const,
-      returnReason: null,
-    };
-    const notification = (id: string): BankNotification => ({
-      id,
-      type: 'transfer.received',
-      occurredAt: new Date().toISOString(),
+    // One transfer, notified many times: the same notification, and copies of it under new notification ids.
+    const { transfer } = bankNotification(checkout.accountNumber, 75_000);
+    const notification = (): BankNotification => ({
+      ...bankNotification(checkout.accountNumber, 75_000),
       transfer,
     });
-    const post = async (body: BankNotification) => {
-      const raw = JSON.stringify(body);
-      const response = await fetch(new URL('/bank/notifications', server.baseUrl), {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-bank-signature': signPayload(
-            raw,
-            [server.service.config.bank.secret],
-            Math.floor(Date.now() / 1000),
-          ),
-        },
-        body: raw,
-      });
-      return { status: response.status, body: (await response.json()) as { data: { result: string } } };
-    };
-    const sameId = notification(newId('ntf'));
+    const post = (body: BankNotification) => postNotification(server, body);
+    const sameId = notification();
     const answers = await Promise.all([
       ...Array.from({ length: 50 }, () => post(sameId)),
-      ...Array.from({ length: 10 }, () => post(notification(newId('ntf')))),
+      ...Array.from({ length: 10 }, () => post(notification())),
     ]);
     // Every copy is acknowledged (the bank must stop retrying), each as credited: the first made the transition,
     // the others found it (by notification id or by transfer id).

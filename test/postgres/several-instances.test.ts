@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import type { BankNotification } from '@servicepay/node/protocol';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { newId, randomBase62 } from '../../reference-server/src/internal/random.ts';
-import { signPayload } from '../../reference-server/src/internal/signature.ts';
-import { call, testTransfer } from '../support/api.ts';
+import { randomBase62 } from '../../reference-server/src/internal/random.ts';
+import { bankNotification, call, postNotification, testTransfer } from '../support/api.ts';
 import { independentlyVerify, openCheckout, openStream, startReceiver } from '../support/checkout.ts';
 import {
   postgresAvailable,
@@ -95,38 +94,20 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
 
   it('60 copies of one notification spread over both instances make one transition, one event, one webhook', async () => {
     const checkout = await openCheckout(a.baseUrl, secretKey, 31_000);
-    const transfer = {
-      id: newId('trf'),
-      accountNumber: checkout.accountNumber,
-      amount: 31_000,
-      currency: 'NGN',
-      outcome: 'credited' as const,
-      returnReason: null,
-    };
-    const notification = (id: string): BankNotification => ({
-      id,
-      type: 'transfer.received',
-      occurredAt: new Date().toISOString(),
+    // One transfer, notified many times: the same notification, and copies of it under new notification ids.
+    const { transfer } = bankNotification(checkout.accountNumber, 31_000);
+    const notification = (): BankNotification => ({
+      ...bankNotification(checkout.accountNumber, 31_000),
       transfer,
     });
-    const post = async (server: RunningServer, body: BankNotification) => {
-      const raw = JSON.stringify(body);
-      const response = await fetch(new URL('/bank/notifications', server.baseUrl), {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-bank-signature': signPayload(raw, [bankSecret], Math.floor(Date.now() / 1000)),
-        },
-        body: raw,
-      });
-      return { status: response.status, body: (await response.json()) as { data: { result: string } } };
-    };
-    const sameId = notification(newId('ntf'));
+    const post = (instance: RunningServer, body: BankNotification) =>
+      postNotification(instance, body, { secret: bankSecret });
+    const sameId = notification();
     const answers = await Promise.all([
       ...Array.from({ length: 25 }, () => post(a, sameId)),
       ...Array.from({ length: 25 }, () => post(b, sameId)),
-      ...Array.from({ length: 5 }, () => post(a, notification(newId('ntf')))),
-      ...Array.from({ length: 5 }, () => post(b, notification(newId('ntf')))),
+      ...Array.from({ length: 5 }, () => post(a, notification())),
+      ...Array.from({ length: 5 }, () => post(b, notification())),
     ]);
     expect(answers.map((answer) => answer.status)).toEqual(Array(60).fill(200));
     expect(new Set(answers.map((answer) => answer.body.data.result))).toEqual(new Set(['credited']));
