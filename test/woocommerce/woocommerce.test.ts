@@ -164,7 +164,8 @@ describe.runIf(wooStackAvailable)(
       expect(publishable.errors.join(' ')).toMatch(/publishable key/);
       const wrongEnvironment = await admin.saveGatewaySettings({
         ...base,
-        test_secret_key: 'sk_live_AbCdEfGhIjKlMnOpQrStUvWxYz012345',
+        // A made-up live key (the right shape, no business has it): refused for its environment before any lookup.
+        test_secret_key: `sk_live_${'0'.repeat(32)}`,
       });
       expect(wrongEnvironment.errors.join(' ')).toMatch(/live key/);
       const unknown = await admin.saveGatewaySettings({
