@@ -7,7 +7,9 @@ import { BankNotificationProcessor } from './bank/notification-processor.ts';
 import { SimulatedBank } from './bank/simulated-bank.ts';
 import { UnappliedCredits } from './bank/unapplied-credits.ts';
 import { resolveConfig, type ServerConfig, type ServerConfigOverrides } from './config.ts';
+import { type BankBooks, SqliteBankBooks } from './db/bank-books.ts';
 import { openDatabase, type SqliteDatabase } from './db/database.ts';
+import { PostgresBankBooks } from './db/postgres/bank-books.ts';
 import { migratePostgres } from './db/postgres/migrate-postgres.ts';
 import { PostgresRateLimiter } from './db/postgres/postgres-rate-limiter.ts';
 import { createPostgresStore } from './db/postgres/postgres-store.ts';
@@ -47,9 +49,11 @@ export interface Service {
   deps: AppDeps;
   /**
    * The SQLite file's handle, for what reads it directly: the tests, the benches. On PostgreSQL there is none
-   * (the file at `dbPath` holds only the simulated bank's books): reading it throws.
+   * (no file is opened): reading it throws.
    */
   readonly db: SqliteDatabase;
+  /** The simulated bank's books (in the SQLite file, or in PostgreSQL), for a second bank over the same books. */
+  readonly bankBooks: BankBooks;
   /** The PostgreSQL pool when `databaseUrl` is set. */
   readonly pool: pg.Pool | undefined;
   secretBox: SecretBox;
@@ -69,8 +73,8 @@ export interface Service {
 
 /**
  * Builds the whole service, without listening yet: over the SQLite file at `dbPath`, or, when `databaseUrl` is
- * set, over PostgreSQL shared with the service's other instances (the file then keeps the simulated bank's
- * books). `start` migrates PostgreSQL first.
+ * set, over PostgreSQL shared with the service's other instances (no file is opened then). `start` migrates
+ * PostgreSQL first.
  */
 export function createService(overrides: ServerConfigOverrides = {}, options: ServiceOptions = {}): Service {
   const config = resolveConfig(overrides);
@@ -87,24 +91,31 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     logger.error('after-commit effect failed', {
       error: error instanceof Error ? error.message : String(error),
     });
-  // On PostgreSQL the SQLite file keeps the simulated bank's books only (the bank stands for a partner
-  // outside the service; step 4 of issue 13 moves it behind the store).
-  const db = openDatabase(config.dbPath);
   const pool =
     config.databaseUrl === null
       ? undefined
       : openPostgresPool(config.databaseUrl, config.databasePoolSize, logger);
-  const store: Store = pool
-    ? createPostgresStore(pool, {
-        onEffectError,
-        // A killed instance's picks are sent again by the others when their lease ends: sized to the schedule.
-        deliveryLeaseMs: RETRY_SCHEDULES[config.webhooks.schedule].leaseMs ?? 60_000,
-      })
-    : createStore(db, onEffectError);
+  // On PostgreSQL an instance keeps nothing in a local file: the simulated bank's books are in the shared
+  // database too, so the bank is one party for every instance, as a real bank is.
+  let db: SqliteDatabase | undefined;
+  let store: Store;
+  let bankBooks: BankBooks;
+  if (pool) {
+    store = createPostgresStore(pool, {
+      onEffectError,
+      // A killed instance's picks are sent again by the others when their lease ends: sized to the schedule.
+      deliveryLeaseMs: RETRY_SCHEDULES[config.webhooks.schedule].leaseMs ?? 60_000,
+    });
+    bankBooks = new PostgresBankBooks(pool);
+  } else {
+    db = openDatabase(config.dbPath);
+    store = createStore(db, onEffectError);
+    bankBooks = new SqliteBankBooks(db);
+  }
   const secretBox = new SecretBox(secretsKey);
   let listeningUrl: string | undefined;
   const bank = new SimulatedBank({
-    db,
+    books: bankBooks,
     clock,
     logger,
     secret: config.bank.secret,
@@ -132,13 +143,14 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       : undefined;
   const broadcaster: Broadcaster = postgresBroadcaster ?? new InProcessBroadcaster();
   const outbox = new WebhookOutbox();
-  const credits = new UnappliedCredits(outbox, bank, logger);
-  const lifecycle = new SessionLifecycle(outbox, broadcaster, bank, credits);
+  const credits = new UnappliedCredits(store, outbox, bank, clock, logger);
+  const lifecycle = new SessionLifecycle(outbox, broadcaster, bank, credits, logger);
   const sessions = new SessionService(store, lifecycle, bank, clock, config);
   const processor = new BankNotificationProcessor(store, lifecycle, credits, clock);
   const sweeper = new ExpirySweeper(
     store,
     lifecycle,
+    credits,
     clock,
     logger,
     config.idempotencyKeyTtlHours * 3_600_000,
@@ -211,10 +223,11 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     config,
     deps,
     get db(): SqliteDatabase {
-      if (pool)
+      if (!db)
         throw new Error('this service keeps its data in PostgreSQL: read it through service.deps.store');
       return db;
     },
+    bankBooks,
     pool,
     secretBox,
     outbox,
@@ -272,7 +285,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       await store.writes.run(async () => undefined).catch(() => undefined);
       await postgresBroadcaster?.close();
       await pool?.end();
-      db.close();
+      db?.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { call, createSession } from '../support/api.ts';
+import { bankNotification, call, createSession, postNotification } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // Issue 13: "provisioning an account at the bank happens outside the database transaction, as it would
@@ -86,5 +86,60 @@ describe('accounts are provisioned at the bank before the write job, never insid
     ]);
     expect(accounts.length).toBeGreaterThanOrEqual(1);
     expect(accounts.length).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('closing an account and refunding are asked of the bank outside any write job too', () => {
+  it('a cancel closes at the bank before its job; a credit nobody can take is refunded after its job', async () => {
+    const { bank, store } = server.service.deps;
+    let jobsRunning = 0;
+    const run = store.writes.run.bind(store.writes);
+    vi.spyOn(store.writes, 'run').mockImplementation(async (work) => {
+      jobsRunning += 1;
+      try {
+        return await run(work);
+      } finally {
+        jobsRunning -= 1;
+      }
+    });
+    const asked: Array<{ call: string; jobsRunning: number }> = [];
+    const close = bank.closeAccount.bind(bank);
+    vi.spyOn(bank, 'closeAccount').mockImplementation((accountNumber) => {
+      asked.push({ call: `close ${accountNumber}`, jobsRunning });
+      return close(accountNumber);
+    });
+    const refund = bank.refund.bind(bank);
+    vi.spyOn(bank, 'refund').mockImplementation((transferId, reason) => {
+      asked.push({ call: `refund ${transferId}`, jobsRunning });
+      return refund(transferId, reason);
+    });
+    try {
+      const created = await createSession(server.baseUrl, key, { amount: 64_400 });
+      const opened = await exchange(created.clientSecret);
+      const { accountNumber } = opened.body.data.virtualAccount;
+      const cancelled = await call(server.baseUrl, 'POST', `/api/widget/sessions/${created.id}/cancel`, {
+        token: key,
+      });
+      expect(cancelled.status, cancelled.text).toBe(200);
+      expect(cancelled.body.data.status).toBe('cancelled');
+      // A notification of a credit to an account the service never issued: recorded, and the bank asked to
+      // send it back (it refuses: it made no such credit).
+      const stray = bankNotification('9999999999', 500);
+      expect((await postNotification(server, stray)).body.data.result).toBe('unknown_account');
+      expect(asked).toEqual([
+        { call: `close ${accountNumber}`, jobsRunning: 0 },
+        { call: `refund ${stray.transfer.id}`, jobsRunning: 0 },
+      ]);
+      expect(await bankAccounts(64_400)).toEqual([
+        { account_number: accountNumber, amount: 64_400, closed: 1 },
+      ]);
+      const [credit] = await server.rows<{ refund_status: string }>(
+        'SELECT refund_status FROM unapplied_credits WHERE transfer_id = ?',
+        stray.transfer.id,
+      );
+      expect(credit).toEqual({ refund_status: 'refund_refused' });
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });

@@ -129,7 +129,7 @@ describe('audit log', () => {
     const created = await createSession(server.baseUrl, key, { amount: 90_000 });
     const opened = await bootstrap(server.baseUrl, created.clientSecret);
     const bank = new SimulatedBank({
-      db: server.bankDatabase(),
+      books: server.bankBooks,
       clock,
       logger: silentLogger,
       secret: server.service.config.bank.secret,

@@ -318,11 +318,13 @@ describe('POST /api/widget/sessions/:id/cancel', () => {
 });
 
 describe('POST /api/test/transfers', () => {
-  // The simulated bank's own books: in the SQLite file on both stores.
-  const transfersTo = (accountNumber: string) =>
-    server.bankRows<{ n: number }>(
-      'SELECT COUNT(*) AS n FROM bank_transfers WHERE account_number = ?',
-      accountNumber,
+  // The simulated bank's own books, beside the service's tables on either store.
+  const transfersTo = async (accountNumber: string) =>
+    (
+      await server.bankRows<{ n: number }>(
+        'SELECT COUNT(*) AS n FROM bank_transfers WHERE account_number = ?',
+        accountNumber,
+      )
     )[0]?.n;
 
   async function openAccount() {
@@ -337,7 +339,7 @@ describe('POST /api/test/transfers', () => {
     const first = await post('/api/test/transfers', key, 'transfer-1', body);
     const again = await post('/api/test/transfers', key, 'transfer-1', body);
     expectReplay(first, again, 200);
-    expect(transfersTo(accountNumber)).toBe(1);
+    expect(await transfersTo(accountNumber)).toBe(1);
     await expect
       .poll(async () => {
         const current = await call(server.baseUrl, 'GET', `/api/widget/sessions/${session.id}`, {
@@ -355,7 +357,7 @@ describe('POST /api/test/transfers', () => {
     ).toBe(200);
     const other = await post('/api/test/transfers', key, 'transfer-2', { accountNumber, amount: 15_000 });
     expectError(other, 409, 'idempotency_key_reused');
-    expect(transfersTo(accountNumber)).toBe(1);
+    expect(await transfersTo(accountNumber)).toBe(1);
   });
 
   it('two concurrent transfers with one key move the money once', async () => {
@@ -366,7 +368,7 @@ describe('POST /api/test/transfers', () => {
       post('/api/test/transfers', key, 'transfer-3', body),
     ]);
     expectOneRan(pair, 200);
-    expect(transfersTo(accountNumber)).toBe(1);
+    expect(await transfersTo(accountNumber)).toBe(1);
   });
 });
 

@@ -45,7 +45,7 @@ afterAll(async () => {
  */
 const unreachableBank = () =>
   new SimulatedBank({
-    db: server.bankDatabase(),
+    books: server.bankBooks,
     clock,
     logger: silentLogger,
     secret: server.service.config.bank.secret,
@@ -62,12 +62,26 @@ async function openSession(overrides: { expiresInMinutes?: number; amount?: numb
 const sign = (notification: unknown) => postNotification(server, notification, { nowMs: clock.now() });
 
 /** The bank's books for one transfer: its outcome and the refund it made, if any. */
-const bankTransfer = (transferId: string) =>
-  server.bankRows<{ outcome: string; amount: number; refundId: string | null; refundAmount: number | null }>(
-    `SELECT t.outcome, t.amount, r.id AS refundId, r.amount AS refundAmount
+const bankTransfer = async (transferId: string) => {
+  const [row] = await server.bankRows<{
+    outcome: string;
+    amount: number;
+    refund_id: string | null;
+    refund_amount: number | null;
+  }>(
+    `SELECT t.outcome, t.amount, r.id AS refund_id, r.amount AS refund_amount
      FROM bank_transfers t LEFT JOIN bank_refunds r ON r.transfer_id = t.id WHERE t.id = ?`,
     transferId,
-  )[0];
+  );
+  return (
+    row && {
+      outcome: row.outcome,
+      amount: row.amount,
+      refundId: row.refund_id,
+      refundAmount: row.refund_amount,
+    }
+  );
+};
 
 const unappliedCredits = (sessionId: string) =>
   server.rows<{ id: string; transfer_id: string; amount: number; reason: string; refund_status: string }>(
@@ -104,7 +118,7 @@ describe('a notification that arrives after the session ended', () => {
     expect(late).toEqual([{ result: 'credited' }]);
     expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
     expect(await unappliedCredits(created.id)).toEqual([]);
-    expect(bankTransfer(transfer.id)).toEqual({
+    expect(await bankTransfer(transfer.id)).toEqual({
       outcome: 'credited',
       amount: 120_000,
       refundId: null,
@@ -127,7 +141,7 @@ describe('a notification that arrives after the session ended', () => {
     expect((await retrieveSession(server.baseUrl, key, created.id)).status).toBe('successful');
     await bankRetries();
     expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
-    expect(bankTransfer(transfer.id)?.refundId).toBeNull();
+    expect((await bankTransfer(transfer.id))?.refundId).toBeNull();
   });
 
   it('a new account asked for after the countdown settles the old one first: paid, no second account', async () => {
@@ -156,7 +170,7 @@ describe('a notification that arrives after the session ended', () => {
     expect((await retrieveSession(server.baseUrl, key, created.id)).status).toBe('successful');
     await bankRetries();
     expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment', 'session.successful']);
-    expect(bankTransfer(transfer.id)?.refundId).toBeNull();
+    expect((await bankTransfer(transfer.id))?.refundId).toBeNull();
     const audit = await server.rows<{ action: string }>(
       'SELECT action FROM audit_log WHERE target = ?',
       created.id,
@@ -228,7 +242,7 @@ describe('a credit in another currency', () => {
       },
     ]);
     // The bank's books: the payer's 170,000 went back.
-    expect(bankTransfer(transfer.id)).toEqual({
+    expect(await bankTransfer(transfer.id)).toEqual({
       outcome: 'credited',
       amount: 170_000,
       refundId: expect.stringMatching(/^rfd_/),
@@ -262,7 +276,7 @@ describe('a credit in another currency', () => {
       currency: 'USD',
       reason: 'currency_mismatch',
       refundStatus: 'refunded',
-      refundId: bankTransfer(transfer.id)?.refundId,
+      refundId: (await bankTransfer(transfer.id))?.refundId,
       createdAt: new Date(clock.now() - 120_000).toISOString(),
     });
   });
@@ -295,7 +309,7 @@ describe('a credit the bank never made', () => {
         refund_status: 'refund_refused',
       },
     ]);
-    expect(bankTransfer(forged.transfer.id)).toBeUndefined();
+    expect(await bankTransfer(forged.transfer.id)).toBeUndefined();
     expect((await retrieveSession(server.baseUrl, key, created.id)).status).toBe('cancelled');
   });
 
@@ -312,5 +326,55 @@ describe('a credit the bank never made', () => {
       reason: 'unknown_account',
       refund_status: 'refund_refused',
     });
+  });
+});
+
+describe('a refund the bank did not answer', () => {
+  it('stays pending, tells nobody yet, and the next sweep asks the bank again: refunded once, one webhook', async () => {
+    const created = await createSession(server.baseUrl, key, { amount: 190_000 });
+    const { accountNumber } = await bootstrap(server.baseUrl, created.clientSecret).then((opened) => ({
+      accountNumber: opened.virtualAccount.accountNumber,
+    }));
+    server.service.deps.bank.stop();
+    let transfer: Awaited<ReturnType<ReturnType<typeof unreachableBank>['transfer']>>;
+    // The bank is unreachable for refunds (a real bank's API timing out) while the notification is processed.
+    const refund = vi
+      .spyOn(server.service.deps.bank, 'refund')
+      .mockRejectedValue(new Error('connect ETIMEDOUT (the bank, simulated)'));
+    try {
+      transfer = await unreachableBank().transfer(accountNumber, 190_000);
+      const wrong = bankNotification(accountNumber, 190_000, { currency: 'USD' });
+      wrong.transfer.id = transfer.id;
+      expect((await sign(wrong)).body.data).toMatchObject({ result: 'unapplied', duplicate: false });
+    } finally {
+      refund.mockRestore();
+      server.service.deps.bank.start();
+    }
+    // Recorded, with the money still at the bank: no refund in its books, no event, no audit entry yet.
+    expect(await unappliedCredits(created.id)).toEqual([
+      expect.objectContaining({ transfer_id: transfer.id, amount: 190_000, refund_status: 'refund_pending' }),
+    ]);
+    expect((await bankTransfer(transfer.id))?.refundId).toBeNull();
+    expect(await eventTypes(server, created.id)).toEqual(['session.awaiting_payment']);
+
+    // The sweep asks again: the bank refunds, and the outcome is recorded once, however often it is asked.
+    await server.service.sweeper.sweep();
+    await server.service.sweeper.sweep();
+    expect(await unappliedCredits(created.id)).toEqual([
+      expect.objectContaining({ transfer_id: transfer.id, refund_status: 'refunded' }),
+    ]);
+    expect(await bankTransfer(transfer.id)).toMatchObject({ refundAmount: 190_000 });
+    expect(await eventTypes(server, created.id)).toEqual([
+      'session.awaiting_payment',
+      'session.credit_unapplied',
+    ]);
+    const audit = await server.rows<{ action: string }>(
+      'SELECT action FROM audit_log WHERE target = ?',
+      (await unappliedCredits(created.id))[0]?.id,
+    );
+    expect(audit).toEqual([{ action: 'credit.refunded' }]);
+    await vi.waitFor(() => expect(webhooksOf(created.id)).toHaveLength(1));
+    const event = WebhookEventSchema.parse(webhooksOf(created.id)[0]?.body);
+    expect(event.data.credit).toMatchObject({ amount: 190_000, refundStatus: 'refunded' });
   });
 });

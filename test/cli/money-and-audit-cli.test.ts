@@ -171,7 +171,7 @@ describe('servicepay-server credits list', () => {
       sessionId = session.id;
       const opened = await bootstrap(server.baseUrl, session.clientSecret);
       const bank = new SimulatedBank({
-        db: server.service.db,
+        books: server.bankBooks,
         clock: { now: () => Date.now() },
         logger: silentLogger,
         secret: server.service.config.bank.secret,

@@ -17,8 +17,9 @@ import { type RunningServer, startServer } from '../support/server.ts';
 
 // Issue 13: several instances of the service behind one address, on one PostgreSQL. Two instances here run in
 // this test's process, but share nothing except the database: each has its own pool, its own LISTEN
-// connection, its own webhook worker, its own rate limiter object and its own simulated bank file. What one
-// instance does, the other must see through PostgreSQL alone.
+// connection, its own webhook worker, its own rate limiter object and its own simulated bank object (whose
+// books are in the database too: the bank is one party for both). What one instance does, the other must see
+// through PostgreSQL alone.
 
 reportIfPostgresMissing();
 
@@ -80,8 +81,8 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
     await stream.waitFor((frames) => frames.some((frame) => frame.data?.status === 'awaiting_payment'));
     expect(b.service.deps.pushStreams.size).toBe(1);
 
-    // The account is at instance A's bank: the payer's transfer goes there.
-    expect((await testTransfer(a.baseUrl, secretKey, checkout.accountNumber, 20_000)).outcome).toBe(
+    // The payer's transfer reaches the bank through the other instance: one bank, whichever instance.
+    expect((await testTransfer(b.baseUrl, secretKey, checkout.accountNumber, 20_000)).outcome).toBe(
       'credited',
     );
     await stream.closed();
@@ -90,6 +91,87 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
       'successful',
     ]);
     await vi.waitFor(() => expect(received(checkout.sessionId)).toHaveLength(1));
+  });
+
+  it('the bank is one party: an account one instance provisioned takes the payer’s transfer at the other', async () => {
+    const checkout = await openCheckout(b.baseUrl, secretKey, 21_500);
+    const stream = await openStream(a.baseUrl, checkout.sessionId, checkout.token);
+    await stream.waitFor((frames) => frames.some((frame) => frame.data?.status === 'awaiting_payment'));
+    const paid = await call(a.baseUrl, 'POST', '/bank/transfers', {
+      json: { accountNumber: checkout.accountNumber, amount: 21_500 },
+    });
+    expect(paid.status, paid.text).toBe(200);
+    expect(paid.body.data).toMatchObject({ outcome: 'credited', amount: 21_500, notification: 'delivered' });
+    await stream.closed();
+    expect(stream.frames.filter((frame) => frame.data).map((frame) => frame.data.status)).toEqual([
+      'awaiting_payment',
+      'successful',
+    ]);
+    // The bank's books: one credit, the account closed by it; the service: paid once, one signed webhook.
+    const books = await rows<{ amount: string; outcome: string; closed: boolean }>(
+      `SELECT t.amount, t.outcome, a.closed_at IS NOT NULL AS closed
+       FROM bank_transfers t JOIN bank_accounts a USING (account_number) WHERE t.account_number = $1`,
+      [checkout.accountNumber],
+    );
+    expect(books).toEqual([{ amount: '21500', outcome: 'credited', closed: true }]);
+    await vi.waitFor(() => expect(received(checkout.sessionId)).toHaveLength(1));
+    const [webhook] = received(checkout.sessionId);
+    if (!webhook) throw new Error('unreachable');
+    expect(webhook.body.type).toBe('session.successful');
+    expect(webhook.body.data.session).toMatchObject({ status: 'successful', amount: 21_500 });
+    expect(
+      independentlyVerify(webhook.raw, String(webhook.headers['x-service-signature']), endpoint.secret),
+    ).toBe(true);
+  });
+
+  it('a transfer at one instance raced against a cancel at the other, 12 times: the money and the session agree', async () => {
+    const checkouts = await Promise.all(
+      Array.from({ length: 12 }, (_, index) => openCheckout(a.baseUrl, secretKey, 23_000 + index * 100)),
+    );
+    const raced = await Promise.all(
+      checkouts.map(async (checkout, index) => {
+        // Half the races send the transfer to A and the cancel to B, half the other way round.
+        const [payAt, cancelAt] = index % 2 === 0 ? [a, b] : [b, a];
+        const [transfer, cancel] = await Promise.all([
+          call(payAt.baseUrl, 'POST', '/bank/transfers', {
+            json: { accountNumber: checkout.accountNumber, amount: checkout.amount },
+          }),
+          call(cancelAt.baseUrl, 'POST', `/api/widget/sessions/${checkout.sessionId}/cancel`, {
+            token: checkout.token,
+          }),
+        ]);
+        return { checkout, transfer, cancel };
+      }),
+    );
+    for (const { checkout, transfer, cancel } of raced) {
+      expect(transfer.status, transfer.text).toBe(200);
+      const session = (
+        await call(b.baseUrl, 'GET', `/api/widget/sessions/${checkout.sessionId}`, { token: secretKey })
+      ).body.data;
+      if (transfer.body.data.outcome === 'credited') {
+        // The credit came first: the session is paid, never cancelled, and nothing is refunded.
+        expect(session).toMatchObject({ status: 'successful', amount: checkout.amount });
+        if (cancel.status !== 200) expect(cancel.body.meta.code).toBe('session_not_active');
+        else expect(cancel.body.data.status).toBe('successful');
+      } else {
+        // The close came first: the payer's transfer went back, and the session is cancelled.
+        expect(transfer.body.data).toMatchObject({ outcome: 'returned', returnReason: 'account_closed' });
+        expect(cancel.status).toBe(200);
+        expect(session).toMatchObject({ status: 'cancelled', paidAt: null });
+      }
+      const ends = await rows<{ type: string }>(
+        `SELECT type FROM events WHERE session_id = $1
+           AND type IN ('session.successful', 'session.cancelled') ORDER BY seq`,
+        [checkout.sessionId],
+      );
+      expect(ends).toEqual([{ type: `session.${session.status}` }]);
+    }
+    const refunds = await rows<{ n: string }>(
+      `SELECT count(*) AS n FROM bank_refunds r JOIN bank_transfers t ON t.id = r.transfer_id
+       WHERE t.account_number = ANY($1)`,
+      [checkouts.map((checkout) => checkout.accountNumber)],
+    );
+    expect(refunds).toEqual([{ n: '0' }]);
   });
 
   it('60 copies of one notification spread over both instances make one transition, one event, one webhook', async () => {

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, vi } from 'vitest';
 import { SimulatedBank } from '../../reference-server/src/bank/simulated-bank.ts';
-import { ManualClock, openDatabase, silentLogger } from '../../reference-server/src/index.ts';
+import { ManualClock, silentLogger } from '../../reference-server/src/index.ts';
 import { bootstrap, call, createSession, retrieveSession } from '../support/api.ts';
 import { independentlyVerify, startReceiver } from '../support/checkout.ts';
-import { startServer } from '../support/server.ts';
+import { openBankBooks, startServer } from '../support/server.ts';
 
 // The probe's restart case: the payer's transfer is credited while the service is down, the session's lifetime
 // ends meanwhile, and on restart the sweeper runs before the bank's retries reach the service. The sweeper must
@@ -29,9 +29,12 @@ test('a credit made while the service was down pays the session on restart, once
     await first.service.close();
 
     // The service is down; the payer pays at the bank, which credits and queues its notification.
-    const db = openDatabase(dbPath);
+    const { books, close: closeBooks } = openBankBooks({
+      dbPath,
+      databaseUrl: first.service.config.databaseUrl,
+    });
     const bank = new SimulatedBank({
-      db,
+      books,
       clock,
       logger: silentLogger,
       secret: 'the service is down',
@@ -40,7 +43,7 @@ test('a credit made while the service was down pays the session on restart, once
     });
     const transfer = await bank.transfer(opened.virtualAccount.accountNumber, 210_000);
     expect(transfer).toMatchObject({ outcome: 'credited', notification: 'queued' });
-    db.close();
+    await closeBooks();
 
     // Back up after the session's lifetime ended: the start-up sweep runs before the bank's retries.
     clock.advance(15 * 60_000);
@@ -56,8 +59,8 @@ test('a credit made while the service was down pays the session on restart, once
       ).toEqual([{ result: 'credited' }]);
       // The bank's own books (its outbox, its refunds) stay in the SQLite file on both stores.
       expect(
-        second.bankRows(
-          'SELECT delivered_at IS NOT NULL AS delivered FROM bank_outbox WHERE transfer_id = ?',
+        await second.bankRows(
+          'SELECT CASE WHEN delivered_at IS NULL THEN 0 ELSE 1 END AS delivered FROM bank_outbox WHERE transfer_id = ?',
           transfer.id,
         ),
       ).toEqual([{ delivered: 1 }]);
@@ -68,7 +71,7 @@ test('a credit made while the service was down pays the session on restart, once
         ),
       ).toEqual([{ type: 'session.successful' }]);
       expect(await second.rows('SELECT count(*) AS n FROM unapplied_credits')).toEqual([{ n: 0 }]);
-      expect(second.bankRows('SELECT count(*) AS n FROM bank_refunds')).toEqual([{ n: 0 }]);
+      expect(await second.bankRows('SELECT count(*) AS n FROM bank_refunds')).toEqual([{ n: 0 }]);
 
       await vi.waitFor(() => expect(receiver.received).toHaveLength(1), { timeout: 10_000 });
       const [delivered] = receiver.received;

@@ -33,7 +33,8 @@ type BankTransferRow = { id: string; amount: number; outcome: string; refunded: 
 const bankBooks = (accountNumber: string) =>
   server.bankRows<BankTransferRow>(
     `SELECT t.id, t.amount, t.outcome,
-            EXISTS (SELECT 1 FROM bank_refunds r WHERE r.transfer_id = t.id) AS refunded
+            CASE WHEN EXISTS (SELECT 1 FROM bank_refunds r WHERE r.transfer_id = t.id) THEN 1 ELSE 0 END
+              AS refunded
      FROM bank_transfers t WHERE t.account_number = ? ORDER BY t.created_at`,
     accountNumber,
   );
@@ -72,7 +73,7 @@ describe('a transfer and a payer cancel sent together, 20 times', () => {
       const session = (
         await call(server.baseUrl, 'GET', `/api/widget/sessions/${checkout.sessionId}`, { token: sk })
       ).body.data;
-      const books = bankBooks(checkout.accountNumber);
+      const books = await bankBooks(checkout.accountNumber);
       expect(books).toHaveLength(1);
       const credited = books.filter((row) => row.outcome === 'credited');
       if (session.status === 'cancelled') {
@@ -118,7 +119,7 @@ describe('a transfer and a payer cancel sent together, 20 times', () => {
       if (!end) throw new Error('unreachable');
       expect(independentlyVerify(end.raw, String(end.headers['x-service-signature']), secret)).toBe(true);
       expect(end.body.data.session.amount).toBe(checkout.amount);
-      const credited = bankBooks(checkout.accountNumber).some((row) => row.outcome === 'credited');
+      const credited = (await bankBooks(checkout.accountNumber)).some((row) => row.outcome === 'credited');
       expect(end.body.type).toBe(credited ? 'session.successful' : 'session.cancelled');
     }
   }, 90_000);

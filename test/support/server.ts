@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { type BankBooks, SqliteBankBooks } from '../../reference-server/src/db/bank-books.ts';
 import { openDatabase, type SqliteDatabase } from '../../reference-server/src/db/database.ts';
+import { PostgresBankBooks } from '../../reference-server/src/db/postgres/bank-books.ts';
 import {
   type Clock,
   createBusiness,
@@ -44,15 +46,15 @@ export interface RunningServer {
   committedRows<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
   /**
    * Runs one statement on the simulated bank's own books (`bank_accounts`, `bank_transfers`, `bank_outbox`,
-   * `bank_refunds`), which stay in the SQLite file at `dbPath` on both stores (the bank stands for a partner's
-   * system, not the service's database).
+   * `bank_refunds`), which live beside the service's tables on either store (the SQLite file, or the
+   * PostgreSQL database every instance shares) and which the service never reads. Committed rows only.
    *
    * @example
-   * const outbox = server.bankRows<{ n: number }>('SELECT count(*) AS n FROM bank_outbox');
+   * const [outbox] = await server.bankRows<{ n: number }>('SELECT count(*) AS n FROM bank_outbox');
    */
-  bankRows<T = Record<string, unknown>>(sql: string, ...params: unknown[]): T[];
-  /** The SQLite file holding the simulated bank's books, for a second `SimulatedBank` over the same books. */
-  bankDatabase(): SqliteDatabase;
+  bankRows<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
+  /** The simulated bank's books, for a second `SimulatedBank` over the same books (`books: server.bankBooks`). */
+  bankBooks: BankBooks;
   createBusiness(options?: { name?: string; kycApproved?: boolean }): Promise<CreatedBusiness>;
   close(): Promise<void>;
 }
@@ -193,6 +195,31 @@ export interface StoreReader {
  * const events = await reader.rows<{ id: string }>('SELECT id FROM events');
  * await reader.close();
  */
+/**
+ * The simulated bank's books of a service that is not running (or from outside it), on the store it used:
+ * the SQLite file at `dbPath`, or the PostgreSQL database at `databaseUrl`. `close()` releases the connection.
+ *
+ * @example
+ * const { books, close } = openBankBooks({ dbPath, databaseUrl: first.service.config.databaseUrl });
+ * const bank = new SimulatedBank({ books, ... });
+ */
+export function openBankBooks(target: { dbPath: string; databaseUrl: string | null }): {
+  books: BankBooks;
+  close(): Promise<void>;
+} {
+  if (target.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: target.databaseUrl, max: 2 });
+    return { books: new PostgresBankBooks(pool), close: () => pool.end() };
+  }
+  const db = openDatabase(target.dbPath);
+  return {
+    books: new SqliteBankBooks(db),
+    async close() {
+      db.close();
+    },
+  };
+}
+
 export function openStoreReader(target: { dbPath: string; databaseUrl: string | null }): StoreReader {
   let pool: pg.Pool | undefined;
   let reader: SqliteDatabase | undefined;
@@ -255,13 +282,6 @@ export async function startServer(
   const storeUrl = service.config.databaseUrl;
   // Opened on first use, closed by close(). On PostgreSQL `rows` reads through the outside reader too.
   const outside = openStoreReader({ dbPath, databaseUrl: storeUrl });
-  let bankDb: SqliteDatabase | undefined;
-  const bankDatabase = () => {
-    if (!storeUrl) return service.db;
-    // The service holds the file open too; a second connection waits for its writes (busy timeout).
-    bankDb ??= openDatabase(dbPath);
-    return bankDb;
-  };
   return {
     baseUrl: url,
     widgetUrls,
@@ -273,13 +293,12 @@ export async function startServer(
       return storeUrl ? outside.rows<T>(sql, ...params) : sqliteRows<T>(service.db, sql, params);
     },
     committedRows: (sql, ...params) => outside.rows(sql, ...params),
-    bankRows: <T>(sql: string, ...params: unknown[]) => sqliteRows<T>(bankDatabase(), sql, params),
-    bankDatabase,
+    bankRows: (sql, ...params) => outside.rows(sql, ...params),
+    bankBooks: service.bankBooks,
     createBusiness: ({ name = 'Test Shop', kycApproved = false } = {}) =>
       createBusiness(service.deps.store, name, kycApproved, clock ? clock.now() : Date.now()),
     async close() {
       await outside.close();
-      bankDb?.close();
       await service.close();
       if (folder) rmSync(folder, { recursive: true, force: true });
     },

@@ -33,25 +33,28 @@ export type CloseAccountResult = { closed: true } | { alreadyCredited: CreditedT
 export type RefundResult = { refunded: { id: string } } | { refused: 'unknown_transfer' | 'not_credited' };
 
 /**
- * What the service asks of its partner bank. The simulated bank implements it in-process; a real bank
- * integration would implement it over the bank's API. `provisionAccount` is asked before the write job that
- * records the account, outside any database transaction, as a bank's API is (it may be slow, and a write job
- * on PostgreSQL may run twice): an account the job then does not use is closed at the bank. `closeAccount` and
- * `refund` still run inside the caller's write job, so nothing interleaves between the bank's answer and what
- * the service records of it (issue 13, step 4: they move out next).
+ * What the service asks of its partner bank. The simulated bank implements it over its own books; a real bank
+ * integration would implement it over the bank's API. Every call is asked outside any database transaction,
+ * as a bank's API is (it may be slow, and a write job on PostgreSQL may run twice), and the write job that
+ * follows records the answer:
+ * - `provisionAccount` before the job that offers the account; an account no job recorded is closed again.
+ * - `closeAccount` before the job that stops offering the account (cancel, expiry, a new account); the job
+ *   applies the answer, so a credit that came first makes the session paid, never cancelled.
+ * - `refund` after the job that recorded a credit no session can take; the refund's outcome is recorded by a
+ *   job of its own, and a refund asked by an instance that died meanwhile is asked again by the sweeper.
  *
  * @example
- * const answer = bank.closeAccount('0123456789');
+ * const answer = await bank.closeAccount('0123456789');
  * if ('alreadyCredited' in answer) settle(answer.alreadyCredited); // the session is paid, not cancelled
  */
 export interface BankGateway {
-  /** A new, never-used account that credits exactly `amount` until `expiresAt`. Never inside a write job. */
-  provisionAccount(request: AccountRequest): ProvisionedAccount | Promise<ProvisionedAccount>;
+  /** A new, never-used account that credits exactly `amount` until `expiresAt`. */
+  provisionAccount(request: AccountRequest): Promise<ProvisionedAccount>;
   /**
    * Stops the account from crediting; later transfers are returned to the payer. Idempotent. When the account
    * was credited before (single use: a credit closes it), answers that credit instead.
    */
-  closeAccount(accountNumber: string): CloseAccountResult;
+  closeAccount(accountNumber: string): Promise<CloseAccountResult>;
   /** Sends a credited transfer back to the payer, once per transfer; a second request answers the first refund. */
-  refund(transferId: string, reason: string): RefundResult;
+  refund(transferId: string, reason: string): Promise<RefundResult>;
 }

@@ -23,8 +23,8 @@ export interface ProcessedNotification {
  * Turns a verified bank notification into at most one session transition. The whole decision runs in one
  * write job, after a check of the notification id and of the transfer id, so any number of copies of a
  * notification, under one id or several, make exactly one transition and one event. A credit the session
- * cannot take (it ended, the account closed, another currency or amount) is recorded and refunded through the
- * bank (`UnappliedCredits`), never only logged.
+ * cannot take (it ended, the account closed, another currency or amount) is recorded in the same job and
+ * refunded through the bank after it (`UnappliedCredits`), never only logged.
  *
  * @example
  * const { result, duplicate } = await processor.process(notification); // result: 'credited' | …
@@ -37,7 +37,14 @@ export class BankNotificationProcessor {
     private readonly clock: Clock,
   ) {}
 
-  process(notification: BankNotification): Promise<ProcessedNotification> {
+  async process(notification: BankNotification): Promise<ProcessedNotification> {
+    const processed = await this.decideOnce(notification);
+    // A credit this notification could not apply is refunded after the commit: answered once that is recorded.
+    await this.credits.refunded(notification.transfer.id);
+    return processed;
+  }
+
+  private decideOnce(notification: BankNotification): Promise<ProcessedNotification> {
     return this.store.writes.run(async (tx, context) => {
       const known = await tx.bankNotifications.findResult(notification.id);
       if (known) return { result: known, duplicate: true };

@@ -29,7 +29,7 @@ describe('simulated bank: a notification the service did not take is retried unt
     const clock = new ManualClock();
     let notificationUrl = 'http://127.0.0.1:1/bank/notifications';
     const bank = new SimulatedBank({
-      db: server.service.db,
+      books: server.bankBooks,
       clock,
       logger: silentLogger,
       secret: server.service.config.bank.secret,
@@ -57,18 +57,19 @@ describe('simulated bank: a notification the service did not take is retried unt
     expect(
       (await eventTypes(server, created.id)).filter((type) => type === 'session.successful'),
     ).toHaveLength(1);
-    const outbox = server.service.db
-      .prepare('SELECT attempts, delivered_at FROM bank_outbox WHERE transfer_id = ?')
-      .get(transfer.id) as { attempts: number; delivered_at: number | null };
-    expect(outbox.attempts).toBe(1);
-    expect(outbox.delivered_at).not.toBeNull();
+    const [outbox] = await server.bankRows<{ attempts: number; delivered_at: number | null }>(
+      'SELECT attempts, delivered_at FROM bank_outbox WHERE transfer_id = ?',
+      transfer.id,
+    );
+    expect(outbox?.attempts).toBe(1);
+    expect(outbox?.delivered_at).not.toBeNull();
   });
 });
 
 describe('simulated bank: closing an account and refunding, by its own books', () => {
   const bankOver = () =>
     new SimulatedBank({
-      db: server.service.db,
+      books: server.bankBooks,
       clock: new ManualClock(),
       logger: silentLogger,
       secret: server.service.config.bank.secret,
@@ -83,18 +84,18 @@ describe('simulated bank: closing an account and refunding, by its own books', (
     const accountNumber = opened.virtualAccount.accountNumber;
     const transfer = await bank.transfer(accountNumber, created.amount);
     const credit = { id: transfer.id, accountNumber, amount: created.amount, currency: 'NGN' };
-    expect(bank.closeAccount(accountNumber)).toEqual({ alreadyCredited: credit });
-    expect(bank.closeAccount(accountNumber)).toEqual({ alreadyCredited: credit });
+    expect(await bank.closeAccount(accountNumber)).toEqual({ alreadyCredited: credit });
+    expect(await bank.closeAccount(accountNumber)).toEqual({ alreadyCredited: credit });
   });
 
   it('closes an account nobody paid; a later transfer is returned', async () => {
     const created = await createSession(server.baseUrl, secretKey);
     const opened = await bootstrap(server.baseUrl, created.clientSecret);
     const bank = bankOver();
-    expect(bank.closeAccount(opened.virtualAccount.accountNumber)).toEqual({ closed: true });
+    expect(await bank.closeAccount(opened.virtualAccount.accountNumber)).toEqual({ closed: true });
     const late = await bank.transfer(opened.virtualAccount.accountNumber, created.amount);
     expect(late).toMatchObject({ outcome: 'returned', returnReason: 'account_closed' });
-    expect(bank.refund(late.id, 'test')).toEqual({ refused: 'not_credited' });
+    expect(await bank.refund(late.id, 'test')).toEqual({ refused: 'not_credited' });
   });
 
   it('refunds a credited transfer once, in full; refuses a transfer it never made', async () => {
@@ -102,14 +103,15 @@ describe('simulated bank: closing an account and refunding, by its own books', (
     const opened = await bootstrap(server.baseUrl, created.clientSecret);
     const bank = bankOver();
     const transfer = await bank.transfer(opened.virtualAccount.accountNumber, 77_700);
-    const first = bank.refund(transfer.id, 'session_ended');
+    const first = await bank.refund(transfer.id, 'session_ended');
     expect(first).toEqual({ refunded: { id: expect.stringMatching(/^rfd_[0-9A-Za-z]{24}$/) } });
-    expect(bank.refund(transfer.id, 'session_ended')).toEqual(first);
-    const books = server.service.db
-      .prepare('SELECT amount, currency, reason FROM bank_refunds WHERE transfer_id = ?')
-      .all(transfer.id);
+    expect(await bank.refund(transfer.id, 'session_ended')).toEqual(first);
+    const books = await server.bankRows(
+      'SELECT amount, currency, reason FROM bank_refunds WHERE transfer_id = ?',
+      transfer.id,
+    );
     expect(books).toEqual([{ amount: 77_700, currency: 'NGN', reason: 'session_ended' }]);
-    expect(bank.refund('trf_000000000000000000000000', 'session_ended')).toEqual({
+    expect(await bank.refund('trf_000000000000000000000000', 'session_ended')).toEqual({
       refused: 'unknown_transfer',
     });
   });

@@ -5,7 +5,7 @@ import type {
   SimulatedTransfer,
   TransferOutcome,
 } from '@servicepay/node/protocol';
-import type { SqliteDatabase } from '../db/database.ts';
+import type { BankAccountRecord, BankBooks, BankOutboxRecord, BookedTransfer } from '../db/bank-books.ts';
 import type { Clock } from '../internal/clock.ts';
 import { toIso } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
@@ -15,13 +15,13 @@ import type {
   AccountRequest,
   BankGateway,
   CloseAccountResult,
-  CreditedTransfer,
   ProvisionedAccount,
   RefundResult,
 } from './bank-gateway.ts';
 
 export interface SimulatedBankOptions {
-  db: SqliteDatabase;
+  /** The bank's books: in the service's SQLite file, or in the PostgreSQL database all instances share. */
+  books: BankBooks;
   clock: Clock;
   logger: Logger;
   secret: string;
@@ -32,16 +32,9 @@ export interface SimulatedBankOptions {
   deliveryTimeoutMs?: number;
 }
 
-type BankAccountRow = {
-  account_number: string;
-  environment: Environment;
-  amount: number;
-  currency: string;
-  expires_at: number;
-  closed_at: number | null;
-};
-
-type OutboxRow = { id: string; transfer_id: string; payload: string; attempts: number };
+/** How long a notification is the delivering instance's alone: longer than an attempt may take. */
+const DELIVERY_LEASE_MS = 30_000;
+const RETRY_BATCH = 100;
 
 /** The account a transfer was made to does not exist at this bank. */
 export class UnknownAccountError extends Error {
@@ -54,63 +47,19 @@ export class UnknownAccountError extends Error {
  * notification over real HTTP, retried from its own outbox until the service acknowledges it.
  */
 export class SimulatedBank implements BankGateway {
-  private readonly statements;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<string>();
   /** Set by `stop`: deliveries still in flight then leave the (closing) database alone. */
   private stopped = false;
 
-  constructor(private readonly options: SimulatedBankOptions) {
-    const { db } = options;
-    this.statements = {
-      insertAccount: db.prepare(
-        `INSERT INTO bank_accounts (account_number, environment, amount, currency, account_name, created_at, expires_at)
-         VALUES (@accountNumber, @environment, @amount, @currency, @accountName, @createdAt, @expiresAt)`,
-      ),
-      accountExists: db.prepare<[string], { found: number }>(
-        'SELECT 1 AS found FROM bank_accounts WHERE account_number = ?',
-      ),
-      findAccount: db.prepare<[string], BankAccountRow>(
-        'SELECT * FROM bank_accounts WHERE account_number = ?',
-      ),
-      closeAccount: db.prepare<[number, string]>(
-        'UPDATE bank_accounts SET closed_at = ? WHERE account_number = ? AND closed_at IS NULL',
-      ),
-      insertTransfer: db.prepare(
-        `INSERT INTO bank_transfers (id, account_number, amount, currency, outcome, return_reason, created_at)
-         VALUES (@id, @accountNumber, @amount, @currency, @outcome, @returnReason, @createdAt)`,
-      ),
-      creditedTo: db.prepare<[string], CreditedTransfer>(
-        `SELECT id, account_number AS accountNumber, amount, currency FROM bank_transfers
-         WHERE account_number = ? AND outcome = 'credited' ORDER BY created_at LIMIT 1`,
-      ),
-      findTransfer: db.prepare<[string], { amount: number; currency: string; outcome: TransferOutcome }>(
-        'SELECT amount, currency, outcome FROM bank_transfers WHERE id = ?',
-      ),
-      findRefund: db.prepare<[string], { id: string }>('SELECT id FROM bank_refunds WHERE transfer_id = ?'),
-      insertRefund: db.prepare(
-        `INSERT INTO bank_refunds (id, transfer_id, amount, currency, reason, created_at)
-         VALUES (@id, @transferId, @amount, @currency, @reason, @createdAt)`,
-      ),
-      insertOutbox: db.prepare<[string, string, string, number]>(
-        'INSERT INTO bank_outbox (id, transfer_id, payload, next_attempt_at) VALUES (?, ?, ?, ?)',
-      ),
-      due: db.prepare<[number], OutboxRow>(
-        `SELECT id, transfer_id, payload, attempts FROM bank_outbox
-         WHERE delivered_at IS NULL AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT 100`,
-      ),
-      delivered: db.prepare<[number, string]>('UPDATE bank_outbox SET delivered_at = ? WHERE id = ?'),
-      retryLater: db.prepare<[number, string]>(
-        'UPDATE bank_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?',
-      ),
-    };
-  }
+  constructor(private readonly options: SimulatedBankOptions) {}
 
-  provisionAccount(request: AccountRequest): ProvisionedAccount {
-    // Account numbers are never reused: the bank keeps every one it ever issued.
+  async provisionAccount(request: AccountRequest): Promise<ProvisionedAccount> {
+    const { books, clock } = this.options;
+    // Account numbers are never reused: the bank keeps every one it ever issued, and draws again on a clash.
     let accountNumber = randomAccountNumber();
-    while (this.statements.accountExists.get(accountNumber)) accountNumber = randomAccountNumber();
-    this.statements.insertAccount.run({ ...request, accountNumber, createdAt: this.options.clock.now() });
+    while (!(await books.openAccount({ ...request, accountNumber, createdAt: clock.now() })))
+      accountNumber = randomAccountNumber();
     return {
       accountNumber,
       bankName: this.options.bankName,
@@ -119,35 +68,18 @@ export class SimulatedBank implements BankGateway {
     };
   }
 
-  closeAccount(accountNumber: string): CloseAccountResult {
+  closeAccount(accountNumber: string): Promise<CloseAccountResult> {
     // Single use: a credit closed the account, so "closed" alone would hide the payer's money.
-    const credited = this.statements.creditedTo.get(accountNumber);
-    if (credited) return { alreadyCredited: credited };
-    this.statements.closeAccount.run(this.options.clock.now(), accountNumber);
-    return { closed: true };
+    return this.options.books.closeAccount(accountNumber, this.options.clock.now());
   }
 
-  refund(transferId: string, reason: string): RefundResult {
-    const transfer = this.statements.findTransfer.get(transferId);
-    if (!transfer) return { refused: 'unknown_transfer' };
-    if (transfer.outcome !== 'credited') return { refused: 'not_credited' };
-    const earlier = this.statements.findRefund.get(transferId);
-    if (earlier) return { refunded: earlier };
-    const id = newId('rfd');
-    this.statements.insertRefund.run({
-      id,
-      transferId,
-      amount: transfer.amount,
-      currency: transfer.currency,
-      reason,
-      createdAt: this.options.clock.now(),
-    });
-    return { refunded: { id } };
+  refund(transferId: string, reason: string): Promise<RefundResult> {
+    return this.options.books.refund({ id: newId('rfd'), transferId, reason, now: this.options.clock.now() });
   }
 
   /** The environment of an account this bank issued, or undefined. */
-  accountEnvironment(accountNumber: string): Environment | undefined {
-    return this.statements.findAccount.get(accountNumber)?.environment;
+  async accountEnvironment(accountNumber: string): Promise<Environment | undefined> {
+    return (await this.options.books.findAccount(accountNumber))?.environment;
   }
 
   /**
@@ -157,22 +89,43 @@ export class SimulatedBank implements BankGateway {
    */
   async transfer(accountNumber: string, amount: number): Promise<SimulatedTransfer> {
     const now = this.options.clock.now();
-    const account = this.statements.findAccount.get(accountNumber);
-    if (!account) throw new UnknownAccountError(`No account ${accountNumber} at this bank.`);
+    const booked = await this.options.books.bookTransfer(accountNumber, now, (account) =>
+      this.decide(account, amount, now),
+    );
+    if (!booked) throw new UnknownAccountError(`No account ${accountNumber} at this bank.`);
+    const { transfer, notification } = booked;
+    const delivered = await this.deliver({
+      id: notification.id,
+      transferId: transfer.id,
+      payload: notification.payload,
+      attempts: 0,
+    });
+    return {
+      id: transfer.id,
+      accountNumber,
+      amount,
+      currency: transfer.currency,
+      outcome: transfer.outcome,
+      returnReason: transfer.returnReason,
+      notification: delivered ? 'delivered' : 'queued',
+      createdAt: toIso(now),
+    };
+  }
 
+  /** Credits exactly the amount an open account asks for; returns anything else, with the reason. */
+  private decide(account: BankAccountRecord, amount: number, now: number): BookedTransfer {
     let outcome: TransferOutcome = 'credited';
     let returnReason: ReturnReason | null = null;
-    if (account.closed_at !== null || account.expires_at <= now) {
+    if (account.closedAt !== null || account.expiresAt <= now) {
       outcome = 'returned';
       returnReason = 'account_closed';
     } else if (amount !== account.amount) {
       outcome = 'returned';
       returnReason = 'amount_mismatch';
     }
-
     const transfer = {
       id: newId('trf'),
-      accountNumber,
+      accountNumber: account.accountNumber,
       amount,
       currency: account.currency,
       outcome,
@@ -183,37 +136,27 @@ export class SimulatedBank implements BankGateway {
       id: newId('ntf'),
       type: 'transfer.received',
       occurredAt: toIso(now),
-      transfer: { id: transfer.id, accountNumber, amount, currency: account.currency, outcome, returnReason },
+      transfer: {
+        id: transfer.id,
+        accountNumber: account.accountNumber,
+        amount,
+        currency: account.currency,
+        outcome,
+        returnReason,
+      },
     };
-    this.options.db.transaction(() => {
-      this.statements.insertTransfer.run(transfer);
-      this.statements.insertOutbox.run(notification.id, transfer.id, JSON.stringify(notification), now);
-      // Single use: a credited account takes nothing more.
-      if (outcome === 'credited') this.statements.closeAccount.run(now, accountNumber);
-    })();
-
-    const delivered = await this.deliver({
-      id: notification.id,
-      transfer_id: transfer.id,
-      payload: JSON.stringify(notification),
-      attempts: 0,
-    });
+    // This instance delivers it now; the others retry it only if that fails and the lease runs out.
     return {
-      id: transfer.id,
-      accountNumber,
-      amount,
-      currency: account.currency,
-      outcome,
-      returnReason,
-      notification: delivered ? 'delivered' : 'queued',
-      createdAt: toIso(now),
+      transfer,
+      notification: { id: notification.id, payload: JSON.stringify(notification) },
+      claimedUntil: now + DELIVERY_LEASE_MS,
     };
   }
 
-  /** Starts retrying undelivered notifications, including those left by a previous run. */
+  /** Starts retrying undelivered notifications, including those left by a previous run or another instance. */
   start(intervalMs = 1000): void {
     this.stopped = false;
-    this.retryTimer = setInterval(() => void this.retryDue(), intervalMs);
+    this.retryTimer = setInterval(() => void this.retryDueSafely(), intervalMs);
     this.retryTimer.unref();
   }
 
@@ -223,14 +166,26 @@ export class SimulatedBank implements BankGateway {
   }
 
   async retryDue(): Promise<void> {
-    const due = this.statements.due.all(this.options.clock.now());
+    const due = await this.options.books.claimDue(this.options.clock.now(), DELIVERY_LEASE_MS, RETRY_BATCH);
     await Promise.all(due.map((row) => this.deliver(row)));
   }
 
-  private async deliver(row: OutboxRow): Promise<boolean> {
+  private async retryDueSafely(): Promise<void> {
+    try {
+      await this.retryDue();
+    } catch (error) {
+      // The books are unreachable (a database outage): the next interval tries again.
+      this.options.logger.warn('bank notifications not retried', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+  }
+
+  private async deliver(row: BankOutboxRecord): Promise<boolean> {
     const url = this.options.notificationUrl();
     if (!url || this.inFlight.has(row.id)) return false;
     this.inFlight.add(row.id);
+    let delivered = false;
     try {
       const timestamp = Math.floor(this.options.clock.now() / 1000);
       const response = await fetch(url, {
@@ -243,15 +198,12 @@ export class SimulatedBank implements BankGateway {
         signal: AbortSignal.timeout(this.options.deliveryTimeoutMs ?? 10_000),
       });
       await response.arrayBuffer();
-      if (this.stopped) return response.ok;
-      if (response.ok) {
-        this.statements.delivered.run(this.options.clock.now(), row.id);
-        return true;
-      }
-      this.options.logger.warn('bank notification refused', {
-        notificationId: row.id,
-        status: response.status,
-      });
+      delivered = response.ok;
+      if (!response.ok)
+        this.options.logger.warn('bank notification refused', {
+          notificationId: row.id,
+          status: response.status,
+        });
     } catch (error) {
       this.options.logger.warn('bank notification not delivered', {
         notificationId: row.id,
@@ -260,11 +212,22 @@ export class SimulatedBank implements BankGateway {
     } finally {
       this.inFlight.delete(row.id);
     }
-    // A stopped bank leaves the row due: the next start retries it.
-    if (this.stopped) return false;
-    // 1 s, 2 s, 4 s … capped at a minute: the bank keeps trying until the service answers.
-    const delay = Math.min(60_000, 1000 * 2 ** Math.min(row.attempts, 6));
-    this.statements.retryLater.run(this.options.clock.now() + delay, row.id);
-    return false;
+    // A stopped bank leaves the row as it is: due again when its lease ends, at the next start or elsewhere.
+    if (this.stopped) return delivered;
+    try {
+      if (delivered) await this.options.books.markDelivered(row.id, this.options.clock.now());
+      else {
+        // 1 s, 2 s, 4 s … capped at a minute: the bank keeps trying until the service answers.
+        const delay = Math.min(60_000, 1000 * 2 ** Math.min(row.attempts, 6));
+        await this.options.books.retryAt(row.id, this.options.clock.now() + delay);
+      }
+    } catch (error) {
+      // Unrecorded: the row comes due again when its lease ends, and the service ignores a second copy.
+      this.options.logger.warn('bank outbox not updated', {
+        notificationId: row.id,
+        error: error instanceof Error ? error.message : String(error),
+      });
+    }
+    return delivered;
   }
 }

@@ -1,8 +1,10 @@
 import type { UnappliedCredit } from '@servicepay/node/protocol';
 import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { SessionRecord } from '../db/sessions.ts';
-import type { UnappliedCreditRecord, UnappliedReason } from '../db/unapplied-credits.ts';
+import type { Store } from '../db/store.ts';
+import type { RefundOutcome, UnappliedCreditRecord, UnappliedReason } from '../db/unapplied-credits.ts';
 import type { WebhookOutbox } from '../events/outbox.ts';
+import type { Clock } from '../internal/clock.ts';
 import { toIso } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import { newId } from '../internal/random.ts';
@@ -24,19 +26,33 @@ export function toUnappliedCreditView(credit: UnappliedCreditRecord): UnappliedC
   };
 }
 
+const PENDING_BATCH = 100;
+
 /**
- * Money the bank credited that no session can take. Inside the caller's write job it records the credit,
- * asks the bank to send it back to the payer, writes the audit entry and, when the credit belongs to a
- * session, the merchant's `session.credit_unapplied` event with its webhook deliveries: all or nothing, so a
- * credit is never only logged.
+ * Money the bank credited that no session can take: recorded, then sent back to the payer.
+ *
+ * `record`, inside the caller's write job, records the credit as `refund_pending` (with the settled transfer
+ * the caller records, all or nothing: a credit is never only logged). After the commit, outside any
+ * transaction, the bank is asked to refund it, and a write job of its own records the answer once: the
+ * refund's status and id, the audit entry and, when the credit belongs to a session, the merchant's
+ * `session.credit_unapplied` event with its webhook deliveries. An instance that dies between the two leaves
+ * the credit pending; `refundPending` (run by every sweep) asks again. The bank refunds a transfer once, and
+ * the answer is recorded only while the credit is pending, so asking twice, from two instances, changes
+ * nothing.
  *
  * @example
  * await credits.record(tx, context, { transfer, session, reason: 'session_ended', now }); // inside store.writes.run
+ * await credits.refunded(transfer.id); // after the job: the refund's answer is recorded
  */
 export class UnappliedCredits {
+  /** Refunds this instance is asking for, by transfer id: `refunded` waits for them. */
+  private readonly refunding = new Map<string, Promise<void>>();
+
   constructor(
+    private readonly store: Store,
     private readonly outbox: WebhookOutbox,
     private readonly bank: BankGateway,
+    private readonly clock: Clock,
     private readonly logger: Logger,
   ) {}
 
@@ -51,7 +67,6 @@ export class UnappliedCredits {
     },
   ): Promise<UnappliedCreditRecord> {
     const { transfer, session, reason, now } = input;
-    const refund = this.bank.refund(transfer.id, reason);
     const credit = await tx.unappliedCredits.insert({
       id: newId('crd'),
       transferId: transfer.id,
@@ -62,53 +77,116 @@ export class UnappliedCredits {
       amount: transfer.amount,
       currency: transfer.currency,
       reason,
-      refundStatus: 'refunded' in refund ? 'refunded' : 'refund_refused',
-      refundId: 'refunded' in refund ? refund.refunded.id : null,
+      refundStatus: 'refund_pending',
+      refundId: null,
       createdAt: now,
     });
+    context.afterCommit(() => {
+      this.refundSoon(credit);
+    });
+    return credit;
+  }
+
+  /**
+   * Resolves once the refund of `transferId`'s credit that this instance asked for is recorded (at once when
+   * it asked for none). Never rejects: a refund that failed stays pending for the next sweep.
+   */
+  async refunded(transferId: string): Promise<void> {
+    await this.refunding.get(transferId);
+  }
+
+  /** Asks the bank again for the refunds still pending (recorded by an instance that did not see them through). */
+  async refundPending(): Promise<number> {
+    const pending = await this.store.unappliedCredits.pendingRefunds(PENDING_BATCH);
+    const started = pending.filter((credit) => !this.refunding.has(credit.transferId));
+    for (const credit of started) this.refundSoon(credit);
+    await Promise.all(started.map((credit) => this.refunded(credit.transferId)));
+    return started.length;
+  }
+
+  private refundSoon(credit: UnappliedCreditRecord): void {
+    if (this.refunding.has(credit.transferId)) return;
+    // Started on the next turn: the job that recorded the credit has settled by then, whatever store it ran on.
+    const refund = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.refund(credit))
+      .catch((error: unknown) => {
+        this.logger.warn('refund not recorded; the next sweep asks again', {
+          creditId: credit.id,
+          transferId: credit.transferId,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      })
+      .finally(() => this.refunding.delete(credit.transferId));
+    this.refunding.set(credit.transferId, refund);
+  }
+
+  private async refund(credit: UnappliedCreditRecord): Promise<void> {
+    const answer = await this.bank.refund(credit.transferId, credit.reason);
+    const outcome: RefundOutcome =
+      'refunded' in answer
+        ? { refundStatus: 'refunded', refundId: answer.refunded.id }
+        : { refundStatus: 'refund_refused' };
+    await this.store.writes.run(async (tx, context) => {
+      // Recorded already (another instance, an earlier ask): the audit entry and the event exist once.
+      if (!(await tx.unappliedCredits.settleRefund(credit.id, outcome))) return;
+      const settled: UnappliedCreditRecord = {
+        ...credit,
+        refundStatus: outcome.refundStatus,
+        refundId: outcome.refundStatus === 'refunded' ? outcome.refundId : null,
+      };
+      await this.recordOutcome(tx, context, settled, answer, this.clock.now());
+    });
+    if ('refused' in answer) {
+      // Nothing left the bank: an operator must look (a forged or mistaken notification, most likely).
+      this.logger.error('unapplied credit not refunded: the bank holds no such credit', {
+        creditId: credit.id,
+        transferId: credit.transferId,
+        refused: answer.refused,
+      });
+    }
+  }
+
+  private async recordOutcome(
+    tx: Repositories,
+    context: WriteContext,
+    credit: UnappliedCreditRecord,
+    answer: Awaited<ReturnType<BankGateway['refund']>>,
+    now: number,
+  ): Promise<void> {
     await tx.auditLog.record({
       at: now,
       actor: 'service',
-      action: 'refunded' in refund ? 'credit.refunded' : 'credit.refund_refused',
+      action: 'refunded' in answer ? 'credit.refunded' : 'credit.refund_refused',
       businessId: credit.businessId,
       environment: credit.environment,
       target: credit.id,
       details: {
-        transferId: transfer.id,
+        transferId: credit.transferId,
         sessionId: credit.sessionId,
-        amount: transfer.amount,
-        currency: transfer.currency,
-        reason,
-        ...('refunded' in refund ? { refundId: refund.refunded.id } : { refused: refund.refused }),
+        amount: credit.amount,
+        currency: credit.currency,
+        reason: credit.reason,
+        ...('refunded' in answer ? { refundId: answer.refunded.id } : { refused: answer.refused }),
       },
     });
-    if ('refused' in refund) {
-      // Nothing left the bank: an operator must look (a forged or mistaken notification, most likely).
-      this.logger.error('unapplied credit not refunded: the bank holds no such credit', {
-        creditId: credit.id,
-        transferId: transfer.id,
-        refused: refund.refused,
-      });
-    }
-    if (session) {
-      const account =
-        session.accountNumber === null ? undefined : await tx.virtualAccounts.find(session.accountNumber);
-      const last = await tx.events.lastForSession(session.id);
-      const event = await tx.events.insert({
-        id: newId('evt'),
-        businessId: session.businessId,
-        environment: session.environment,
-        sessionId: session.id,
-        type: 'session.credit_unapplied',
-        // Not a transition: it keeps the reason of the session's current status, which a reconnecting
-        // checkout reads from the session's last event.
-        reason: last?.reason ?? null,
-        payload: JSON.stringify(toSessionView(session, account)),
-        credit: JSON.stringify(toUnappliedCreditView(credit)),
-        createdAt: now,
-      });
-      await this.outbox.enqueue(tx, context, event);
-    }
-    return credit;
+    const session = credit.sessionId === null ? undefined : await tx.sessions.find(credit.sessionId);
+    if (!session) return;
+    const account =
+      session.accountNumber === null ? undefined : await tx.virtualAccounts.find(session.accountNumber);
+    const last = await tx.events.lastForSession(session.id);
+    const event = await tx.events.insert({
+      id: newId('evt'),
+      businessId: session.businessId,
+      environment: session.environment,
+      sessionId: session.id,
+      type: 'session.credit_unapplied',
+      // Not a transition: it keeps the reason of the session's current status, which a reconnecting
+      // checkout reads from the session's last event.
+      reason: last?.reason ?? null,
+      payload: JSON.stringify(toSessionView(session, account)),
+      credit: JSON.stringify(toUnappliedCreditView(credit)),
+      createdAt: now,
+    });
+    await this.outbox.enqueue(tx, context, event);
   }
 }

@@ -9,8 +9,16 @@ export type UnappliedReason =
   | 'amount_mismatch'
   | 'unknown_account';
 
-/** `refunded`: the bank sent it back to the payer; `refund_refused`: the bank holds no such credit. */
-export type RefundStatus = 'refunded' | 'refund_refused';
+/**
+ * `refund_pending`: recorded, the bank's answer to the refund not recorded yet; `refunded`: the bank sent it
+ * back to the payer; `refund_refused`: the bank holds no such credit.
+ */
+export type RefundStatus = 'refund_pending' | 'refunded' | 'refund_refused';
+
+/** What the bank answered to a refund: the two outcomes a pending refund ends in. */
+export type RefundOutcome =
+  | { refundStatus: 'refunded'; refundId: string }
+  | { refundStatus: 'refund_refused' };
 
 /** A credit the bank made that no session could take, and what became of it. */
 export interface UnappliedCreditRecord {
@@ -71,6 +79,10 @@ const toRecord = (row: Row): UnappliedCreditRecord => ({
 export class UnappliedCreditRepository {
   private readonly insertStatement;
   private readonly listStatement;
+  private readonly findStatement;
+  private readonly findByTransferStatement;
+  private readonly pendingStatement;
+  private readonly settleStatement;
 
   constructor(db: SqliteDatabase) {
     this.insertStatement = db.prepare(
@@ -83,6 +95,17 @@ export class UnappliedCreditRepository {
       `SELECT * FROM unapplied_credits WHERE (@businessId IS NULL OR business_id = @businessId)
        ORDER BY seq LIMIT @limit`,
     );
+    this.findStatement = db.prepare<[string], Row>('SELECT * FROM unapplied_credits WHERE id = ?');
+    this.findByTransferStatement = db.prepare<[string], Row>(
+      'SELECT * FROM unapplied_credits WHERE transfer_id = ?',
+    );
+    this.pendingStatement = db.prepare<[number], Row>(
+      `SELECT * FROM unapplied_credits WHERE refund_status = 'refund_pending' ORDER BY seq LIMIT ?`,
+    );
+    this.settleStatement = db.prepare<[string, string | null, string]>(
+      `UPDATE unapplied_credits SET refund_status = ?, refund_id = ?
+       WHERE id = ? AND refund_status = 'refund_pending'`,
+    );
   }
 
   insert(credit: Omit<UnappliedCreditRecord, 'seq'>): UnappliedCreditRecord {
@@ -92,5 +115,26 @@ export class UnappliedCreditRepository {
 
   list(query: { businessId?: string | undefined; limit: number }): UnappliedCreditRecord[] {
     return this.listStatement.all({ businessId: query.businessId ?? null, limit: query.limit }).map(toRecord);
+  }
+
+  find(id: string): UnappliedCreditRecord | undefined {
+    const row = this.findStatement.get(id);
+    return row && toRecord(row);
+  }
+
+  findByTransfer(transferId: string): UnappliedCreditRecord | undefined {
+    const row = this.findByTransferStatement.get(transferId);
+    return row && toRecord(row);
+  }
+
+  /** Credits whose refund is still pending, oldest first. */
+  pendingRefunds(limit: number): UnappliedCreditRecord[] {
+    return this.pendingStatement.all(limit).map(toRecord);
+  }
+
+  /** Records the bank's answer to a pending refund; false when it was recorded already (by anyone). */
+  settleRefund(id: string, outcome: RefundOutcome): boolean {
+    const refundId = outcome.refundStatus === 'refunded' ? outcome.refundId : null;
+    return this.settleStatement.run(outcome.refundStatus, refundId, id).changes === 1;
   }
 }

@@ -38,13 +38,14 @@ async function commitNow(
   to: SessionStatus,
   options: Omit<TransitionOptions, 'now'>,
 ): Promise<void> {
-  const { store, bank, broadcaster, logger } = server.service.deps;
+  const { store, bank, broadcaster, logger, clock } = server.service.deps;
   const outbox = server.service.outbox;
   const lifecycle = new SessionLifecycle(
     outbox,
     broadcaster,
     bank,
-    new UnappliedCredits(outbox, bank, logger),
+    new UnappliedCredits(store, outbox, bank, clock, logger),
+    logger,
   );
   await store.writes.run(async (tx, context) => {
     const session = await tx.sessions.find(sessionId);

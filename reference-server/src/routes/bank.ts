@@ -73,7 +73,7 @@ export function bankCounterRoutes(deps: BankRouteDeps): Router {
     if (!deps.publicCounter) throw new HttpError(404, 'route_not_found', 'No route POST /bank/transfers.');
     const parsed = SimulateTransferParamsSchema.safeParse(req.body);
     if (!parsed.success) throw validationError(parsed.error, 'transfer');
-    const environment = deps.bank.accountEnvironment(parsed.data.accountNumber);
+    const environment = await deps.bank.accountEnvironment(parsed.data.accountNumber);
     if (environment === undefined) throw notFound('account');
     if (environment !== 'test') {
       throw new HttpError(403, 'test_mode_only', 'The simulated bank moves money only for test accounts.');

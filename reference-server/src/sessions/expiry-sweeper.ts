@@ -1,3 +1,4 @@
+import type { UnappliedCredits } from '../bank/unapplied-credits.ts';
 import type { Store } from '../db/store.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
@@ -20,6 +21,7 @@ export class ExpirySweeper {
   constructor(
     private readonly store: Store,
     private readonly lifecycle: SessionLifecycle,
+    private readonly credits: UnappliedCredits,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly idempotencyKeyTtlMs: number,
@@ -34,36 +36,54 @@ export class ExpirySweeper {
     clearInterval(this.timer);
   }
 
-  /** One pass; returns how many sessions it moved. */
+  /**
+   * One pass; returns how many sessions it moved. Each ending closes the account at the bank before its write
+   * job (`SessionLifecycle.closingFirst`); then refunds an earlier pass or instance left pending are asked again.
+   */
   async sweep(): Promise<number> {
     const now = this.clock.now();
     let moved = 0;
     for (const due of await this.store.sessions.overdue(now, BATCH)) {
-      moved += await this.store.writes.run(async (tx, context) => {
-        const session = await tx.sessions.find(due.id);
-        if (!session || isTerminal(session.status) || session.expiresAt > now) return 0;
-        await this.lifecycle.transition(tx, context, session, 'expired', { now });
-        return 1;
-      });
+      const ending = async () => {
+        const session = await this.store.sessions.find(due.id);
+        return session && !isTerminal(session.status) && session.expiresAt <= now ? session : undefined;
+      };
+      moved += await this.lifecycle.closingFirst(
+        async () => (await ending())?.accountNumber,
+        (closed) =>
+          this.store.writes.run(async (tx, context) => {
+            const session = await tx.sessions.find(due.id);
+            if (!session || isTerminal(session.status) || session.expiresAt > now) return 0;
+            await this.lifecycle.transition(tx, context, session, 'expired', { now, closed });
+            return 1;
+          }),
+      );
     }
     for (const account of await this.store.virtualAccounts.overdue(now, BATCH)) {
-      moved += await this.store.writes.run(async (tx, context) => {
-        const session = await tx.sessions.find(account.sessionId);
-        const stillOffered =
-          session?.accountNumber === account.accountNumber &&
-          (session.status === 'awaiting_payment' || session.status === 'mismatch');
-        if (!session || !stillOffered) {
-          await this.lifecycle.closeStrayAccount(tx, context, account.accountNumber, session, now);
-          return 0;
-        }
-        await this.lifecycle.transition(tx, context, session, 'pending', {
-          now,
-          reason: 'account_expired',
-          closeAccount: true,
-        });
-        return 1;
-      });
+      moved += await this.lifecycle.closingFirst(
+        async () => account.accountNumber,
+        (closed) =>
+          this.store.writes.run(async (tx, context) => {
+            if (!closed) return 0;
+            const session = await tx.sessions.find(account.sessionId);
+            const stillOffered =
+              session?.accountNumber === account.accountNumber &&
+              (session.status === 'awaiting_payment' || session.status === 'mismatch');
+            if (!session || !stillOffered) {
+              await this.lifecycle.closeStrayAccount(tx, context, closed, session, now);
+              return 0;
+            }
+            await this.lifecycle.transition(tx, context, session, 'pending', {
+              now,
+              reason: 'account_expired',
+              closeAccount: true,
+              closed,
+            });
+            return 1;
+          }),
+      );
     }
+    await this.credits.refundPending();
     await this.store.writes.run((tx) => tx.idempotencyKeys.purge(now - this.idempotencyKeyTtlMs));
     return moved;
   }

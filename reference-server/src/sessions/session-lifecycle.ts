@@ -1,12 +1,13 @@
 import type { SessionStatus, StatusReason } from '@servicepay/node/protocol';
 import { TERMINAL_SESSION_STATUSES } from '@servicepay/node/protocol';
-import type { BankGateway, CreditedTransfer } from '../bank/bank-gateway.ts';
+import type { BankGateway, CloseAccountResult, CreditedTransfer } from '../bank/bank-gateway.ts';
 import type { UnappliedCredits } from '../bank/unapplied-credits.ts';
 import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { SessionRecord } from '../db/sessions.ts';
-import { WriteConflict } from '../errors.ts';
+import { HttpError, WriteConflict } from '../errors.ts';
 import type { Broadcaster } from '../events/broadcaster.ts';
 import type { WebhookOutbox } from '../events/outbox.ts';
+import type { Logger } from '../internal/logger.ts';
 import { newId } from '../internal/random.ts';
 import { toSessionView, toStatusMessage } from './session-views.ts';
 
@@ -17,24 +18,53 @@ export interface TransitionOptions {
   newAccountNumber?: string;
   /** Close the current account without offering another (its countdown ran out). Implied by terminal statuses. */
   closeAccount?: boolean;
+  /**
+   * The bank's answer to closing the account this transition stops offering, asked before the job
+   * (`SessionLifecycle.closeAtBank`). Required for every transition that closes an account, except to
+   * `successful`.
+   */
+  closed?: ClosedAccount | undefined;
   /** Amount of a wrong-amount transfer, for MISMATCH. */
   mismatchReceived?: number;
 }
+
+/** An account closed at the bank before the write job that records it, with the bank's answer. */
+export interface ClosedAccount {
+  accountNumber: string;
+  answer: CloseAccountResult;
+}
+
+/**
+ * The job was to stop offering an account the bank was not asked to close first: the session moved to
+ * another account after the caller read it. `closingFirst` closes the new one and runs the job again.
+ */
+export class AccountNotClosed extends HttpError {
+  constructor() {
+    super(409, 'session_not_active', 'The session changed meanwhile; try again.');
+  }
+}
+
+const CLOSING_ATTEMPTS = 3;
 
 export const isTerminal = (status: SessionStatus): boolean => TERMINAL_SESSION_STATUSES.includes(status);
 
 /**
  * The only way a session's status changes. Inside the caller's write job it updates the session (guarded by
- * its current status), records the event, queues its webhook deliveries and closes the account the session
- * stops offering: all in one transaction. The push to open checkouts happens after the commit.
+ * its current status), records the event, queues its webhook deliveries and records the closing of the
+ * account the session stops offering: all in one transaction. The push to open checkouts happens at commit.
  *
- * The bank's books are the truth about money: a transition that closes an account (cancel, expiry, the
- * countdown running out, a new account) closes it at the bank first, in the same job, and when the bank
+ * The bank's books are the truth about money, and the bank is asked outside any transaction, as a real
+ * bank's API is: a transition that stops offering an account (cancel, expiry, the countdown running out, a
+ * new account) needs the bank's answer to closing it, asked before the job (`closingFirst`). When the bank
  * answers that the account was already credited, the session is paid instead: the transition returns the
  * `successful` session, and the caller must look at the status it got back.
  *
  * @example
- * const after = await lifecycle.transition(tx, context, session, 'cancelled', { now, reason: 'cancelled_by_payer' });
+ * const after = await lifecycle.closingFirst(
+ *   async () => (await store.sessions.find(id))?.accountNumber,
+ *   (closed) => store.writes.run((tx, context) =>
+ *     lifecycle.transition(tx, context, session, 'cancelled', { now, reason: 'cancelled_by_payer', closed })),
+ * );
  * if (after.status === 'successful') { ... } // the payer's transfer came first
  */
 export class SessionLifecycle {
@@ -43,23 +73,54 @@ export class SessionLifecycle {
     private readonly broadcaster: Broadcaster,
     private readonly bank: BankGateway,
     private readonly credits: UnappliedCredits,
+    private readonly logger: Logger,
   ) {}
 
+  /** Closes `accountNumber` at the bank, outside any transaction; undefined for no account. */
+  async closeAtBank(accountNumber: string | null | undefined): Promise<ClosedAccount | undefined> {
+    if (accountNumber === null || accountNumber === undefined) return undefined;
+    return { accountNumber, answer: await this.bank.closeAccount(accountNumber) };
+  }
+
   /**
-   * Closes the session's current account at the bank and settles what the bank says: a credit not settled
-   * yet pays the session (returned, `successful`) if it fits it, or is recorded and refunded if not.
-   * Undefined when the session was not paid by it.
+   * Closes at the bank the account `accountToClose` names (read outside the job; none: nothing is closed),
+   * then runs `job` with the answer. A job that finds the session moved to another account meanwhile
+   * (`AccountNotClosed`) is run again after closing that one. Afterwards, waits for the refund of a credit the
+   * bank answered and the job could not apply, so the caller sees it recorded.
+   */
+  async closingFirst<T>(
+    accountToClose: () => Promise<string | null | undefined>,
+    job: (closed: ClosedAccount | undefined) => Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      const closed = await this.closeAtBank(await accountToClose());
+      try {
+        const result = await job(closed);
+        if (closed && 'alreadyCredited' in closed.answer)
+          await this.credits.refunded(closed.answer.alreadyCredited.id);
+        return result;
+      } catch (error) {
+        if (!(error instanceof AccountNotClosed) || attempt === CLOSING_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  /**
+   * Applies the bank's answer to closing the session's current account: a credit not settled yet pays the
+   * session (returned, `successful`) if it fits it, or is recorded and refunded if not. Undefined when the
+   * session was not paid by it. `closed` must be the answer for the session's current account.
    */
   async settle(
     tx: Repositories,
     context: WriteContext,
     session: SessionRecord,
+    closed: ClosedAccount | undefined,
     now: number,
   ): Promise<SessionRecord | undefined> {
     if (session.accountNumber === null) return undefined;
-    const answer = this.bank.closeAccount(session.accountNumber);
-    if (!('alreadyCredited' in answer)) return undefined;
-    const transfer = answer.alreadyCredited;
+    if (closed?.accountNumber !== session.accountNumber) throw new AccountNotClosed();
+    if (!('alreadyCredited' in closed.answer)) return undefined;
+    const transfer = closed.answer.alreadyCredited;
     if ((await tx.settledTransfers.findResult(transfer.id)) !== undefined) return undefined;
     const fits =
       !isTerminal(session.status) &&
@@ -82,20 +143,20 @@ export class SessionLifecycle {
   }
 
   /**
-   * An open account the session no longer offers, found by the sweeper: closed at the bank, and a credit on
-   * it that nobody settled is recorded and refunded (it cannot pay a session that moved on).
+   * An open account the session no longer offers, found by the sweeper and closed at the bank before the
+   * job (`closed`): recorded closed, and a credit on it that nobody settled is recorded and refunded (it
+   * cannot pay a session that moved on).
    */
   async closeStrayAccount(
     tx: Repositories,
     context: WriteContext,
-    accountNumber: string,
+    closed: ClosedAccount,
     session: SessionRecord | undefined,
     now: number,
   ): Promise<void> {
-    await tx.virtualAccounts.close(accountNumber, now);
-    const answer = this.bank.closeAccount(accountNumber);
-    if (!('alreadyCredited' in answer)) return;
-    const transfer = answer.alreadyCredited;
+    await tx.virtualAccounts.close(closed.accountNumber, now);
+    if (!('alreadyCredited' in closed.answer)) return;
+    const transfer = closed.answer.alreadyCredited;
     if ((await tx.settledTransfers.findResult(transfer.id)) !== undefined) return;
     await this.recordSettled(tx, transfer, session, 'unapplied', now);
     await this.credits.record(tx, context, {
@@ -143,8 +204,8 @@ export class SessionLifecycle {
       previousAccount !== null &&
       (previousAccount !== accountNumber || options.closeAccount || isTerminal(to));
     if (closing && to !== 'successful') {
-      // Settle with the bank before the session stops taking money: a credit that came first wins.
-      const paid = await this.settle(tx, context, session, now);
+      // Settled with the bank before the session stops taking money: a credit that came first wins.
+      const paid = await this.settle(tx, context, session, options.closed, now);
       if (paid) return paid;
     }
     const changed = await tx.sessions.change(session.id, session.status, {
@@ -158,9 +219,9 @@ export class SessionLifecycle {
 
     if (closing) {
       await tx.virtualAccounts.close(previousAccount, now);
-      // Paid: the bank closed the account with its credit; otherwise (a credit the bank never made) this
-      // closes it, so nothing more is taken for a session that is paid.
-      if (to === 'successful') this.bank.closeAccount(previousAccount);
+      // Paid: the bank closed the account with its credit (single use); a bank whose accounts outlive a
+      // credit is told after the commit, so nothing more is taken for a session that is paid.
+      if (to === 'successful') context.afterCommit(() => this.closeAfterPayment(previousAccount));
     }
 
     const updated = await tx.sessions.find(session.id);
@@ -184,5 +245,14 @@ export class SessionLifecycle {
     // Delivered at commit, never for a rollback (on PostgreSQL the NOTIFY is part of this transaction).
     await this.broadcaster.publishOnCommit(context, { sessionId: updated.id, seq: event.seq, message });
     return updated;
+  }
+
+  private closeAfterPayment(accountNumber: string): void {
+    this.bank.closeAccount(accountNumber).catch((error: unknown) =>
+      this.logger.warn("a paid session's account was not closed at the bank", {
+        accountNumber,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
   }
 }

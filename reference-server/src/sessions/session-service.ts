@@ -17,7 +17,7 @@ import { HttpError, notFound, WriteConflict } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newTimeOrderedId, randomBase62, sha256 } from '../internal/random.ts';
-import type { SessionLifecycle } from './session-lifecycle.ts';
+import type { ClosedAccount, SessionLifecycle } from './session-lifecycle.ts';
 import { isTerminal } from './session-lifecycle.ts';
 import { toPublicSession, toSessionView } from './session-views.ts';
 
@@ -120,26 +120,36 @@ export class SessionService {
    */
   async cancel(sessionId: string, reason: StatusReason, owner: ApiCaller | undefined): Promise<Session> {
     if (owner) await this.ownedSession(owner, sessionId);
-    const after = await this.store.writes.run(async (tx, context) => {
-      const session = await tx.sessions.find(sessionId);
-      if (!session) throw notFound('session');
-      if (session.status === 'cancelled') return session;
-      if (isTerminal(session.status)) return session;
-      const now = this.clock.now();
-      const ended = await this.lifecycle.transition(tx, context, session, 'cancelled', { now, reason });
-      if (ended.status === 'cancelled') {
-        await tx.auditLog.record({
-          at: now,
-          actor: owner ? `secret_key:${owner.environment}` : 'widget_token',
-          action: 'session.cancelled',
-          businessId: session.businessId,
-          environment: session.environment,
-          target: session.id,
-          details: { reason, previousStatus: session.status },
-        });
-      }
-      return ended;
-    });
+    const after = await this.lifecycle.closingFirst(
+      async () => {
+        const session = await this.store.sessions.find(sessionId);
+        return session && !isTerminal(session.status) ? session.accountNumber : undefined;
+      },
+      (closed) =>
+        this.store.writes.run(async (tx, context) => {
+          const session = await tx.sessions.find(sessionId);
+          if (!session) throw notFound('session');
+          if (isTerminal(session.status)) return session;
+          const now = this.clock.now();
+          const ended = await this.lifecycle.transition(tx, context, session, 'cancelled', {
+            now,
+            reason,
+            closed,
+          });
+          if (ended.status === 'cancelled') {
+            await tx.auditLog.record({
+              at: now,
+              actor: owner ? `secret_key:${owner.environment}` : 'widget_token',
+              action: 'session.cancelled',
+              businessId: session.businessId,
+              environment: session.environment,
+              target: session.id,
+              details: { reason, previousStatus: session.status },
+            });
+          }
+          return ended;
+        }),
+    );
     if (after.status !== 'cancelled') {
       // Thrown after the commit: a payment the bank made while the cancel ran is kept, not rolled back.
       throw new HttpError(
@@ -200,7 +210,8 @@ export class SessionService {
           createdAt: now,
           expiresAt: session.expiresAt,
         });
-        const opened = await this.offerAccount(tx, context, session, prepared, now);
+        // A client secret not used yet has never offered an account: there is none to close.
+        const opened = await this.offerAccount(tx, context, session, prepared, undefined, now);
         return { token, ...(await this.checkout(opened, tx)) };
       });
     } finally {
@@ -217,18 +228,22 @@ export class SessionService {
     const prepared = wanted ? await this.prepareAccount(before, now) : undefined;
     let result: { ended: SessionRecord } | { checkout: NewAccountResult };
     try {
-      result = await this.store.writes.run(async (tx, context) => {
-        const session = await tx.sessions.find(sessionId);
-        if (!session) throw notFound('session');
-        if (!this.takesMoney(session, now)) return { ended: session };
-        if (await this.liveAccount(session, now, tx)) return { checkout: await this.checkout(session, tx) };
-        // The old account may have been credited before it ran out: settle it before offering another.
-        const paid = await this.lifecycle.settle(tx, context, session, now);
-        if (paid) return { ended: paid };
-        return {
-          checkout: await this.checkout(await this.offerAccount(tx, context, session, prepared, now), tx),
-        };
-      });
+      result = await this.lifecycle.closingFirst(
+        // The old account may have been credited before it ran out: the bank is asked before another is offered.
+        async () => (wanted ? (await this.store.sessions.find(sessionId))?.accountNumber : undefined),
+        (closed) =>
+          this.store.writes.run(async (tx, context) => {
+            const session = await tx.sessions.find(sessionId);
+            if (!session) throw notFound('session');
+            if (!this.takesMoney(session, now)) return { ended: session };
+            if (await this.liveAccount(session, now, tx))
+              return { checkout: await this.checkout(session, tx) };
+            const paid = await this.lifecycle.settle(tx, context, session, closed, now);
+            if (paid) return { ended: paid };
+            const offered = await this.offerAccount(tx, context, session, prepared, closed, now);
+            return { checkout: await this.checkout(offered, tx) };
+          }),
+      );
     } finally {
       await this.closeUnused(prepared);
     }
@@ -260,31 +275,38 @@ export class SessionService {
       (before.clientSecretUsedAt === null || !(await this.liveAccount(before, now, this.store)));
     const prepared = wanted ? await this.prepareAccount(before, now) : undefined;
     try {
-      return await this.store.writes.run(async (tx, context) => {
-        let session = await this.ownedSession(caller, id, tx);
-        if (this.takesMoney(session, now)) {
-          if (session.clientSecretUsedAt === null) {
-            if (!(await tx.sessions.markClientSecretUsed(session.id, now))) {
-              throw new WriteConflict('session_not_active', 'The checkout was opened meanwhile; try again.');
+      return await this.lifecycle.closingFirst(
+        // An account that ran out may have been credited first: the bank is asked before another is offered.
+        async () => (wanted ? (await this.store.sessions.find(id))?.accountNumber : undefined),
+        (closed) =>
+          this.store.writes.run(async (tx, context) => {
+            let session = await this.ownedSession(caller, id, tx);
+            if (this.takesMoney(session, now)) {
+              if (session.clientSecretUsedAt === null) {
+                if (!(await tx.sessions.markClientSecretUsed(session.id, now))) {
+                  throw new WriteConflict(
+                    'session_not_active',
+                    'The checkout was opened meanwhile; try again.',
+                  );
+                }
+                session = await this.offerAccount(tx, context, session, prepared, closed, now);
+              } else if (!(await this.liveAccount(session, now, tx))) {
+                session =
+                  (await this.lifecycle.settle(tx, context, session, closed, now)) ??
+                  (await this.offerAccount(tx, context, session, prepared, closed, now));
+              }
             }
-            session = await this.offerAccount(tx, context, session, prepared, now);
-          } else if (!(await this.liveAccount(session, now, tx))) {
-            // The old account may have been credited before it ran out: settle it before offering another.
-            session =
-              (await this.lifecycle.settle(tx, context, session, now)) ??
-              (await this.offerAccount(tx, context, session, prepared, now));
-          }
-        }
-        const view = await this.view(session, tx);
-        if (!this.takesMoney(session, now) || !view.virtualAccount) {
-          throw new HttpError(
-            409,
-            'session_not_active',
-            `The session is ${session.status}; it takes no more transfers.`,
-          );
-        }
-        return { session: view, virtualAccount: view.virtualAccount };
-      });
+            const view = await this.view(session, tx);
+            if (!this.takesMoney(session, now) || !view.virtualAccount) {
+              throw new HttpError(
+                409,
+                'session_not_active',
+                `The session is ${session.status}; it takes no more transfers.`,
+              );
+            }
+            return { session: view, virtualAccount: view.virtualAccount };
+          }),
+      );
     } finally {
       await this.closeUnused(prepared);
     }
@@ -322,12 +344,16 @@ export class SessionService {
     });
   }
 
-  /** Records the account provisioned before the job and offers it (the session moves to AWAITING_PAYMENT). */
+  /**
+   * Records the account provisioned before the job and offers it (the session moves to AWAITING_PAYMENT);
+   * `closed`: the bank's answer to closing the account it offered before, if any.
+   */
   private async offerAccount(
     tx: Repositories,
     context: WriteContext,
     session: SessionRecord,
     prepared: ProvisionedAccount | undefined,
+    closed: ClosedAccount | undefined,
     now: number,
   ): Promise<SessionRecord> {
     // The session needs an account although none seemed needed before the job: it changed meanwhile.
@@ -336,6 +362,7 @@ export class SessionService {
     return this.lifecycle.transition(tx, context, session, 'awaiting_payment', {
       now,
       newAccountNumber: prepared.accountNumber,
+      closed,
     });
   }
 
@@ -348,12 +375,11 @@ export class SessionService {
     if (!prepared) return;
     try {
       if (await this.store.virtualAccounts.find(prepared.accountNumber)) return;
+      await this.bank.closeAccount(prepared.accountNumber);
     } catch {
-      // The database is unreachable (the job's own error is what the caller gets): the account stays open at
-      // the bank until its countdown ends, unknown to the service and never shown to anyone.
-      return;
+      // The database or the bank is unreachable (the job's own error is what the caller gets): the account
+      // stays open at the bank until its countdown ends, unknown to the service and never shown to anyone.
     }
-    this.bank.closeAccount(prepared.accountNumber);
   }
 
   /** What the checkout shows: the public session and the account it offers now. */

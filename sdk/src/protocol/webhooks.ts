@@ -28,7 +28,9 @@ export type UnappliedReason = z.infer<typeof UnappliedReasonSchema>;
 /**
  * A payer's money the bank credited that no session could take (it arrived after the session ended, to a
  * closed account, in another currency…). `refundStatus` `refunded`: the bank sent it back to the payer
- * (`refundId` is the bank's); `refund_refused`: the bank holds no such credit, so nothing was sent.
+ * (`refundId` is the bank's); `refund_refused`: the bank holds no such credit, so nothing was sent;
+ * `refund_pending`: recorded, the bank's answer not in yet (an operator's list can show it; the
+ * `session.credit_unapplied` webhook is sent once the bank answered, so it never carries it).
  */
 export const UnappliedCreditSchema = z.object({
   id: z.string().regex(/^crd_[0-9A-Za-z]+$/),
@@ -37,7 +39,7 @@ export const UnappliedCreditSchema = z.object({
   amount: z.number().int(),
   currency: z.string(),
   reason: UnappliedReasonSchema,
-  refundStatus: z.enum(['refunded', 'refund_refused']),
+  refundStatus: z.enum(['refund_pending', 'refunded', 'refund_refused']),
   refundId: z.string().nullable(),
   createdAt: TimestampSchema,
 });

@@ -1,6 +1,7 @@
 import type { Environment } from '@servicepay/node/protocol';
 import type { Async } from '../repositories.ts';
 import type {
+  RefundOutcome,
   RefundStatus,
   UnappliedCreditRecord,
   UnappliedCreditRepository,
@@ -88,5 +89,36 @@ export class PostgresUnappliedCreditRepository implements Async<UnappliedCreditR
       [query.businessId ?? null, query.limit],
     );
     return rows.map(toRecord);
+  }
+
+  async find(id: string): Promise<UnappliedCreditRecord | undefined> {
+    const { rows } = await runQuery<Row>(this.db, 'SELECT * FROM unapplied_credits WHERE id = $1', [id]);
+    return rows[0] && toRecord(rows[0]);
+  }
+
+  async findByTransfer(transferId: string): Promise<UnappliedCreditRecord | undefined> {
+    const { rows } = await runQuery<Row>(this.db, 'SELECT * FROM unapplied_credits WHERE transfer_id = $1', [
+      transferId,
+    ]);
+    return rows[0] && toRecord(rows[0]);
+  }
+
+  async pendingRefunds(limit: number): Promise<UnappliedCreditRecord[]> {
+    const { rows } = await runQuery<Row>(
+      this.db,
+      `SELECT * FROM unapplied_credits WHERE refund_status = 'refund_pending' ORDER BY seq LIMIT $1`,
+      [limit],
+    );
+    return rows.map(toRecord);
+  }
+
+  async settleRefund(id: string, outcome: RefundOutcome): Promise<boolean> {
+    const { rowCount } = await runQuery(
+      this.db,
+      `UPDATE unapplied_credits SET refund_status = $1, refund_id = $2
+       WHERE id = $3 AND refund_status = 'refund_pending'`,
+      [outcome.refundStatus, outcome.refundStatus === 'refunded' ? outcome.refundId : null, id],
+    );
+    return rowCount === 1;
   }
 }
