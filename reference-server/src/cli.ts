@@ -23,8 +23,8 @@ const USAGE = `servicepay-server: the ServicePay reference service
   servicepay-server credits list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
   servicepay-server audit list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
 
---database-url postgres://… (or SERVICEPAY_DATABASE_URL) keeps the service's data in PostgreSQL; several
-instances may share it. --db then names the file of the simulated bank's own books.
+--database-url postgres://… (or SERVICEPAY_DATABASE_URL) keeps the service's data, and the simulated bank's
+books, in PostgreSQL; several instances may share it, and no SQLite file is opened.
 
 Environment: SERVICEPAY_DB, SERVICEPAY_DATABASE_URL, SERVICEPAY_DATABASE_POOL_SIZE (10), SERVICEPAY_BANK_SECRET,
 SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT, SERVICEPAY_SECRETS_KEY,
@@ -124,11 +124,9 @@ async function openStore(values: Values): Promise<{ store: Store; close(): Promi
   };
 }
 
-/** Where the data is, for the ready line: the SQLite file, or PostgreSQL (without its password) and the bank's file. */
+/** Where the data is, for the ready line: the SQLite file, or PostgreSQL (without its password). */
 function storeDescription(config: { dbPath: string; databaseUrl: string | null }): string {
-  return config.databaseUrl === null
-    ? `database ${config.dbPath}`
-    : `database ${redactUrl(config.databaseUrl)}, simulated bank ${config.dbPath}`;
+  return config.databaseUrl === null ? `database ${config.dbPath}` : `database ${redactUrl(config.databaseUrl)}`;
 }
 
 /** A URL as it may be printed: without its password. */
