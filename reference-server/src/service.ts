@@ -9,6 +9,7 @@ import { UnappliedCredits } from './bank/unapplied-credits.ts';
 import { resolveConfig, type ServerConfig, type ServerConfigOverrides } from './config.ts';
 import { type BankBooks, SqliteBankBooks } from './db/bank-books.ts';
 import { openDatabase, type SqliteDatabase } from './db/database.ts';
+import { EXPIRY_SWEEP_LOCK_KEY, runAlone } from './db/postgres/advisory-lock.ts';
 import { PostgresBankBooks } from './db/postgres/bank-books.ts';
 import { migratePostgres } from './db/postgres/migrate-postgres.ts';
 import { PostgresRateLimiter } from './db/postgres/postgres-rate-limiter.ts';
@@ -154,6 +155,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     clock,
     logger,
     config.idempotencyKeyTtlHours * 3_600_000,
+    pool ? (work) => runAlone(pool, EXPIRY_SWEEP_LOCK_KEY, work) : undefined,
   );
   // On PostgreSQL the budgets are counted in the database, so every instance spends the same one.
   const limiter = (name: string, limit: number): RateLimiter =>

@@ -25,6 +25,12 @@ export class ExpirySweeper {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly idempotencyKeyTtlMs: number,
+    /**
+     * Runs a timed pass unless another instance is running one (PostgreSQL: `runAlone` under an advisory
+     * lock), so N instances do not read, and ask the bank about, the same due rows N times. Every pass is
+     * correct on its own (each ending is one conditional transition); this only saves the duplicates.
+     */
+    private readonly runAlone: <T>(work: () => Promise<T>) => Promise<T | undefined> = (work) => work(),
   ) {}
 
   start(intervalMs: number): void {
@@ -92,7 +98,7 @@ export class ExpirySweeper {
     if (this.running) return;
     this.running = true;
     try {
-      await this.sweep();
+      await this.runAlone(() => this.sweep());
     } catch (error) {
       this.logger.error('expiry sweep failed', {
         error: error instanceof Error ? error.message : String(error),
