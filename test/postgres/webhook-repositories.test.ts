@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresWebhookDeliveryRepository } from '../../reference-server/src/db/postgres/webhook-deliveries.ts';
 import { PostgresWebhookEndpointRepository } from '../../reference-server/src/db/postgres/webhook-endpoints.ts';
+import type { DueDelivery } from '../../reference-server/src/db/webhook-deliveries.ts';
 import type { NewWebhookEndpoint } from '../../reference-server/src/db/webhook-endpoints.ts';
 import { eventually } from '../support/child-process.ts';
 import {
@@ -41,6 +42,9 @@ const endpoint = (
   createdAt: T0,
   ...overrides,
 });
+
+/** A picked delivery without its claim token, which differs by store (a lease end on PostgreSQL only). */
+const withoutClaim = ({ claimedUntil: _token, ...rest }: DueDelivery) => rest;
 
 async function seedBusinesses(store: TwinStore): Promise<void> {
   await store.repos.businesses.insert({ id: 'biz_a', name: 'A Ltd', kycApproved: true, createdAt: T0 });
@@ -366,12 +370,26 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
       await deliveries.insert('wd_3two', 'we_two', 'evt_3', T0 + 20);
       await endpoints.rollSecret('we_two', 'sealed:we_two:2', T0 + 86_400_000, T0 + 5);
 
-      const firstDue = await deliveries.due(T0 + 5, 10);
+      // Each outcome is recorded under the claim `due` handed out (its token differs by store, compared below).
+      const claims = new Map<string, DueDelivery>();
+      const picked = async (now: number) => {
+        const due = await deliveries.due(now, 10);
+        for (const delivery of due) claims.set(delivery.id, delivery);
+        return due;
+      };
+      const claimOf = (id: string) => {
+        const claim = claims.get(id);
+        if (!claim) throw new Error(`${id} was never picked`);
+        return claim;
+      };
+      const firstDue = await picked(T0 + 5);
+      const firstClaims = firstDue.map((delivery) => delivery.claimedUntil);
       await deliveries.markSucceeded('wd_1one', T0 + 6);
-      await deliveries.retryAt('wd_1two', T0 + 5_000, T0 + 6);
-      const secondDue = await deliveries.due(T0 + 20, 10);
-      await deliveries.markFailed('wd_2one', T0 + 21);
-      await deliveries.retryAt('wd_3two', T0 + 6_000, T0 + 21);
+      await deliveries.retryAt('wd_1two', T0 + 5_000, T0 + 6, claimOf('wd_1two'));
+      const secondDue = await picked(T0 + 20);
+      const secondClaims = secondDue.map((delivery) => delivery.claimedUntil);
+      await deliveries.markFailed('wd_2one', T0 + 21, claimOf('wd_2one'));
+      await deliveries.retryAt('wd_3two', T0 + 6_000, T0 + 21, claimOf('wd_3two'));
       const nextAfterOutcomes = await deliveries.nextDueAt();
       const notYet = await deliveries.due(T0 + 4_999, 10);
 
@@ -383,23 +401,28 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
         due: await deliveries.due(T0 + 1_000_000, 10),
         delivery: await deliveries.find('wd_3two'),
       };
-      // An attempt that was in flight when the endpoint was disabled records its retry: it stays parked.
-      await deliveries.retryAt('wd_3two', T0 + 7_000, T0 + 31);
+      // An attempt that was in flight when the endpoint was disabled records its retry: it stays parked (a
+      // park takes no claim). Here: a second attempt picked under the claim the first retry left.
+      await deliveries.retryAt('wd_3two', T0 + 7_000, T0 + 31, { claimedUntil: T0 + 6_000, attemptCount: 1 });
       const retriedWhileDisabled = await deliveries.find('wd_3two');
 
       const reEnabled = await endpoints.find('we_two');
       if (reEnabled) await endpoints.update(reEnabled, { enabled: true }, T0 + 8_000);
       await deliveries.unparkForEndpoint('we_two', T0 + 8_000);
-      const unparkedDue = await deliveries.due(T0 + 8_000, 10);
+      const unparkedDue = await picked(T0 + 8_000);
       await deliveries.failPendingForEndpoint('we_two', T0 + 9_000);
       // Outcomes are conditional on the delivery still pending: a late success changes nothing.
-      await deliveries.markSucceeded('wd_1two', T0 + 9_500);
-      await deliveries.retryAt('wd_2one', T0 + 9_999, T0 + 9_500);
+      const lateOutcomes = [
+        await deliveries.markSucceeded('wd_1two', T0 + 9_500),
+        await deliveries.retryAt('wd_2one', T0 + 9_999, T0 + 9_500, claimOf('wd_2one')),
+      ];
       const final: Record<string, unknown> = {};
       for (const id of ['wd_1one', 'wd_1two', 'wd_2one', 'wd_3two']) final[id] = await deliveries.find(id);
       return {
-        firstDue,
-        secondDue,
+        firstDue: firstDue.map(withoutClaim),
+        secondDue: secondDue.map(withoutClaim),
+        claims: { first: firstClaims, second: secondClaims },
+        lateOutcomes,
         nextAfterOutcomes,
         notYet,
         parked,
@@ -444,6 +467,9 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
           credit,
         }),
       ],
+      // SQLite takes no lease: the token is the due time each row had.
+      claims: { first: [T0, T0], second: [T0 + 10, T0 + 20] },
+      lateOutcomes: [false, false],
       nextAfterOutcomes: T0 + 5_000,
       notYet: [],
       parked: {
@@ -484,6 +510,85 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
         }),
       },
     });
+    // PostgreSQL's tokens are the ends of the 60 s leases `due` took; everything else is the same.
+    expect(answers.postgres.claims).toEqual({
+      first: [T0 + 5 + 60_000, T0 + 5 + 60_000],
+      second: [T0 + 20 + 60_000, T0 + 20 + 60_000],
+    });
+    expect({ ...answers.postgres, claims: answers.sqlite.claims }).toEqual(answers.sqlite);
+  });
+
+  it('a failure applies only under the claim it was made under; a success whenever the delivery is pending', async () => {
+    twins = await openStoreTwins(postgres);
+    const answers = await twins.both(async (store) => {
+      const { webhookEndpoints: endpoints, webhookDeliveries: deliveries } = store.repos;
+      await seedBusinesses(store);
+      await endpoints.insert(endpoint('we_one', ['session.successful']));
+      for (const n of [1, 2]) {
+        await seedSessionEvent(store, {
+          businessId: 'biz_a',
+          environment: 'test',
+          sessionId: `ses_${n}`,
+          eventId: `evt_${n}`,
+          type: 'session.successful',
+          at: T0,
+        });
+        await deliveries.insert(`wd_${n}`, 'we_one', `evt_${n}`, T0);
+      }
+      const [first, second] = await deliveries.due(T0 + 10, 10);
+      if (!first || !second) throw new Error('both deliveries are due');
+      const outcomes = {
+        // The first attempt's failure, under its claim: applied.
+        retried: await deliveries.retryAt('wd_1', T0 + 1_000, T0 + 20, first),
+        // The same claim again (a duplicate or stale recording): its outcome was already taken.
+        retriedAgain: await deliveries.retryAt('wd_1', T0 + 2_000, T0 + 21, first),
+        gaveUpStale: await deliveries.markFailed('wd_1', T0 + 22, first),
+        afterStale: await deliveries.find('wd_1'),
+        // A claim whose count is not the delivery's (an outcome was recorded since it was taken) does not fit.
+        wrongCount: await deliveries.retryAt('wd_2', T0 + 3_000, T0 + 23, {
+          claimedUntil: second.claimedUntil,
+          attemptCount: 1,
+        }),
+        // A success needs no claim: the delivery was still pending.
+        succeeded: await deliveries.markSucceeded('wd_1', T0 + 30),
+        succeededAgain: await deliveries.markSucceeded('wd_1', T0 + 31),
+        gaveUp: await deliveries.markFailed('wd_2', T0 + 40, second),
+      };
+      return {
+        outcomes,
+        final: [await deliveries.find('wd_1'), await deliveries.find('wd_2')],
+      };
+    });
+    expect(answers.sqlite).toEqual({
+      outcomes: {
+        retried: true,
+        retriedAgain: false,
+        gaveUpStale: false,
+        afterStale: expect.objectContaining({
+          status: 'pending',
+          attemptCount: 1,
+          nextAttemptAt: T0 + 1_000,
+        }),
+        wrongCount: false,
+        succeeded: true,
+        succeededAgain: false,
+        gaveUp: true,
+      },
+      final: [
+        expect.objectContaining({
+          status: 'succeeded',
+          attemptCount: 2,
+          nextAttemptAt: null,
+          updatedAt: T0 + 30,
+        }),
+        expect.objectContaining({
+          status: 'failed',
+          attemptCount: 1,
+          nextAttemptAt: null,
+          updatedAt: T0 + 40,
+        }),
+      ],
+    });
     expect(answers.postgres).toEqual(answers.sqlite);
   });
 
@@ -507,7 +612,7 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
       }
       await deliveries.insert('wd_else', 'we_else', 'evt_1', T0);
       await deliveries.markSucceeded('wd_1', T0 + 100);
-      await deliveries.markFailed('wd_2', T0 + 100);
+      await deliveries.markFailed('wd_2', T0 + 100, { claimedUntil: T0 + 2, attemptCount: 0 });
       const ids = async (query: Parameters<typeof deliveries.list>[0]) =>
         (await deliveries.list(query)).map((d) => d.id);
       const page1 = await deliveries.list({ endpointId: 'we_list', limit: 2 });
@@ -757,10 +862,11 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     twins = await openStoreTwins(postgres);
     await seedDue(3);
     const deliveries = new PostgresWebhookDeliveryRepository(instancePool());
-    expect((await deliveries.due(T0, 10)).map((delivery) => delivery.id)).toEqual([
-      'wd_0001',
-      'wd_0002',
-      'wd_0003',
+    const first = await deliveries.due(T0, 10);
+    expect(first.map((delivery) => [delivery.id, delivery.claimedUntil])).toEqual([
+      ['wd_0001', T0 + 60_000],
+      ['wd_0002', T0 + 60_000],
+      ['wd_0003', T0 + 60_000],
     ]);
     expect(await deliveries.nextDueAt()).toBe(T0 + 60_000);
 
@@ -774,7 +880,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
       responseExcerpt: null,
       responseExcerptWithheld: null,
     });
-    await deliveries.retryAt('wd_0001', T0 + 5_000, T0 + 60);
+    expect(await deliveries.retryAt('wd_0001', T0 + 5_000, T0 + 60, first[0] as DueDelivery)).toBe(true);
     expect(await deliveries.find('wd_0001')).toEqual(
       expect.objectContaining({ status: 'pending', attemptCount: 1, nextAttemptAt: T0 + 5_000 }),
     );
@@ -784,13 +890,17 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     expect(retried.map((delivery) => [delivery.id, delivery.attemptCount])).toEqual([['wd_0001', 1]]);
 
     // The second attempt failed too; the next delay (2 min) is past the new lease's end: 2 min it is.
-    await deliveries.retryAt('wd_0001', T0 + 5_100 + 120_000, T0 + 5_100);
-    expect(await deliveries.due(T0 + 5_000 + 60_000, 10)).toEqual(
-      // Only the two claims nobody completed fall due at their lease's end, not the one scheduled later.
-      [expect.objectContaining({ id: 'wd_0002' }), expect.objectContaining({ id: 'wd_0003' })],
-    );
-    await deliveries.markSucceeded('wd_0002', T0 + 65_100);
-    await deliveries.markFailed('wd_0003', T0 + 65_100);
+    expect(
+      await deliveries.retryAt('wd_0001', T0 + 5_100 + 120_000, T0 + 5_100, retried[0] as DueDelivery),
+    ).toBe(true);
+    const reclaimed = await deliveries.due(T0 + 5_000 + 60_000, 10);
+    // Only the two claims nobody completed fall due at their lease's end, not the one scheduled later.
+    expect(reclaimed).toEqual([
+      expect.objectContaining({ id: 'wd_0002' }),
+      expect.objectContaining({ id: 'wd_0003' }),
+    ]);
+    expect(await deliveries.markSucceeded('wd_0002', T0 + 65_100)).toBe(true);
+    expect(await deliveries.markFailed('wd_0003', T0 + 65_100, reclaimed[1] as DueDelivery)).toBe(true);
     expect(await deliveries.nextDueAt()).toBe(T0 + 5_100 + 120_000);
     expect(await deliveries.due(T0 + 5_100 + 120_000, 10)).toEqual([
       expect.objectContaining({ id: 'wd_0001', attemptCount: 2 }),
@@ -842,7 +952,8 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
         const id = `wd_${String(n + 1).padStart(4, '0')}`;
         return Promise.all([
           on(deliveriesOn, n).markSucceeded(id, T0 + 100),
-          on(deliveriesOn, n + 1).markFailed(id, T0 + 100),
+          // Never picked: the claim is the row as queued, due at T0 with no attempt.
+          on(deliveriesOn, n + 1).markFailed(id, T0 + 100, { claimedUntil: T0, attemptCount: 0 }),
         ]);
       }),
     );
@@ -953,7 +1064,8 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     twins = await openStoreTwins(postgres);
     await seedDue(1);
     const worker = new PostgresWebhookDeliveryRepository(instancePool());
-    expect(await worker.due(T0, 10)).toHaveLength(1);
+    const [claim] = await worker.due(T0, 10);
+    if (!claim) throw new Error('nothing was due');
 
     // Instance A disables the endpoint and parks its deliveries, and has not committed yet.
     const client = await instancePool().connect();
@@ -964,7 +1076,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
       );
       await new PostgresWebhookDeliveryRepository(client).parkForEndpoint('we_busy', T0 + 50);
       // Instance B records the failed attempt it had in flight.
-      const retry = worker.retryAt('wd_0001', T0 + 5_000, T0 + 60);
+      const retry = worker.retryAt('wd_0001', T0 + 5_000, T0 + 60, claim);
       await eventually(async () => {
         const { rows } = await twins.pool.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity
@@ -973,7 +1085,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
         return rows[0]?.n === 1 ? true : undefined;
       });
       await client.query('COMMIT');
-      await retry;
+      expect(await retry).toBe(true);
     } finally {
       client.release();
     }
@@ -982,5 +1094,82 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
       expect.objectContaining({ status: 'pending', attemptCount: 1, nextAttemptAt: null }),
     );
     expect(await worker.nextDueAt()).toBeNull();
+  });
+
+  it('an attempt that outlived its lease: its late failure is refused once another instance claimed the delivery, and the second claim’s applies', async () => {
+    twins = await openStoreTwins(postgres);
+    await seedDue(2);
+    const leaseMs = 30_000;
+    const [a, b] = [instancePool(), instancePool()].map(
+      (pool) => new PostgresWebhookDeliveryRepository(pool, { leaseMs }),
+    );
+    if (!a || !b) throw new Error('two instances');
+    const attempt = (deliveryId: string, attemptedAt: number, statusCode: number) => ({
+      deliveryId,
+      attemptedAt,
+      statusCode,
+      latencyMs: 5,
+      error: null,
+      responseExcerpt: null,
+      responseExcerptWithheld: null,
+    });
+
+    // Instance A claims both at T0; its attempts stall past the lease (a slow receiver, a paused process).
+    const claimedByA = await a.due(T0, 10);
+    expect(claimedByA.map((d) => [d.id, d.claimedUntil])).toEqual([
+      ['wd_0001', T0 + leaseMs],
+      ['wd_0002', T0 + leaseMs],
+    ]);
+    // The lease ends; instance B finds them due and claims them again.
+    expect(await b.due(T0 + leaseMs - 1, 10)).toEqual([]);
+    const claimedByB = await b.due(T0 + leaseMs, 10);
+    expect(claimedByB.map((d) => [d.id, d.attemptCount, d.claimedUntil])).toEqual([
+      ['wd_0001', 0, T0 + 2 * leaseMs],
+      ['wd_0002', 0, T0 + 2 * leaseMs],
+    ]);
+    const [a1, a2] = claimedByA as [DueDelivery, DueDelivery];
+    const [b1, b2] = claimedByB as [DueDelivery, DueDelivery];
+
+    // wd_0001: A's late failure (a retry in 1 min) is refused: B's claim still holds the delivery, untouched.
+    await a.recordAttempt(attempt('wd_0001', T0 + 100, 500));
+    expect(await a.retryAt('wd_0001', T0 + leaseMs + 500 + 60_000, T0 + leaseMs + 500, a1)).toBe(false);
+    expect(await a.markFailed('wd_0001', T0 + leaseMs + 500, a1)).toBe(false);
+    expect(await b.find('wd_0001')).toEqual(
+      expect.objectContaining({ status: 'pending', attemptCount: 0, nextAttemptAt: T0 + 2 * leaseMs }),
+    );
+    expect(await b.nextDueAt()).toBe(T0 + 2 * leaseMs);
+    // B's failure applies: its retry time replaces its lease, counted once.
+    await b.recordAttempt(attempt('wd_0001', T0 + leaseMs + 10, 503));
+    expect(await b.retryAt('wd_0001', T0 + leaseMs + 300_000, T0 + leaseMs + 600, b1)).toBe(true);
+    // And A's claim stays refused after it (the count moved too).
+    expect(await a.retryAt('wd_0001', T0 + leaseMs + 700, T0 + leaseMs + 700, a1)).toBe(false);
+    expect(await a.find('wd_0001')).toEqual(
+      expect.objectContaining({
+        status: 'pending',
+        attemptCount: 1,
+        nextAttemptAt: T0 + leaseMs + 300_000,
+        updatedAt: T0 + leaseMs + 600,
+      }),
+    );
+    // Every attempt stays visible, the refused one too.
+    expect((await a.attemptsOf(['wd_0001'])).get('wd_0001')?.map((x) => x.statusCode)).toEqual([500, 503]);
+
+    // wd_0002: A's attempt did reach the receiver (2xx), late: the success counts although B holds the
+    // claim; B's attempt, still in flight, then fails and is refused: the delivery stays delivered.
+    expect(await a.markSucceeded('wd_0002', T0 + leaseMs + 800)).toBe(true);
+    expect(await b.retryAt('wd_0002', T0 + leaseMs + 60_900, T0 + leaseMs + 900, b2)).toBe(false);
+    expect(await b.markSucceeded('wd_0002', T0 + leaseMs + 950)).toBe(false);
+    expect(await a.markFailed('wd_0002', T0 + leaseMs + 990, a2)).toBe(false);
+    expect(await b.find('wd_0002')).toEqual(
+      expect.objectContaining({
+        status: 'succeeded',
+        attemptCount: 1,
+        nextAttemptAt: null,
+        updatedAt: T0 + leaseMs + 800,
+      }),
+    );
+    expect(await b.due(T0 + 10_000_000, 10)).toEqual([
+      expect.objectContaining({ id: 'wd_0001', attemptCount: 1 }),
+    ]);
   });
 });

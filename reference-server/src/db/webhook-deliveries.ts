@@ -33,6 +33,14 @@ export interface WebhookAttemptRecord {
  */
 const WITHHELD_PREFIX = 'withheld:';
 
+/**
+ * The condition under which a failed attempt's outcome applies (parameters: the claim's attempt count, then
+ * its `claimedUntil`): the delivery is still held by the claim the attempt was made under, or it was parked
+ * meanwhile (its endpoint disabled: a park takes no claim, and the attempt still counts, the delivery staying
+ * parked). Kept the same in the PostgreSQL repository.
+ */
+const UNDER_CLAIM = '(attempt_count = ? AND (next_attempt_at = ? OR next_attempt_at IS NULL))';
+
 /** What the worker needs to make one attempt, read in one query. */
 export interface DueDelivery {
   id: string;
@@ -50,7 +58,21 @@ export interface DueDelivery {
   payload: string;
   /** The unapplied credit JSON of a `session.credit_unapplied` event; null otherwise. */
   credit: string | null;
+  /**
+   * The delivery's `next_attempt_at` as this pick left it: the claim's token, which a failed attempt's outcome
+   * must find unchanged to apply (`retryAt`, `markFailed`). On PostgreSQL it is the end of the lease `due`
+   * took; on SQLite (one process, no lease: the worker's attempts in flight are excluded from `due`) the due
+   * time the row had and keeps.
+   */
+  claimedUntil: number;
 }
+
+/**
+ * Which claim an attempt's outcome is recorded under: the delivery's `next_attempt_at` and attempt count as
+ * `due` handed it out (a `DueDelivery` is one). Once another claim took the delivery, or another outcome was
+ * recorded, neither matches any more.
+ */
+export type DeliveryClaim = Pick<DueDelivery, 'claimedUntil' | 'attemptCount'>;
 
 type DeliveryRow = {
   seq: number;
@@ -129,7 +151,8 @@ export class WebhookDeliveryRepository {
            e.url, e.environment, e.secret_ciphertext AS secretCiphertext,
            e.previous_secret_ciphertext AS previousSecretCiphertext,
            e.previous_secret_expires_at AS previousSecretExpiresAt,
-           ev.type AS eventType, ev.created_at AS eventCreatedAt, ev.payload, ev.credit
+           ev.type AS eventType, ev.created_at AS eventCreatedAt, ev.payload, ev.credit,
+           d.next_attempt_at AS claimedUntil
          FROM webhook_deliveries d
          JOIN webhook_endpoints e ON e.id = d.endpoint_id
          JOIN events ev ON ev.id = d.event_id
@@ -179,18 +202,18 @@ export class WebhookDeliveryRepository {
            next_attempt_at = NULL, updated_at = ?
          WHERE id = ? AND status = 'pending'`,
       ),
-      retryAt: db.prepare<[number, number, string]>(
+      retryAt: db.prepare<[number, number, string, number, number]>(
         // An endpoint disabled while this attempt was in flight keeps the delivery parked (NULL).
         `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1,
            next_attempt_at = CASE WHEN (SELECT enabled FROM webhook_endpoints WHERE id = endpoint_id) = 1
              THEN ? ELSE NULL END,
            updated_at = ?
-         WHERE id = ? AND status = 'pending'`,
+         WHERE id = ? AND status = 'pending' AND ${UNDER_CLAIM}`,
       ),
-      failed: db.prepare<[number, string]>(
+      failed: db.prepare<[number, string, number, number]>(
         `UPDATE webhook_deliveries SET status = 'failed', attempt_count = attempt_count + 1,
            next_attempt_at = NULL, updated_at = ?
-         WHERE id = ? AND status = 'pending'`,
+         WHERE id = ? AND status = 'pending' AND ${UNDER_CLAIM}`,
       ),
       park: db.prepare<[number, string]>(
         `UPDATE webhook_deliveries SET next_attempt_at = NULL, updated_at = ?
@@ -283,16 +306,27 @@ export class WebhookDeliveryRepository {
     });
   }
 
-  markSucceeded(id: string, now: number): void {
-    this.statements.succeeded.run(now, id);
+  /**
+   * A successful attempt: the delivery is done if it is still pending, whichever claim holds it now (a success
+   * is never dropped; a late one only means the receiver may get the event twice, which it de-duplicates by
+   * id). Returns whether it applied (false: the delivery had already ended).
+   */
+  markSucceeded(id: string, now: number): boolean {
+    return this.statements.succeeded.run(now, id).changes > 0;
   }
 
-  retryAt(id: string, at: number, now: number): void {
-    this.statements.retryAt.run(at, now, id);
+  /**
+   * A failed attempt: the next one at `at` (parked instead while the endpoint is disabled), counted, if the
+   * delivery is still held by `claim`. Returns false, changing nothing, when it is not: the attempt outlived
+   * its claim and another attempt took the delivery (or recorded its outcome), or the delivery ended.
+   */
+  retryAt(id: string, at: number, now: number, claim: DeliveryClaim): boolean {
+    return this.statements.retryAt.run(at, now, id, claim.attemptCount, claim.claimedUntil).changes > 0;
   }
 
-  markFailed(id: string, now: number): void {
-    this.statements.failed.run(now, id);
+  /** The last attempt failed: the delivery gives up, under the same condition as `retryAt`. */
+  markFailed(id: string, now: number, claim: DeliveryClaim): boolean {
+    return this.statements.failed.run(now, id, claim.attemptCount, claim.claimedUntil).changes > 0;
   }
 
   /** Holds an endpoint's pending deliveries while it is disabled. */

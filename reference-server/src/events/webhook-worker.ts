@@ -30,7 +30,10 @@ export interface RetrySchedule {
   recheckMs?: number;
   /**
    * How long a delivery one instance picked is kept from the others on PostgreSQL (default 60 s): longer than
-   * an attempt (`timeoutMs`) and its recording, and how long a killed instance's picks wait to be sent again.
+   * an attempt (`timeoutMs`) and its recording (the worker refuses a schedule whose lease is not longer than
+   * its timeout), and how long a killed instance's picks wait to be sent again. An attempt that outlives it
+   * anyway (a stalled process) may find the delivery claimed again by another instance: its failure is then
+   * not recorded on the delivery, its success is.
    */
   leaseMs?: number;
 }
@@ -147,6 +150,12 @@ export class WebhookWorker {
   };
 
   constructor(private readonly options: WebhookWorkerOptions) {
+    const { leaseMs, timeoutMs } = options.schedule;
+    if (leaseMs !== undefined && leaseMs <= timeoutMs) {
+      throw new Error(
+        `the webhook lease (${leaseMs} ms) must be longer than an attempt's timeout (${timeoutMs} ms)`,
+      );
+    }
     this.concurrency = options.concurrency ?? 64;
     this.random = options.random ?? Math.random;
     this.revealsAnswerOf = options.revealsAnswerOf ?? revealsPublicOnly;
@@ -381,7 +390,7 @@ export class WebhookWorker {
     const { store, schedule, clock, logger } = this.options;
     const ok = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
     const attemptNumber = delivery.attemptCount + 1;
-    const disabled = await store.writes.run(
+    const { disabled, stale } = await store.writes.run(
       async ({ webhookDeliveries: deliveries, webhookEndpoints: endpoints }) => {
         const now = clock.now();
         // The endpoint's row before the delivery's: the order a disable takes them in, so that on PostgreSQL two
@@ -397,13 +406,26 @@ export class WebhookWorker {
           responseExcerpt: outcome.responseExcerpt,
           responseExcerptWithheld: outcome.responseExcerptWithheld,
         });
+        // A success applies whoever holds the delivery now: it must never be lost. A failure applies only under
+        // this attempt's own claim: an attempt that outlived its lease while another instance claimed the
+        // delivery again must not move that attempt's schedule or count (its attempt row above still shows it).
         if (ok) {
           await deliveries.markSucceeded(delivery.id, now);
-          return false;
+          return { disabled: false as const, stale: undefined };
         }
         const delay = schedule.delaysMs[attemptNumber - 1];
-        if (delay === undefined) await deliveries.markFailed(delivery.id, now);
-        else await deliveries.retryAt(delivery.id, now + jittered(delay, schedule.jitter, this.random), now);
+        const applied =
+          delay === undefined
+            ? await deliveries.markFailed(delivery.id, now, delivery)
+            : await deliveries.retryAt(
+                delivery.id,
+                now + jittered(delay, schedule.jitter, this.random),
+                now,
+                delivery,
+              );
+        const current = applied ? undefined : await deliveries.find(delivery.id);
+        const stale = current?.status === 'pending' ? current : undefined;
+        // The endpoint's health counts every attempt it failed, this one too.
         const endpoint = await endpoints.find(delivery.endpointId);
         if (
           endpoint?.enabled &&
@@ -414,14 +436,29 @@ export class WebhookWorker {
         ) {
           await deliveries.parkForEndpoint(endpoint.id, now);
           return {
-            businessId: endpoint.businessId,
-            environment: endpoint.environment,
-            failures: endpoint.consecutiveFailures,
+            disabled: {
+              businessId: endpoint.businessId,
+              environment: endpoint.environment,
+              failures: endpoint.consecutiveFailures,
+            },
+            stale,
           };
         }
-        return false;
+        return { disabled: false as const, stale };
       },
     );
+    if (stale) {
+      logger.info('webhook attempt outlived its claim: its failure is not applied to the delivery', {
+        deliveryId: delivery.id,
+        endpointId: delivery.endpointId,
+        attempt: attemptNumber,
+        statusCode: outcome.statusCode,
+        claimedUntil: delivery.claimedUntil,
+        // The delivery as the claim that took it over left it.
+        attemptCount: stale.attemptCount,
+        nextAttemptAt: stale.nextAttemptAt,
+      });
+    }
     if (disabled) {
       // How the business is told: this line, and the endpoint itself (enabled: false, disabledReason: "failing").
       logger.warn('webhook endpoint disabled: it kept failing', {

@@ -1,6 +1,7 @@
 import type { WebhookDeliveryStatus } from '@servicepay/node/protocol';
 import type { Async } from '../repositories.ts';
 import type {
+  DeliveryClaim,
   DeliveryListQuery,
   DueDelivery,
   EventEnqueue,
@@ -27,7 +28,8 @@ export interface PostgresWebhookDeliveryOptions {
    * attempt records its outcome (`markSucceeded`, `retryAt`, `markFailed`) well within it; if the instance
    * holding the claim dies first, the delivery falls due again when the lease ends and another instance sends
    * it (at least once; receivers de-duplicate by event id). Keep it above the attempt timeout plus the time
-   * to record the outcome, or a slow attempt may be sent a second time in parallel.
+   * to record the outcome, or a slow attempt may be sent a second time in parallel (the receiver then gets the
+   * event twice; of the two outcomes, the later claim's failure applies, or either's success).
    */
   leaseMs?: number;
 }
@@ -59,6 +61,7 @@ type DueRow = {
   event_created_at: string;
   payload: string;
   credit: string | null;
+  claimed_until: string;
 };
 
 type AttemptRow = {
@@ -97,6 +100,7 @@ const toDue = (row: DueRow): DueDelivery => ({
   eventCreatedAt: exactInteger(row.event_created_at),
   payload: row.payload,
   credit: row.credit,
+  claimedUntil: exactInteger(row.claimed_until),
 });
 
 /**
@@ -117,15 +121,26 @@ WITH picked AS (
 ), claimed AS (
   UPDATE webhook_deliveries d SET next_attempt_at = $1::bigint + $3::bigint
   FROM picked WHERE d.seq = picked.seq
-  RETURNING d.seq, d.id, d.endpoint_id, d.event_id, d.attempt_count, picked.next_attempt_at AS due_at
+  RETURNING d.seq, d.id, d.endpoint_id, d.event_id, d.attempt_count, d.next_attempt_at AS claimed_until,
+    picked.next_attempt_at AS due_at
 )
 SELECT c.id, c.endpoint_id, c.event_id, c.attempt_count, e.url, e.environment, e.secret_ciphertext,
   e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.type AS event_type,
-  ev.created_at AS event_created_at, ev.payload, ev.credit
+  ev.created_at AS event_created_at, ev.payload, ev.credit, c.claimed_until
 FROM claimed c
 JOIN webhook_endpoints e ON e.id = c.endpoint_id
 JOIN events ev ON ev.id = c.event_id
 ORDER BY c.due_at, c.seq`;
+
+/**
+ * Under which condition a failed attempt's outcome applies (`until` and `count`: the placeholders of the
+ * claim's `claimedUntil` and attempt count): the delivery is still held by that claim, or was parked
+ * meanwhile. The same as SQLite's `UNDER_CLAIM`. A claim's lease end is its token: a later claim of the same
+ * delivery ends later (it is taken only once the earlier lease ended, and the lease is ≥ 1 ms), and any
+ * recorded outcome changes the count.
+ */
+const underClaim = (until: string, count: string) =>
+  `attempt_count = ${count}::int AND (next_attempt_at = ${until}::bigint OR next_attempt_at IS NULL)`;
 
 /**
  * The next attempt's time, or NULL (parked) when the endpoint is disabled. The endpoint's row is locked first
@@ -143,7 +158,7 @@ WITH endpoint AS (
 UPDATE webhook_deliveries SET attempt_count = attempt_count + 1,
   next_attempt_at = CASE WHEN (SELECT enabled FROM endpoint) = 1 THEN $1::bigint ELSE NULL END,
   updated_at = $2
-WHERE id = $3 AND status = 'pending'`;
+WHERE id = $3 AND status = 'pending' AND ${underClaim('$4', '$5')}`;
 
 /**
  * `webhook_deliveries` and `webhook_attempts` on PostgreSQL: the twin of the SQLite
@@ -151,7 +166,10 @@ WHERE id = $3 AND status = 'pending'`;
  * (see `DUE` and `PostgresWebhookDeliveryOptions.leaseMs`), so several instances draining the outbox never
  * send one delivery twice at once. The lease lives in `next_attempt_at` itself: `retryAt` overwrites it with
  * the retry time and `markSucceeded`/`markFailed` clear it, so a recorded outcome always replaces the claim,
- * and `nextDueAt` reports a claimed delivery at the end of its lease, never as due now.
+ * and `nextDueAt` reports a claimed delivery at the end of its lease, never as due now. A failure is recorded
+ * only under the claim its attempt was made under (`retryAt`, `markFailed`: the claim's lease end is its
+ * token), so an attempt that outlived its lease cannot move the schedule of the claim that took over; a
+ * success is recorded whoever holds the claim.
  *
  * @example
  * const deliveries = new PostgresWebhookDeliveryRepository(pool, { leaseMs: 60_000 });
@@ -294,27 +312,47 @@ export class PostgresWebhookDeliveryRepository implements Async<WebhookDeliveryR
     );
   }
 
-  async markSucceeded(id: string, now: number): Promise<void> {
-    await this.db.query(
+  /**
+   * A successful attempt: done if still pending, whichever claim holds the delivery now (a success is never
+   * dropped; see the SQLite twin). Returns whether it applied.
+   */
+  async markSucceeded(id: string, now: number): Promise<boolean> {
+    const { rowCount } = await runQuery(
+      this.db,
       `UPDATE webhook_deliveries SET status = 'succeeded', attempt_count = attempt_count + 1,
          next_attempt_at = NULL, updated_at = $1
        WHERE id = $2 AND status = 'pending'`,
       [now, id],
     );
+    return (rowCount ?? 0) > 0;
   }
 
-  /** The next attempt at `at`, replacing the claim's lease; parked instead when the endpoint is disabled. */
-  async retryAt(id: string, at: number, now: number): Promise<void> {
-    await this.db.query(RETRY_AT, [at, now, id]);
+  /**
+   * The next attempt at `at`, replacing the claim's lease (parked instead when the endpoint is disabled), if
+   * the delivery is still held by `claim`. False, and nothing changed, for an attempt that outlived its lease
+   * while another instance claimed the delivery again (or for a delivery that ended).
+   */
+  async retryAt(id: string, at: number, now: number, claim: DeliveryClaim): Promise<boolean> {
+    const { rowCount } = await runQuery(this.db, RETRY_AT, [
+      at,
+      now,
+      id,
+      claim.claimedUntil,
+      claim.attemptCount,
+    ]);
+    return (rowCount ?? 0) > 0;
   }
 
-  async markFailed(id: string, now: number): Promise<void> {
-    await this.db.query(
+  /** The last attempt failed: the delivery gives up, under the same condition as `retryAt`. */
+  async markFailed(id: string, now: number, claim: DeliveryClaim): Promise<boolean> {
+    const { rowCount } = await runQuery(
+      this.db,
       `UPDATE webhook_deliveries SET status = 'failed', attempt_count = attempt_count + 1,
          next_attempt_at = NULL, updated_at = $1
-       WHERE id = $2 AND status = 'pending'`,
-      [now, id],
+       WHERE id = $2 AND status = 'pending' AND ${underClaim('$3', '$4')}`,
+      [now, id, claim.claimedUntil, claim.attemptCount],
     );
+    return (rowCount ?? 0) > 0;
   }
 
   /** Holds an endpoint's pending deliveries while it is disabled (claimed ones too: their lease is dropped). */
