@@ -126,17 +126,18 @@ export class UnappliedCredits {
       'refunded' in answer
         ? { refundStatus: 'refunded', refundId: answer.refunded.id }
         : { refundStatus: 'refund_refused' };
-    await this.store.writes.run(async (tx, context) => {
+    const recorded = await this.store.writes.run(async (tx, context) => {
       // Recorded already (another instance, an earlier ask): the audit entry and the event exist once.
-      if (!(await tx.unappliedCredits.settleRefund(credit.id, outcome))) return;
+      if (!(await tx.unappliedCredits.settleRefund(credit.id, outcome))) return false;
       const settled: UnappliedCreditRecord = {
         ...credit,
         refundStatus: outcome.refundStatus,
         refundId: outcome.refundStatus === 'refunded' ? outcome.refundId : null,
       };
       await this.recordOutcome(tx, context, settled, answer, this.clock.now());
+      return true;
     });
-    if ('refused' in answer) {
+    if (recorded && 'refused' in answer) {
       // Nothing left the bank: an operator must look (a forged or mistaken notification, most likely).
       this.logger.error('unapplied credit not refunded: the bank holds no such credit', {
         creditId: credit.id,
