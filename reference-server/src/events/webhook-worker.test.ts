@@ -4,7 +4,7 @@ import { call } from '../../../test/support/api.ts';
 import { startReceiver } from '../../../test/support/checkout.ts';
 import { startServer } from '../../../test/support/server.ts';
 import { ManualClock } from '../internal/clock.ts';
-import type { Logger } from '../internal/logger.ts';
+import { type Logger, silentLogger } from '../internal/logger.ts';
 import { jittered, RETRY_SCHEDULES, WebhookWorker, webhookBody } from './webhook-worker.ts';
 
 test('jitter stays within ±20 % of the delay', () => {
@@ -21,6 +21,32 @@ test('the standard schedule spans about three days in 12 attempts; fast spans ab
   for (const schedule of Object.values(RETRY_SCHEDULES)) {
     const delays = schedule.delaysMs;
     for (let i = 1; i < delays.length; i += 1) expect(delays[i]).toBeGreaterThanOrEqual(delays[i - 1] ?? 0);
+  }
+});
+
+test('on both schedules a claim outlasts an attempt (lease > timeout); a schedule whose lease does not is refused', async () => {
+  // PostgreSQL: another instance may claim a delivery again once its lease ends, so an attempt that ends within
+  // its timeout still holds it when it records the outcome.
+  for (const schedule of Object.values(RETRY_SCHEDULES)) {
+    expect(schedule.leaseMs).toBeGreaterThanOrEqual(5 * schedule.timeoutMs);
+  }
+  const server = await startServer();
+  try {
+    const { store, secretBox } = server.service.deps;
+    const worker = (leaseMs: number) =>
+      new WebhookWorker({
+        store,
+        secretBox,
+        clock: new ManualClock(),
+        logger: silentLogger,
+        schedule: { ...RETRY_SCHEDULES.fast, leaseMs },
+      });
+    expect(() => worker(1000)).toThrow(
+      "the webhook lease (1000 ms) must be longer than an attempt's timeout (1000 ms)",
+    );
+    expect(worker(1001)).toBeInstanceOf(WebhookWorker);
+  } finally {
+    await server.close();
   }
 });
 
