@@ -20,7 +20,7 @@ import { requestId } from './middleware/request-id.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiRoute } from './openapi/openapi-route.ts';
 import { type BankRouteDeps, bankCounterRoutes, bankNotificationRoutes } from './routes/bank.ts';
-import { sendData } from './routes/envelope.ts';
+import { healthRoute } from './routes/health.ts';
 import { sessionEventRoutes } from './routes/session-events.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { testHelperRoutes } from './routes/test-helpers.ts';
@@ -90,9 +90,8 @@ export function createApp(deps: AppDeps): Express {
   // A business over its budget is answered 429 before routing and before its body is read (issue 12): by the
   // server before express (`refuseOverBudgetEarly`), here for the checkout's routes (their CORS headers).
   app.use(refuseOverBudget(auth));
-  app.get('/health', (_req, res) => {
-    sendData(res, { status: 'ok' });
-  });
+  // 503 while the database does not answer: a load balancer takes the instance out until it does.
+  app.get('/health', healthRoute(deps.store, deps.logger));
   const bank: BankRouteDeps = {
     processor: deps.processor,
     bank: deps.bank,

@@ -22,6 +22,12 @@ import { WriteQueue } from './write-queue.ts';
  */
 export interface Store extends Repositories {
   writes: Writes<Repositories>;
+  /**
+   * Resolves when the database answers one trivial query, rejects when it does not (`GET /health`). On
+   * PostgreSQL: `SELECT 1` through the pool, given up after 2 s (waiting for a connection included), one query
+   * in flight at a time however many callers ask; on SQLite: a statement on the open handle.
+   */
+  ping(): Promise<void>;
 }
 
 /** The embedded store: one SQLite connection; its handle stays reachable for the CLI, tests and benches. */
@@ -51,9 +57,14 @@ export function createStore(db: SqliteDatabase, onEffectError: (error: unknown) 
     webhookEndpoints: asyncView(new WebhookEndpointRepository(db)),
     webhookDeliveries: asyncView(new WebhookDeliveryRepository(db)),
   };
+  const probe = db.prepare('SELECT 1');
   return {
     ...repositories,
     db,
     writes: new WriteQueue(db, repositories, onEffectError),
+    // Throws once the handle is closed ("The database connection is not open").
+    ping: async () => {
+      probe.get();
+    },
   };
 }

@@ -26,6 +26,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'Body too large.',
   415: 'Body is not of the required type.',
   429: 'Rate limited: retry after `Retry-After` seconds.',
+  503: 'The service cannot reach its database right now: retry after `Retry-After` seconds.',
 };
 
 const SECURITY_SCHEMES: Record<SecurityName, Json> = {
@@ -209,7 +210,7 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
         : {
             description: text,
             headers:
-              status === 429
+              status === 429 || status === 503
                 ? {
                     ...requestIdHeader,
                     'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' },

@@ -23,7 +23,12 @@ export interface PostgresStoreOptions {
   onEffectError: (error: unknown) => void;
   /** How long a webhook delivery picked by one instance is kept from the others (default 60 s). */
   deliveryLeaseMs?: number;
+  /** How long `ping` waits for `SELECT 1`, a connection from the pool included (default 2 s). */
+  pingTimeoutMs?: number;
 }
+
+/** How long `Store.ping` waits on PostgreSQL unless told otherwise. */
+export const DEFAULT_PING_TIMEOUT_MS = 2_000;
 
 /** Every repository over one `Queryable`: the pool (reads, each its own statement) or a write job's client. */
 export function postgresRepositories(
@@ -66,5 +71,37 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
   return {
     ...bind(pool),
     writes: new PostgresWriteQueue(pool, bind, { onEffectError: options.onEffectError }),
+    ping: pinger(pool, options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS),
+  };
+}
+
+/**
+ * `Store.ping` on PostgreSQL: `SELECT 1` through the pool, as every request's query goes, so it fails when
+ * requests would (the server down or unreachable, or no connection free for `timeoutMs`). Callers wait at most
+ * `timeoutMs` each (a load balancer's probe must not hang for the pool's 5 s connection timeout), and share
+ * the one query in flight: probes arriving together, or while a slow one is still waiting, never add queries.
+ * The query itself is bounded too (`query_timeout`: a connection that stopped answering is dropped from the
+ * pool), so a query in flight ends within the connection timeout plus `timeoutMs`, and the next probe asks
+ * again.
+ */
+function pinger(pool: pg.Pool, timeoutMs: number): () => Promise<void> {
+  let inFlight: Promise<void> | undefined;
+  return () => {
+    inFlight ??= pool
+      // `query_timeout` per query is read by pg's client; @types/pg leaves it out of QueryConfig.
+      .query({ text: 'SELECT 1', query_timeout: timeoutMs } as pg.QueryConfig)
+      .then(() => undefined)
+      .finally(() => {
+        inFlight = undefined;
+      });
+    const answer = inFlight;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the database did not answer SELECT 1 within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+    });
+    return Promise.race([answer, late]).finally(() => clearTimeout(timer));
   };
 }
