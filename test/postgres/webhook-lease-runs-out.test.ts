@@ -168,7 +168,7 @@ describe.runIf(postgresAvailable)('a webhook attempt that outlived its lease, on
     expect(delivery.attempts.map((attempt) => attempt.statusCode).sort()).toEqual([500, 503]);
     expect(logs[stale]).toContainEqual({
       level: 'info',
-      message: 'webhook attempt outlived its claim: its failure is not applied to the delivery',
+      message: 'webhook attempt no longer held the delivery: its failure is not applied to it',
       fields: expect.objectContaining({
         deliveryId: delivery.id,
         attempt: 1,
@@ -176,7 +176,7 @@ describe.runIf(postgresAvailable)('a webhook attempt that outlived its lease, on
         attemptCount: 1,
       }),
     });
-    expect(logs[other]?.filter((entry) => entry.message.includes('outlived'))).toEqual([]);
+    expect(logs[other]?.filter((entry) => entry.message.includes('no longer held'))).toEqual([]);
     expect([...(logs[0] ?? []), ...(logs[1] ?? [])].filter((entry) => entry.level !== 'info')).toEqual([]);
 
     // The retry falls due on the second claim's schedule, and succeeds: delivered, two counted attempts.

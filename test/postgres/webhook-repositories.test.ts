@@ -554,9 +554,19 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
         succeededAgain: await deliveries.markSucceeded('wd_1', T0 + 31),
         gaveUp: await deliveries.markFailed('wd_2', T0 + 40, second),
       };
+      // An endpoint disabled and enabled again while an attempt was in flight: its deliveries were released,
+      // due at once; that attempt's failure no longer holds the delivery and is not applied.
+      await deliveries.insert('wd_3', 'we_one', 'evt_1', T0 + 50);
+      const [third] = await deliveries.due(T0 + 60, 10);
+      if (!third) throw new Error('the third delivery is due');
+      await deliveries.parkForEndpoint('we_one', T0 + 70);
+      await deliveries.unparkForEndpoint('we_one', T0 + 80);
+      const released = await deliveries.retryAt('wd_3', T0 + 5_000, T0 + 90, third);
       return {
         outcomes,
-        final: [await deliveries.find('wd_1'), await deliveries.find('wd_2')],
+        released,
+        final: [await deliveries.find('wd_1'), await deliveries.find('wd_2'), await deliveries.find('wd_3')],
+        dueAfterRelease: (await deliveries.due(T0 + 80, 10)).map((d) => [d.id, d.attemptCount]),
       };
     });
     expect(answers.sqlite).toEqual({
@@ -574,6 +584,8 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
         succeededAgain: false,
         gaveUp: true,
       },
+      released: false,
+      dueAfterRelease: [['wd_3', 0]],
       final: [
         expect.objectContaining({
           status: 'succeeded',
@@ -587,6 +599,7 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
           nextAttemptAt: null,
           updatedAt: T0 + 40,
         }),
+        expect.objectContaining({ status: 'pending', attemptCount: 0, nextAttemptAt: T0 + 80 }),
       ],
     });
     expect(answers.postgres).toEqual(answers.sqlite);

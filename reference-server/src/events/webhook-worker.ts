@@ -448,13 +448,15 @@ export class WebhookWorker {
       },
     );
     if (stale) {
-      logger.info('webhook attempt outlived its claim: its failure is not applied to the delivery', {
+      // Usually an attempt that outlived its lease while another instance claimed the delivery again; also one
+      // whose endpoint was disabled and enabled again meanwhile (the delivery was released, due at once).
+      logger.info('webhook attempt no longer held the delivery: its failure is not applied to it', {
         deliveryId: delivery.id,
         endpointId: delivery.endpointId,
         attempt: attemptNumber,
         statusCode: outcome.statusCode,
         claimedUntil: delivery.claimedUntil,
-        // The delivery as the claim that took it over left it.
+        // The delivery as whatever took it over left it.
         attemptCount: stale.attemptCount,
         nextAttemptAt: stale.nextAttemptAt,
       });
