@@ -126,7 +126,9 @@ async function openStore(values: Values): Promise<{ store: Store; close(): Promi
 
 /** Where the data is, for the ready line: the SQLite file, or PostgreSQL (without its password). */
 function storeDescription(config: { dbPath: string; databaseUrl: string | null }): string {
-  return config.databaseUrl === null ? `database ${config.dbPath}` : `database ${redactUrl(config.databaseUrl)}`;
+  return config.databaseUrl === null
+    ? `database ${config.dbPath}`
+    : `database ${redactUrl(config.databaseUrl)}`;
 }
 
 /** A URL as it may be printed: without its password. */
