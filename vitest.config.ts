@@ -21,8 +21,8 @@ const shared = {
   },
 };
 
-// Issue 13: the API, reliability and contract suites run a second time with the service on PostgreSQL (one
-// scratch cluster for the project, a database per server). A file named `*-on-sqlite.test.ts` checks a
+// Issue 13: the API, reliability and contract suites, and the service's own push, webhook and bank suites, run
+// a second time with the service on PostgreSQL (one scratch cluster for the project, a database per server). A file named `*-on-sqlite.test.ts` checks a
 // promise of the SQLite store alone. Where PostgreSQL's binaries are missing the project is left out, said in
 // one line (the same line the test/postgres files would print).
 const onPostgres = {
@@ -30,7 +30,16 @@ const onPostgres = {
   test: {
     ...shared.test,
     name: 'postgres',
-    include: ['test/api/**/*.test.ts', 'test/reliability/**/*.test.ts', 'test/contract/**/*.test.ts'],
+    include: [
+      'test/api/**/*.test.ts',
+      'test/reliability/**/*.test.ts',
+      'test/contract/**/*.test.ts',
+      'reference-server/src/events/push-streams.test.ts',
+      'reference-server/src/events/webhook-worker.test.ts',
+      'reference-server/src/routes/session-events.test.ts',
+      'reference-server/src/routes/webhook-endpoints.test.ts',
+      'reference-server/src/bank/simulated-bank.test.ts',
+    ],
     exclude: [...shared.test.exclude, '**/*-on-sqlite.test.ts'],
     env: { SERVICEPAY_TEST_STORE: 'postgres' },
     globalSetup: [fromRoot('./test/support/postgres-global-setup.ts')],
