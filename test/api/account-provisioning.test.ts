@@ -27,26 +27,36 @@ const bankAccounts = (amount: number) =>
     amount,
   );
 
+/**
+ * Counts the service's write jobs under way (asked of `writes.run` and not yet settled), for checking that the
+ * bank is asked while none runs. Undone by `vi.restoreAllMocks()`.
+ */
+function countWriteJobs(): () => number {
+  const { store } = server.service.deps;
+  let running = 0;
+  const run = store.writes.run.bind(store.writes);
+  vi.spyOn(store.writes, 'run').mockImplementation(async (work) => {
+    running += 1;
+    try {
+      return await run(work);
+    } finally {
+      running -= 1;
+    }
+  });
+  return () => running;
+}
+
 const exchange = (clientSecret: string) =>
   call(server.baseUrl, 'POST', '/api/widget/bootstrap', { json: { clientSecret } });
 
 describe('accounts are provisioned at the bank before the write job, never inside it', () => {
   it('the bank is asked while no write job runs, and the account it gave is the one the checkout shows', async () => {
-    const { bank, store } = server.service.deps;
-    let jobsRunning = 0;
-    const run = store.writes.run.bind(store.writes);
-    vi.spyOn(store.writes, 'run').mockImplementation(async (work) => {
-      jobsRunning += 1;
-      try {
-        return await run(work);
-      } finally {
-        jobsRunning -= 1;
-      }
-    });
+    const { bank } = server.service.deps;
+    const jobsRunning = countWriteJobs();
     const asked: Array<{ jobsRunning: number; amount: number }> = [];
     const provision = bank.provisionAccount.bind(bank);
     vi.spyOn(bank, 'provisionAccount').mockImplementation((request) => {
-      asked.push({ jobsRunning, amount: request.amount });
+      asked.push({ jobsRunning: jobsRunning(), amount: request.amount });
       return provision(request);
     });
     try {
@@ -91,26 +101,17 @@ describe('accounts are provisioned at the bank before the write job, never insid
 
 describe('closing an account and refunding are asked of the bank outside any write job too', () => {
   it('a cancel closes at the bank before its job; a credit nobody can take is refunded after its job', async () => {
-    const { bank, store } = server.service.deps;
-    let jobsRunning = 0;
-    const run = store.writes.run.bind(store.writes);
-    vi.spyOn(store.writes, 'run').mockImplementation(async (work) => {
-      jobsRunning += 1;
-      try {
-        return await run(work);
-      } finally {
-        jobsRunning -= 1;
-      }
-    });
+    const { bank } = server.service.deps;
+    const jobsRunning = countWriteJobs();
     const asked: Array<{ call: string; jobsRunning: number }> = [];
     const close = bank.closeAccount.bind(bank);
     vi.spyOn(bank, 'closeAccount').mockImplementation((accountNumber) => {
-      asked.push({ call: `close ${accountNumber}`, jobsRunning });
+      asked.push({ call: `close ${accountNumber}`, jobsRunning: jobsRunning() });
       return close(accountNumber);
     });
     const refund = bank.refund.bind(bank);
     vi.spyOn(bank, 'refund').mockImplementation((transferId, reason) => {
-      asked.push({ call: `refund ${transferId}`, jobsRunning });
+      asked.push({ call: `refund ${transferId}`, jobsRunning: jobsRunning() });
       return refund(transferId, reason);
     });
     try {
