@@ -28,7 +28,7 @@ export const notFound = (noun: string) => new HttpError(404, 'not_found', `No su
  * never overlap, so it does not happen there. Should it reach the client, it is the 409 it was before.
  *
  * @example
- * if (!(await tx.sessions.change(id, status, change))) throw new WriteConflict('session_not_active', 'The session changed meanwhile; try again.');
+ * if (!(await tx.sessions.change(id, session, change))) throw new WriteConflict('session_not_active', 'The session changed meanwhile; try again.');
  */
 export class WriteConflict extends HttpError {
   /** What the write queue looks for (it does not depend on the routes' errors): run the job again. */

@@ -159,6 +159,28 @@ describe('a notification that arrives after the session ended', () => {
     expect(session.virtualAccount?.accountNumber).toBe(accountNumber);
   });
 
+  it('two new-account requests at once after the countdown: the account both are shown takes the payer’s money', async () => {
+    const { created, opened, accountNumber } = await openSession({ amount: 137_000 });
+    clock.advance(30 * 60_000);
+    const ask = () =>
+      call(server.baseUrl, 'POST', `/api/widget/sessions/${created.id}/accounts`, { token: opened.token });
+    const answers = await Promise.all([ask(), ask(), ask()]);
+    for (const answer of answers) expect([200, 201], answer.text).toContain(answer.status);
+    const offered = new Set(answers.map((answer) => answer.body.data.virtualAccount.accountNumber));
+    // One fresh account, the same for every request, and never closed at the bank by a request that came late.
+    expect(offered.size).toBe(1);
+    const [fresh] = [...offered];
+    expect(fresh).not.toBe(accountNumber);
+    const paid = await call(server.baseUrl, 'POST', '/bank/transfers', {
+      json: { accountNumber: fresh, amount: 137_000 },
+    });
+    expect(paid.body.data).toMatchObject({ outcome: 'credited', amount: 137_000 });
+    expect(await retrieveSession(server.baseUrl, key, created.id)).toMatchObject({
+      status: 'successful',
+      amount: 137_000,
+    });
+  });
+
   it('a merchant cancel after an unnoticed credit answers 409 and leaves the session paid', async () => {
     const { created, accountNumber } = await openSession({ amount: 140_000 });
     const transfer = await unreachableBank().transfer(accountNumber, 140_000);

@@ -331,7 +331,7 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
     expect(seen.otherOwnerLive).toEqual(['ses_list_biz_c_live_9', 'ses_list_biz_c_live_4']);
   });
 
-  it('sessions: change applies only from the expected status, and says whether it did', async () => {
+  it('sessions: change applies only to the session as read (status and account), and says whether it did', async () => {
     const seen = await onBothStores(async ({ sessions }) => {
       await sessions.insert(newSession('ses_change'));
       const toAwaiting: SessionChange = {
@@ -341,35 +341,66 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
         mismatchReceived: null,
         paidAt: null,
       };
-      const first = await sessions.change('ses_change', 'pending', toAwaiting);
-      const again = await sessions.change('ses_change', 'pending', { ...toAwaiting, updatedAt: T0 + 2_000 });
+      const first = await sessions.change(
+        'ses_change',
+        { status: 'pending', accountNumber: null },
+        toAwaiting,
+      );
+      const again = await sessions.change(
+        'ses_change',
+        { status: 'pending', accountNumber: null },
+        { ...toAwaiting, updatedAt: T0 + 2_000 },
+      );
       const afterAwaiting = await sessions.find('ses_change');
-      const mismatch = await sessions.change('ses_change', 'awaiting_payment', {
-        status: 'mismatch',
-        updatedAt: T0 + 3_000,
-        accountNumber: '9900000001',
-        mismatchReceived: 200_000,
-        paidAt: null,
-      });
-      const paid = await sessions.change('ses_change', 'mismatch', {
-        status: 'successful',
-        updatedAt: T0 + 4_000,
-        accountNumber: '9900000001',
-        mismatchReceived: null,
-        paidAt: T0 + 4_000,
-      });
-      const cancelAfterPaid = await sessions.change('ses_change', 'awaiting_payment', {
-        status: 'cancelled',
-        updatedAt: T0 + 5_000,
-        accountNumber: null,
-        mismatchReceived: null,
-        paidAt: null,
-      });
-      const unknown = await sessions.change('ses_nobody', 'pending', toAwaiting);
+      // The right status, another account: a writer that read the session before it moved to this account.
+      const staleAccount = await sessions.change(
+        'ses_change',
+        { status: 'awaiting_payment', accountNumber: '9900000999' },
+        { ...toAwaiting, accountNumber: '9900000002', updatedAt: T0 + 2_500 },
+      );
+      const mismatch = await sessions.change(
+        'ses_change',
+        { status: 'awaiting_payment', accountNumber: '9900000001' },
+        {
+          status: 'mismatch',
+          updatedAt: T0 + 3_000,
+          accountNumber: '9900000001',
+          mismatchReceived: 200_000,
+          paidAt: null,
+        },
+      );
+      const paid = await sessions.change(
+        'ses_change',
+        { status: 'mismatch', accountNumber: '9900000001' },
+        {
+          status: 'successful',
+          updatedAt: T0 + 4_000,
+          accountNumber: '9900000001',
+          mismatchReceived: null,
+          paidAt: T0 + 4_000,
+        },
+      );
+      const cancelAfterPaid = await sessions.change(
+        'ses_change',
+        { status: 'awaiting_payment', accountNumber: '9900000001' },
+        {
+          status: 'cancelled',
+          updatedAt: T0 + 5_000,
+          accountNumber: null,
+          mismatchReceived: null,
+          paidAt: null,
+        },
+      );
+      const unknown = await sessions.change(
+        'ses_nobody',
+        { status: 'pending', accountNumber: null },
+        toAwaiting,
+      );
       return {
         first,
         again,
         afterAwaiting,
+        staleAccount,
         mismatch,
         paid,
         cancelAfterPaid,
@@ -380,6 +411,7 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
     expect(seen).toMatchObject({
       first: true,
       again: false,
+      staleAccount: false,
       mismatch: true,
       paid: true,
       cancelAfterPaid: false,
@@ -736,13 +768,17 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
       const smallest = await sessions.insert(
         newSession('ses_money_small', { amount: 1, currency: 'GHS', reference: 'money-small' }),
       );
-      await sessions.change('ses_money_large', 'pending', {
-        status: 'mismatch',
-        updatedAt: T0 + 1,
-        accountNumber: '9900000301',
-        mismatchReceived: LARGEST - 1,
-        paidAt: null,
-      });
+      await sessions.change(
+        'ses_money_large',
+        { status: 'pending', accountNumber: null },
+        {
+          status: 'mismatch',
+          updatedAt: T0 + 1,
+          accountNumber: '9900000301',
+          mismatchReceived: LARGEST - 1,
+          paidAt: null,
+        },
+      );
       await bankNotifications.insert({
         id: 'ntf_money',
         transferId: 'trf_money',
@@ -840,24 +876,32 @@ describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL o
   it('20 concurrent change(id, awaiting_payment → successful) from separate clients: exactly one true, its change kept', async () => {
     const sessions = new PostgresSessionRepository(pool);
     await sessions.insert(newSession('ses_race'));
-    await sessions.change('ses_race', 'pending', {
-      status: 'awaiting_payment',
-      updatedAt: T0 + 1,
-      accountNumber: '9900000401',
-      mismatchReceived: null,
-      paidAt: null,
-    });
+    await sessions.change(
+      'ses_race',
+      { status: 'pending', accountNumber: null },
+      {
+        status: 'awaiting_payment',
+        updatedAt: T0 + 1,
+        accountNumber: '9900000401',
+        mismatchReceived: null,
+        paidAt: null,
+      },
+    );
     const { reads, writes } = await concurrently(
       20,
       async (repositories) => (await repositories.sessions.find('ses_race'))?.status,
       (repositories, i) =>
-        repositories.sessions.change('ses_race', 'awaiting_payment', {
-          status: 'successful',
-          updatedAt: T0 + 100 + i,
-          accountNumber: '9900000401',
-          mismatchReceived: null,
-          paidAt: T0 + 100 + i,
-        }),
+        repositories.sessions.change(
+          'ses_race',
+          { status: 'awaiting_payment', accountNumber: '9900000401' },
+          {
+            status: 'successful',
+            updatedAt: T0 + 100 + i,
+            accountNumber: '9900000401',
+            mismatchReceived: null,
+            paidAt: T0 + 100 + i,
+          },
+        ),
     );
     // Every instance read awaiting_payment: a read-then-write would have paid the session 20 times.
     expect(reads).toEqual(Array(20).fill('awaiting_payment'));

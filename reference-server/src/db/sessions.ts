@@ -90,6 +90,16 @@ export interface SessionListQuery {
 }
 
 /** The fields a status transition may change, all at once. */
+/**
+ * The session as the caller read it: a change applies only while its status and its account are still these,
+ * so two writers that read the same session cannot both apply a change (on PostgreSQL two instances, or two
+ * jobs of one; the second finds the row changed and runs again).
+ */
+export interface SessionExpectation {
+  status: SessionStatus;
+  accountNumber: string | null;
+}
+
 export interface SessionChange {
   status: SessionStatus;
   updatedAt: number;
@@ -131,7 +141,7 @@ export class SessionRepository {
     this.changeStatement = db.prepare(
       `UPDATE sessions SET status = @status, updated_at = @updatedAt, account_number = @accountNumber,
          mismatch_received = @mismatchReceived, paid_at = @paidAt
-       WHERE id = @id AND status = @expectedStatus`,
+       WHERE id = @id AND status = @expectedStatus AND account_number IS @expectedAccountNumber`,
     );
     this.overdueStatement = db.prepare<[number, number], SessionRow>(
       `SELECT * FROM sessions WHERE status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at <= ?
@@ -199,9 +209,16 @@ export class SessionRepository {
     return this.markClientSecretUsedStatement.run(at, id).changes === 1;
   }
 
-  /** Applies a change only if the session is still in `expectedStatus`; false when it was not. */
-  change(id: string, expectedStatus: SessionStatus, change: SessionChange): boolean {
-    return this.changeStatement.run({ id, expectedStatus, ...change }).changes === 1;
+  /** Applies a change only if the session is still as `expected` (status and account); false when it was not. */
+  change(id: string, expected: SessionExpectation, change: SessionChange): boolean {
+    return (
+      this.changeStatement.run({
+        id,
+        expectedStatus: expected.status,
+        expectedAccountNumber: expected.accountNumber,
+        ...change,
+      }).changes === 1
+    );
   }
 
   overdue(now: number, limit: number): SessionRecord[] {

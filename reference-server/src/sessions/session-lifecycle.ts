@@ -62,8 +62,10 @@ export const isTerminal = (status: SessionStatus): boolean => TERMINAL_SESSION_S
  * @example
  * const after = await lifecycle.closingFirst(
  *   async () => (await store.sessions.find(id))?.accountNumber,
- *   (closed) => store.writes.run((tx, context) =>
- *     lifecycle.transition(tx, context, session, 'cancelled', { now, reason: 'cancelled_by_payer', closed })),
+ *   (closed) => store.writes.run(async (tx, context) => {
+ *     const session = await tx.sessions.find(id); // read again inside the job: it may have moved on
+ *     return lifecycle.transition(tx, context, session, 'cancelled', { now, reason: 'cancelled_by_payer', closed });
+ *   }),
  * );
  * if (after.status === 'successful') { ... } // the payer's transfer came first
  */
@@ -208,7 +210,7 @@ export class SessionLifecycle {
       const paid = await this.settle(tx, context, session, options.closed, now);
       if (paid) return paid;
     }
-    const changed = await tx.sessions.change(session.id, session.status, {
+    const changed = await tx.sessions.change(session.id, session, {
       status: to,
       updatedAt: now,
       accountNumber,

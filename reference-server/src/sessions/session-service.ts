@@ -230,7 +230,7 @@ export class SessionService {
     try {
       result = await this.lifecycle.closingFirst(
         // The old account may have been credited before it ran out: the bank is asked before another is offered.
-        async () => (wanted ? (await this.store.sessions.find(sessionId))?.accountNumber : undefined),
+        () => this.spentAccount(sessionId, now),
         (closed) =>
           this.store.writes.run(async (tx, context) => {
             const session = await tx.sessions.find(sessionId);
@@ -277,7 +277,7 @@ export class SessionService {
     try {
       return await this.lifecycle.closingFirst(
         // An account that ran out may have been credited first: the bank is asked before another is offered.
-        async () => (wanted ? (await this.store.sessions.find(id))?.accountNumber : undefined),
+        () => this.spentAccount(id, now),
         (closed) =>
           this.store.writes.run(async (tx, context) => {
             let session = await this.ownedSession(caller, id, tx);
@@ -310,6 +310,17 @@ export class SessionService {
     } finally {
       await this.closeUnused(prepared);
     }
+  }
+
+  /**
+   * The account the session offers if its countdown ran out while the session still takes money: the one to
+   * close at the bank before another is offered. Never a live account: a concurrent request may have offered
+   * a fresh one since the caller looked, and closing that would return the payer's transfer.
+   */
+  private async spentAccount(sessionId: string, now: number): Promise<string | undefined> {
+    const session = await this.store.sessions.find(sessionId);
+    if (!session || session.accountNumber === null || !this.takesMoney(session, now)) return undefined;
+    return (await this.liveAccount(session, now, this.store)) ? undefined : session.accountNumber;
   }
 
   /** Whether the session can still be paid at `now`: not ended, not past its lifetime. */

@@ -1,7 +1,13 @@
 import type { Environment, SessionStatus } from '@servicepay/node/protocol';
 import type { QueryResult } from 'pg';
 import type { Repositories } from '../repositories.ts';
-import type { NewSession, SessionChange, SessionListQuery, SessionRecord } from '../sessions.ts';
+import type {
+  NewSession,
+  SessionChange,
+  SessionExpectation,
+  SessionListQuery,
+  SessionRecord,
+} from '../sessions.ts';
 import { exactInteger, exactIntegerOrNull } from './exact-integer.ts';
 import type { Queryable } from './notification-channel.ts';
 
@@ -197,10 +203,10 @@ export class PostgresSessionRepository implements SessionsContract {
   }
 
   /** Applies a change only if the session is still in `expectedStatus`; false when it was not. */
-  async change(id: string, expectedStatus: SessionStatus, change: SessionChange): Promise<boolean> {
+  async change(id: string, expected: SessionExpectation, change: SessionChange): Promise<boolean> {
     const result = (await this.db.query(
       `UPDATE sessions SET status = $1, updated_at = $2, account_number = $3, mismatch_received = $4, paid_at = $5
-       WHERE id = $6 AND status = $7`,
+       WHERE id = $6 AND status = $7 AND account_number IS NOT DISTINCT FROM $8`,
       [
         change.status,
         change.updatedAt,
@@ -208,7 +214,8 @@ export class PostgresSessionRepository implements SessionsContract {
         change.mismatchReceived,
         change.paidAt,
         id,
-        expectedStatus,
+        expected.status,
+        expected.accountNumber,
       ],
     )) as QueryResult;
     return result.rowCount === 1;
