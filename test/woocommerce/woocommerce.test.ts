@@ -67,7 +67,7 @@ describe.runIf(wooStackAvailable)(
      * says what the order last looked like.
      */
     const processingOrder = async (orderId: number, what = 'the order to be paid', note?: string) => {
-      let last: { status?: string; notes?: string[] } | undefined;
+      let last: { status?: string; notes?: string[]; stored?: Record<string, string | null> } | undefined;
       try {
         return await until(what, async () => {
           const current = await woo.wp('order', orderId);
@@ -79,7 +79,7 @@ describe.runIf(wooStackAvailable)(
         });
       } catch (error) {
         throw new Error(
-          `${(error as Error).message}; order ${orderId} was last ${last?.status} with notes ${JSON.stringify(last?.notes)}`,
+          `${(error as Error).message}; order ${orderId} was last ${last?.status} (stored: ${JSON.stringify(last?.stored)}) with notes ${JSON.stringify(last?.notes)}`,
         );
       }
     };

@@ -24,6 +24,18 @@ $out = static function ( $value ): void {
 };
 $plugin = 'servicepay-woocommerce/servicepay-woocommerce.php';
 
+/** An order's status in each table that may hold it; null where the table or the row is missing. */
+$stored_status = static function ( int $id ): array {
+	global $wpdb;
+	$shown = $wpdb->suppress_errors( true );
+	$tables = array(
+		'wc_orders' => $wpdb->get_var( $wpdb->prepare( "SELECT status FROM {$wpdb->prefix}wc_orders WHERE id = %d", $id ) ),
+		'posts'     => $wpdb->get_var( $wpdb->prepare( "SELECT post_status FROM {$wpdb->posts} WHERE ID = %d", $id ) ),
+	);
+	$wpdb->suppress_errors( $shown );
+	return $tables;
+};
+
 switch ( $command ) {
 	case 'activate':
 		wp_set_current_user( 1 );
@@ -83,6 +95,9 @@ switch ( $command ) {
 				'sessions'      => $order->get_meta( '_servicepay_sessions' ),
 				'stockReduced'  => (bool) $order->get_data_store()->get_stock_reduced( $order->get_id() ),
 				'notes'         => array_map( static fn ( $n ) => $n->content, $notes ),
+				// The status as each order table stores it (HPOS's wc_orders and the posts table it syncs to),
+				// for a test that times out waiting for a status: a write one table lost shows here.
+				'stored'        => $stored_status( (int) $arg ),
 			)
 		);
 	case 'order-by-session':
