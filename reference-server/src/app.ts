@@ -60,6 +60,9 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // Behind a load balancer the per-address limits count the client's address, not the balancer's: only the
+  // listed proxies' X-Forwarded-For is believed (none by default; see internal/trusted-proxies.ts).
+  if (deps.config.trustedProxies.length > 0) app.set('trust proxy', deps.config.trustedProxies);
   // No ETag: every answer is no-store, so no client revalidates, and hashing each body cost a SHA-1 per request.
   app.set('etag', false);
   const auth: AuthDeps = {

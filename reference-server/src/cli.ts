@@ -10,12 +10,13 @@ import { openDatabase } from './db/database.ts';
 import { migratePostgres } from './db/postgres/migrate-postgres.ts';
 import { createPostgresStore } from './db/postgres/postgres-store.ts';
 import { createStore, type Store } from './db/store.ts';
+import { parseTrustedProxies, TrustedProxiesError } from './internal/trusted-proxies.ts';
 import { createService } from './service.ts';
 
 const USAGE = `servicepay-server: the ServicePay reference service
 
   servicepay-server start [--db PATH|--database-url URL] [--port N] [--test-widget-port N] [--live-widget-port N] [--webhook-schedule fast]
-                         [--production] [--secrets-key-file PATH]
+                         [--production] [--secrets-key-file PATH] [--trust-proxy LIST]
   servicepay-server business create --name NAME [--kyc-approved] [--db PATH|--database-url URL] [--json]
   servicepay-server keys roll --business ID --environment test|live --kind secret|publishable [--db PATH|--database-url URL] [--json]
   servicepay-server kyc approve --business ID [--db PATH|--database-url URL]
@@ -28,7 +29,9 @@ books, in PostgreSQL; several instances may share it, and no SQLite file is open
 
 Environment: SERVICEPAY_DB, SERVICEPAY_DATABASE_URL, SERVICEPAY_DATABASE_POOL_SIZE (10), SERVICEPAY_BANK_SECRET,
 SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT, SERVICEPAY_SECRETS_KEY,
-SERVICEPAY_SECRETS_KEY_FILE, NODE_ENV=production (as --production).
+SERVICEPAY_SECRETS_KEY_FILE, SERVICEPAY_TRUST_PROXY, NODE_ENV=production (as --production).
+--trust-proxy (or SERVICEPAY_TRUST_PROXY) lists the load balancers whose X-Forwarded-For is believed:
+addresses, CIDR ranges, loopback, linklocal, uniquelocal (none by default).
 transfer calls --api, else SERVICEPAY_API_URL, else http://127.0.0.1:SERVICEPAY_PORT (4242: where npm start listens).
 In production the secrets key is SERVICEPAY_SECRETS_KEY or a key file outside the database folder.`;
 
@@ -45,6 +48,7 @@ const OPTIONS = {
   'webhook-schedule': { type: 'string' },
   production: { type: 'boolean' },
   'secrets-key-file': { type: 'string' },
+  'trust-proxy': { type: 'string' },
   name: { type: 'string' },
   'kyc-approved': { type: 'boolean' },
   json: { type: 'boolean' },
@@ -143,6 +147,15 @@ function openExistingStore(values: Values) {
   return openStore(values);
 }
 
+function trustedProxies(values: Values): string[] {
+  try {
+    return parseTrustedProxies(values['trust-proxy'] ?? process.env.SERVICEPAY_TRUST_PROXY);
+  } catch (error) {
+    if (error instanceof TrustedProxiesError) throw new UsageError(`--trust-proxy: ${error.message}`);
+    throw error;
+  }
+}
+
 async function start(values: Values): Promise<void> {
   const defaults = defaultConfig();
   const schedule = values['webhook-schedule'];
@@ -166,6 +179,7 @@ async function start(values: Values): Promise<void> {
     webhooks: { schedule: schedule ?? 'standard' },
     production: values.production === true || process.env.NODE_ENV === 'production',
     secretsKeyFile: values['secrets-key-file'] ?? process.env.SERVICEPAY_SECRETS_KEY_FILE ?? null,
+    trustedProxies: trustedProxies(values),
   });
   let started: Awaited<ReturnType<typeof service.start>>;
   try {

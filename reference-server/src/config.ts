@@ -14,8 +14,8 @@ export interface ServerConfig {
    */
   dbPath: string;
   /**
-   * `postgres://…`: the service's data lives in PostgreSQL instead of `dbPath` (issue 13), which then keeps only
-   * the simulated bank's books. Null: SQLite at `dbPath`.
+   * `postgres://…`: the service's data, the simulated bank's books included, lives in PostgreSQL instead of
+   * `dbPath` (issue 13), and no SQLite file is opened. Null: SQLite at `dbPath`.
    */
   databaseUrl: string | null;
   /**
@@ -32,6 +32,12 @@ export interface ServerConfig {
   secretsKeyFile: string | null;
   port: number;
   host: string;
+  /**
+   * The reverse proxies (load balancers) whose `X-Forwarded-For` is believed, as `parseTrustedProxies` reads
+   * `SERVICEPAY_TRUST_PROXY`: addresses, CIDR ranges or `loopback`/`linklocal`/`uniquelocal`. Empty (the
+   * default): none, and the per-address limits count by the socket's peer.
+   */
+  trustedProxies: string[];
   testWidgetPort: number;
   liveWidgetPort: number;
   /** Supported currencies and their amount bounds. */
@@ -94,6 +100,7 @@ export function defaultConfig(): ServerConfig {
     secretsKeyFile: null,
     port: 4242,
     host: '127.0.0.1',
+    trustedProxies: [],
     testWidgetPort: 4243,
     liveWidgetPort: 4244,
     currencies: {

@@ -73,9 +73,10 @@ export function enforceLimit(res: Response, decision: LimitDecision): void {
 }
 
 /**
- * The client address a per-address limit counts by: the socket's peer (express `trust proxy` is off, so a
- * client cannot choose it with `X-Forwarded-For`). IPv6 clients count by their /64, since one host commonly
- * holds a whole /64 and could otherwise take a fresh budget per address.
+ * The client address a per-address limit counts by: the socket's peer, or, behind the load balancers listed in
+ * `trustedProxies`, the address the nearest untrusted hop gave in `X-Forwarded-For` (express `trust proxy`
+ * with exactly that list, so a client cannot choose it by writing the header itself). IPv6 clients count by
+ * their /64, since one host commonly holds a whole /64 and could otherwise take a fresh budget per address.
  *
  * @example
  * limiter.hit(`checkout:${addressKey(req)}`, clock.now());
