@@ -44,10 +44,11 @@ SELECT (SELECT coalesce(sum(c), 0)::int FROM unnest(seconds, counts) AS k(s, c) 
  * - At most `limit` extra, and only at the window's trailing edge: a hit the exact limiter would refuse is
  *   allowed here only because some of the hits the exact window holds were made in second
  *   `floor(now / 1000) − windowMs / 1000`, which has just left this window, after `now − windowMs` (so still
- *   inside the exact one); it gets at most as many extra places as there are such hits. Any `windowMs / 1000` consecutive whole seconds hold at most
- *   `limit` allowed hits; a `windowMs` span that does not start on a whole second may hold those of one more
- *   second's tail as well. Worst case, `limit` hits at 12:00:00.999 and `limit` more at 12:01:00.000: 2 ×
- *   `limit` within 59,001 ms, after which the key waits until 12:02:00.000.
+ *   inside the exact one); it gets at most as many extra places as there are such hits. Any
+ *   `windowMs / 1000` consecutive whole seconds hold at most `limit` allowed hits; a `windowMs` span that does
+ *   not start on a whole second may hold those of one more second's tail as well. Worst case, `limit` hits at
+ *   12:00:00.999 and `limit` more at 12:01:00.000: 2 × `limit` within 59,001 ms, after which the key waits
+ *   until 12:02:00.000.
  *
  * **The headers' numbers:** `remaining` is `limit` minus the hits counted in the window (this one included when
  * allowed), 0 when refused. `resetSeconds` is when the oldest counted second leaves the window, a whole
