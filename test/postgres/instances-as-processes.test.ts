@@ -29,7 +29,7 @@ import {
 import { type ServerProcess, startServerProcess, stopAllServerProcesses } from '../support/server-process.ts';
 
 // Issue 13, as an operator runs it: three `servicepay-server start` processes on one PostgreSQL database,
-// sharing nothing else (each its own bank file and port; the same bank secret and secrets key file). One is
+// sharing nothing else (each its own port; the same bank secret and secrets key file). One is
 // killed with SIGKILL in the middle of a 1,000-event webhook backlog, the database is restarted while requests
 // flow, and a payment made through one process reaches a checkout streaming from another.
 
@@ -84,7 +84,6 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
   const start = async (index: number) => {
     instances[index] = await startServerProcess({
       databaseUrl,
-      bankDbPath: join(folder, `bank-${index + 1}.db`),
       secretsKeyFile,
       env: { SERVICEPAY_BANK_SECRET: bankSecret },
     });
@@ -134,7 +133,6 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
     const setup = createService(
       {
         databaseUrl,
-        dbPath: join(folder, 'setup-bank.db'),
         secretsKeyFile,
         port: 0,
         testWidgetPort: 0,
@@ -325,7 +323,7 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
     for (const stream of streams)
       await stream.waitFor((frames) => frames.some((frame) => frame.data?.status === 'awaiting_payment'));
 
-    // The account is at instance 1's bank (each instance's simulated bank is its own): the payer pays there.
+    // The payer pays through instance 1 (the simulated bank is one for all instances, as a real bank is).
     const transfer = await testTransfer(one.url, shops.push.key, checkout.accountNumber, 25_000);
     expect(transfer).toMatchObject({ outcome: 'credited', amount: 25_000, notification: 'delivered' });
     expect(await settled(checkout.sessionId)).toEqual([[25_000, 'credited']]);
@@ -511,7 +509,7 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
       { timeout: 15_000, interval: 200 },
     );
 
-    // The money path on each instance by itself: session, payment at its own bank, signed webhook.
+    // The money path on each instance by itself: session, payment through it, signed webhook.
     for (const [index, server] of all.entries()) {
       const amount = 70_000 + index;
       const checkout = await openCheckout(server.url, shops.restart.key, amount);
@@ -536,7 +534,7 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
       ).toBe(true);
     }
 
-    // Push across instances again: the checkout opened before the restart is paid at instance 1's bank and
+    // Push across instances again: the checkout opened before the restart is paid through instance 1 and
     // its stream on instance 2 sees SUCCESS.
     expect(
       (await testTransfer(all[0]?.url as string, shops.restart.key, waiting.accountNumber, 61_000)).outcome,

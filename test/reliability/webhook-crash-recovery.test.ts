@@ -1,11 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CreateSessionParamsSchema } from '@servicepay/node/protocol';
 import { afterEach, expect, test, vi } from 'vitest';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
@@ -14,8 +12,8 @@ import type { ApiCaller } from '../../reference-server/src/middleware/authentica
 import { call } from '../support/api.ts';
 import { independentlyVerify, startReceiver } from '../support/checkout.ts';
 import { openStoreReader, testDatabaseUrl } from '../support/server.ts';
+import { type ServerProcess, startServerProcess } from '../support/server-process.ts';
 
-const BIN = fileURLToPath(new URL('../../reference-server/bin/servicepay-server.js', import.meta.url));
 const EVENTS = 1000;
 
 const cleanups: Array<() => unknown> = [];
@@ -23,46 +21,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/**
- * The real CLI in its own process, resolved once it printed its ready line; on PostgreSQL when `databaseUrl`
- * is set (the file at `dbPath` then keeps only the simulated bank's books).
- */
-async function spawnServer(dbPath: string, databaseUrl: string | null): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      'start',
-      '--db',
-      dbPath,
-      '--port',
-      '0',
-      '--test-widget-port',
-      '0',
-      '--live-widget-port',
-      '0',
-      '--webhook-schedule',
-      'fast',
-      ...(databaseUrl ? ['--database-url', databaseUrl] : []),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  cleanups.push(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  await new Promise<void>((resolve, reject) => {
-    let stdout = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (stdout.includes('listening on')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`server exited (${code}) before ready: ${stderr}`)));
-  });
-  return child;
+/** The real CLI in its own process, on PostgreSQL when `databaseUrl` is set, else on the SQLite file. */
+async function spawnServer(dbPath: string, databaseUrl: string | null): Promise<ServerProcess> {
+  const server = await startServerProcess({ dbPath, databaseUrl });
+  cleanups.push(() => server.stop('SIGKILL'));
+  return server;
 }
 
 // On both stores (SERVICEPAY_TEST_STORE=postgres: the CLI with --database-url). On PostgreSQL the deliveries the
@@ -77,7 +40,7 @@ test('kill -9 in the middle of a 1,000-event backlog: after a restart every even
   const distinct = new Set<string>();
   let secret = '';
   let badSignatures = 0;
-  let server: ChildProcess | undefined;
+  let server: ServerProcess | undefined;
   let killed = false;
   let allArrived: () => void = () => undefined;
   const arrived = new Promise<void>((resolve) => {
@@ -89,7 +52,7 @@ test('kill -9 in the middle of a 1,000-event backlog: after a restart every even
     if (!killed) {
       if (distinct.size >= 100) {
         killed = true;
-        server?.kill('SIGKILL');
+        void server?.stop('SIGKILL');
         return; // never answered: the process that asked is gone
       }
       distinct.add(received.body.id);
@@ -139,8 +102,8 @@ test('kill -9 in the middle of a 1,000-event backlog: after a restart every even
   await setup.close();
 
   server = await spawnServer(dbPath, databaseUrl);
-  const [, signal] = await once(server, 'exit');
-  expect(signal).toBe('SIGKILL');
+  await server.exited;
+  expect(server.signal).toBe('SIGKILL');
   expect(killed).toBe(true);
   const atKill = distinct.size;
   expect(atKill).toBeLessThan(EVENTS);
@@ -160,8 +123,7 @@ test('kill -9 in the middle of a 1,000-event backlog: after a restart every even
       ).toEqual([{ n: 0 }]),
     { timeout: 10_000, interval: 100 },
   );
-  server.kill('SIGTERM');
-  await once(server, 'exit');
+  await server.stop('SIGTERM');
 
   expect(distinct.size).toBe(EVENTS);
   expect(badSignatures).toBe(0);

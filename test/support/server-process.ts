@@ -3,14 +3,14 @@ import { type RunningProcess, startProcess } from './child-process.ts';
 
 const BIN = fileURLToPath(new URL('../../reference-server/bin/servicepay-server.js', import.meta.url));
 
-/** How one `servicepay-server start` process is started. */
+/** How one `servicepay-server start` process is started: on PostgreSQL, or on a SQLite file. */
 export interface ServerProcessOptions {
-  /** The shared `postgres://…` database (`--database-url`). */
-  databaseUrl: string;
-  /** This instance's own file (`--db`): on PostgreSQL it keeps the simulated bank's books only. */
-  bankDbPath: string;
-  /** `--secrets-key-file`: the same file for every instance, so each opens the secrets another stored. */
-  secretsKeyFile: string;
+  /** The shared `postgres://…` database (`--database-url`); null or absent: SQLite at `dbPath`. */
+  databaseUrl?: string | null;
+  /** The SQLite file (`--db`), where there is no `databaseUrl`; its development key file sits beside it. */
+  dbPath?: string;
+  /** `--secrets-key-file`: on PostgreSQL the same file for every instance, so each opens what another sealed. */
+  secretsKeyFile?: string;
   /** Extra environment, such as `SERVICEPAY_BANK_SECRET` (the same value on every instance). */
   env?: Record<string, string>;
 }
@@ -24,8 +24,10 @@ export interface ServerProcess {
   output(): string;
   /** Sends `signal` and resolves with the exit code (null when a signal ended it); at once if it has exited. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
-  /** Resolves when it has exited, however. */
+  /** Resolves when it has exited, however, with the exit code (null when a signal ended it). */
   exited: Promise<number | null>;
+  /** The signal that ended it (`SIGKILL`…), null while it runs or when it exited by itself. */
+  readonly signal: NodeJS.Signals | null;
   /** Whether it is still running. */
   readonly running: boolean;
 }
@@ -39,7 +41,7 @@ const started = new Set<RunningProcess>();
  * `stopAllServerProcesses()` in an `afterAll` for whatever a failure left running.
  *
  * @example
- * const instance = await startServerProcess({ databaseUrl, bankDbPath: join(folder, 'bank-1.db'), secretsKeyFile });
+ * const instance = await startServerProcess({ databaseUrl, secretsKeyFile }); // or { dbPath } for SQLite
  * await fetch(new URL('/health', instance.url));
  * await instance.stop('SIGTERM'); // 0: closed cleanly
  */
@@ -49,12 +51,9 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     [
       BIN,
       'start',
-      '--database-url',
-      options.databaseUrl,
-      '--db',
-      options.bankDbPath,
-      '--secrets-key-file',
-      options.secretsKeyFile,
+      ...(options.databaseUrl ? ['--database-url', options.databaseUrl] : []),
+      ...(options.dbPath ? ['--db', options.dbPath] : []),
+      ...(options.secretsKeyFile ? ['--secrets-key-file', options.secretsKeyFile] : []),
       '--port',
       '0',
       '--test-widget-port',
@@ -98,6 +97,9 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
     exited: child.exited,
     get running() {
       return running;
+    },
+    get signal() {
+      return child.child.signalCode;
     },
   };
 }
