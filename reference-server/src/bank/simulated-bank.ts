@@ -73,8 +73,14 @@ export class SimulatedBank implements BankGateway {
     return this.options.books.closeAccount(accountNumber, this.options.clock.now());
   }
 
-  refund(transferId: string, reason: string): Promise<RefundResult> {
-    return this.options.books.refund({ id: newId('rfd'), transferId, reason, now: this.options.clock.now() });
+  /** Only a credited transfer goes back, once: a second request answers the first refund. */
+  async refund(transferId: string, reason: string): Promise<RefundResult> {
+    const { books, clock } = this.options;
+    const outcome = await books.transferOutcome(transferId);
+    if (outcome === undefined) return { refused: 'unknown_transfer' };
+    if (outcome !== 'credited') return { refused: 'not_credited' };
+    const id = await books.recordRefund({ id: newId('rfd'), transferId, reason, now: clock.now() });
+    return { refunded: { id } };
   }
 
   /** The environment of an account this bank issued, or undefined. */

@@ -1,5 +1,5 @@
 import type { Environment, ReturnReason, TransferOutcome } from '@servicepay/node/protocol';
-import type { CloseAccountResult, CreditedTransfer, RefundResult } from '../bank/bank-gateway.ts';
+import type { CloseAccountResult, CreditedTransfer } from '../bank/bank-gateway.ts';
 import type { SqliteDatabase } from './database.ts';
 
 /** An account the simulated bank issued. */
@@ -74,8 +74,14 @@ export interface BankBooks {
     now: number,
     decide: (account: BankAccountRecord) => BookedTransfer,
   ): Promise<BookedTransfer | undefined>;
-  /** Refunds a credited transfer once; a second request answers the first refund. */
-  refund(input: { id: string; transferId: string; reason: string; now: number }): Promise<RefundResult>;
+  /** What the bank did with a transfer it booked; undefined when it booked no such transfer. */
+  transferOutcome(transferId: string): Promise<TransferOutcome | undefined>;
+  /**
+   * Records the refund of a booked transfer, of its amount and currency, once per transfer: a second request
+   * (from any instance) records nothing and answers the first refund's id. The caller decides whether the
+   * transfer may be refunded (`SimulatedBank.refund`).
+   */
+  recordRefund(input: { id: string; transferId: string; reason: string; now: number }): Promise<string>;
   /**
    * Claims up to `limit` notifications due at `now` for `leaseMs`: no other instance picks them meanwhile, and
    * an instance that dies with them leaves them due again when the lease ends.
@@ -151,13 +157,13 @@ export class SqliteBankBooks implements BankBooks {
         `INSERT INTO bank_transfers (id, account_number, amount, currency, outcome, return_reason, created_at)
          VALUES (@id, @accountNumber, @amount, @currency, @outcome, @returnReason, @createdAt)`,
       ),
-      findTransfer: db.prepare<[string], { amount: number; currency: string; outcome: TransferOutcome }>(
-        'SELECT amount, currency, outcome FROM bank_transfers WHERE id = ?',
+      findTransfer: db.prepare<[string], { outcome: TransferOutcome }>(
+        'SELECT outcome FROM bank_transfers WHERE id = ?',
       ),
       findRefund: db.prepare<[string], { id: string }>('SELECT id FROM bank_refunds WHERE transfer_id = ?'),
-      insertRefund: db.prepare(
-        `INSERT INTO bank_refunds (id, transfer_id, amount, currency, reason, created_at)
-         VALUES (@id, @transferId, @amount, @currency, @reason, @createdAt)`,
+      insertRefund: db.prepare<{ id: string; transferId: string; reason: string; now: number }>(
+        `INSERT OR IGNORE INTO bank_refunds (id, transfer_id, amount, currency, reason, created_at)
+         SELECT @id, id, amount, currency, @reason, @now FROM bank_transfers WHERE id = @transferId`,
       ),
       insertOutbox: db.prepare<[string, string, string, number]>(
         'INSERT INTO bank_outbox (id, transfer_id, payload, next_attempt_at) VALUES (?, ?, ?, ?)',
@@ -220,26 +226,21 @@ export class SqliteBankBooks implements BankBooks {
     return this.bookTransferTransaction(accountNumber, now, decide);
   }
 
-  async refund(input: {
+  async transferOutcome(transferId: string): Promise<TransferOutcome | undefined> {
+    return this.statements.findTransfer.get(transferId)?.outcome;
+  }
+
+  async recordRefund(input: {
     id: string;
     transferId: string;
     reason: string;
     now: number;
-  }): Promise<RefundResult> {
-    const transfer = this.statements.findTransfer.get(input.transferId);
-    if (!transfer) return { refused: 'unknown_transfer' };
-    if (transfer.outcome !== 'credited') return { refused: 'not_credited' };
-    const earlier = this.statements.findRefund.get(input.transferId);
-    if (earlier) return { refunded: earlier };
-    this.statements.insertRefund.run({
-      id: input.id,
-      transferId: input.transferId,
-      amount: transfer.amount,
-      currency: transfer.currency,
-      reason: input.reason,
-      createdAt: input.now,
-    });
-    return { refunded: { id: input.id } };
+  }): Promise<string> {
+    // One statement, so a refund inserted by nobody in between is inserted here (one process: nothing runs between).
+    this.statements.insertRefund.run(input);
+    const refund = this.statements.findRefund.get(input.transferId);
+    if (!refund) throw new Error(`the refund of ${input.transferId} was not recorded: no such transfer`);
+    return refund.id;
   }
 
   async claimDue(now: number, leaseMs: number, limit: number): Promise<BankOutboxRecord[]> {

@@ -1,5 +1,6 @@
+import type { TransferOutcome } from '@servicepay/node/protocol';
 import type pg from 'pg';
-import type { CloseAccountResult, CreditedTransfer, RefundResult } from '../../bank/bank-gateway.ts';
+import type { CloseAccountResult, CreditedTransfer } from '../../bank/bank-gateway.ts';
 import {
   type BankAccountRecord,
   type BankBooks,
@@ -157,21 +158,23 @@ export class PostgresBankBooks implements BankBooks {
     }
   }
 
-  async refund(input: {
+  async transferOutcome(transferId: string): Promise<TransferOutcome | undefined> {
+    const { rows } = await runQuery<{ outcome: TransferOutcome }>(
+      this.pool,
+      'SELECT outcome FROM bank_transfers WHERE id = $1',
+      [transferId],
+    );
+    return rows[0]?.outcome;
+  }
+
+  async recordRefund(input: {
     id: string;
     transferId: string;
     reason: string;
     now: number;
-  }): Promise<RefundResult> {
-    const { rows: transfers } = await runQuery<{ outcome: string }>(
-      this.pool,
-      'SELECT outcome FROM bank_transfers WHERE id = $1',
-      [input.transferId],
-    );
-    const transfer = transfers[0];
-    if (!transfer) return { refused: 'unknown_transfer' };
-    if (transfer.outcome !== 'credited') return { refused: 'not_credited' };
-    // One refund per transfer (unique transfer_id): a request racing another answers the refund that won.
+  }): Promise<string> {
+    // One refund per transfer (unique transfer_id): a request racing another, from any instance, inserts
+    // nothing and reads the refund that won.
     await runQuery(
       this.pool,
       `INSERT INTO bank_refunds (id, transfer_id, amount, currency, reason, created_at)
@@ -184,8 +187,8 @@ export class PostgresBankBooks implements BankBooks {
       'SELECT id FROM bank_refunds WHERE transfer_id = $1',
       [input.transferId],
     );
-    if (!rows[0]) throw new Error(`the refund of ${input.transferId} vanished`);
-    return { refunded: { id: rows[0].id } };
+    if (!rows[0]) throw new Error(`the refund of ${input.transferId} was not recorded: no such transfer`);
+    return rows[0].id;
   }
 
   async claimDue(now: number, leaseMs: number, limit: number): Promise<BankOutboxRecord[]> {
