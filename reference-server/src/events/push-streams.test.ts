@@ -45,7 +45,6 @@ async function commitNow(
     broadcaster,
     bank,
     new UnappliedCredits(store, outbox, bank, clock, logger),
-    logger,
   );
   await store.writes.run(async (tx, context) => {
     const session = await tx.sessions.find(sessionId);

@@ -7,7 +7,6 @@ import type { SessionRecord } from '../db/sessions.ts';
 import { HttpError, WriteConflict } from '../errors.ts';
 import type { Broadcaster } from '../events/broadcaster.ts';
 import type { WebhookOutbox } from '../events/outbox.ts';
-import type { Logger } from '../internal/logger.ts';
 import { newId } from '../internal/random.ts';
 import { toSessionView, toStatusMessage } from './session-views.ts';
 
@@ -75,7 +74,6 @@ export class SessionLifecycle {
     private readonly broadcaster: Broadcaster,
     private readonly bank: BankGateway,
     private readonly credits: UnappliedCredits,
-    private readonly logger: Logger,
   ) {}
 
   /** Closes `accountNumber` at the bank, outside any transaction; undefined for no account. */
@@ -220,10 +218,9 @@ export class SessionLifecycle {
     if (!changed) throw new WriteConflict('session_not_active', 'The session changed meanwhile; try again.');
 
     if (closing) {
+      // Paid: the bank closed the account with the credit itself (single use, `BankGateway.closeAccount`), so
+      // the bank is asked nothing more here.
       await tx.virtualAccounts.close(previousAccount, now);
-      // Paid: the bank closed the account with its credit (single use); a bank whose accounts outlive a
-      // credit is told after the commit, so nothing more is taken for a session that is paid.
-      if (to === 'successful') context.afterCommit(() => this.closeAfterPayment(previousAccount));
     }
 
     const updated = await tx.sessions.find(session.id);
@@ -247,14 +244,5 @@ export class SessionLifecycle {
     // Delivered at commit, never for a rollback (on PostgreSQL the NOTIFY is part of this transaction).
     await this.broadcaster.publishOnCommit(context, { sessionId: updated.id, seq: event.seq, message });
     return updated;
-  }
-
-  private closeAfterPayment(accountNumber: string): void {
-    this.bank.closeAccount(accountNumber).catch((error: unknown) =>
-      this.logger.warn("a paid session's account was not closed at the bank", {
-        accountNumber,
-        error: error instanceof Error ? error.message : String(error),
-      }),
-    );
   }
 }
