@@ -1,8 +1,20 @@
-import type { Pagination, WebhookDelivery, WebhookEndpoint } from '@servicepay/node/protocol';
+import {
+  type Pagination,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  WebhookEventTypeSchema,
+} from '@servicepay/node/protocol';
 import { badge, formatTime } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
+
+/** `a`, `a and b`, `a, b and c`, each as code. */
+const codeList = (items: readonly string[]): SafeHtml =>
+  html`${items.map(
+    (item, index) =>
+      html`${index === 0 ? '' : index === items.length - 1 ? ' and ' : ', '}<code>${item}</code>`,
+  )}`;
 
 const endpointState = (endpoint: WebhookEndpoint): SafeHtml =>
   endpoint.enabled
@@ -45,8 +57,8 @@ export function webhooksPage(
     path: '/portal/webhooks',
     ...(notice ? { notice } : {}),
     body: html`<h1>Webhooks <span class="env-chip">${context.environment}</span></h1>
-<p class="lead">ServicePay posts <code>session.successful</code>, <code>session.mismatch</code>, <code>session.expired</code>
-and <code>session.cancelled</code> to these URLs, signed with <code>X-Service-Signature</code>, retrying for about three days.</p>
+<p class="lead">ServicePay posts ${codeList(WebhookEventTypeSchema.options)} to these URLs, signed with <code>X-Service-Signature</code>,
+retrying for about three days.</p>
 ${
   endpoints.length === 0
     ? html`<p class="empty">No endpoints in ${context.environment} yet.</p>`
@@ -176,7 +188,7 @@ export function endpointPage(
 </section>
 <section aria-labelledby="deliveries-title">
   <h2 id="deliveries-title">Deliveries</h2>
-  ${items.length === 0 ? html`<p class="empty">Nothing delivered yet. Events appear here when a session of ${endpoint.environment} succeeds, mismatches, expires or is cancelled.</p>` : html`<ol class="deliveries">${items}</ol>`}
+  ${items.length === 0 ? html`<p class="empty">Nothing delivered yet. Each ${codeList(endpoint.events)} event of ${endpoint.environment} appears here as it is sent.</p>` : html`<ol class="deliveries">${items}</ol>`}
   ${deliveries.pagination.hasMore && deliveries.pagination.nextCursor ? html`<p><a class="button" href="/portal/webhooks/${endpoint.id}?startingAfter=${deliveries.pagination.nextCursor}">Older deliveries</a></p>` : ''}
 </section>`,
   });
