@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { needsBuild } from './build-if-stale.ts';
+import { buildIfStale, needsBuild } from './build-if-stale.ts';
 
 // What `npm start` decides to build, on real folders with real modification times.
 
@@ -42,5 +42,32 @@ describe('needsBuild', () => {
   it('leaves a fresh build alone, and a workspace without a build script', () => {
     expect(needsBuild(workspace({ 'src/a.ts': 120, 'dist/index.js': 60 }))).toBe(false);
     expect(needsBuild(workspace({ 'src/a.ts': 10 }, {}))).toBe(false);
+  });
+});
+
+describe('buildIfStale', () => {
+  it('runs the workspace build through npm once, and not again while the build is fresh', () => {
+    const root = mkdtempSync(join(tmpdir(), 'servicepay-root-'));
+    folders.push(root);
+    writeFileSync(
+      join(root, 'package.json'),
+      JSON.stringify({ name: 'root', private: true, workspaces: ['w'] }),
+    );
+    mkdirSync(join(root, 'w', 'src'), { recursive: true });
+    // The package name differs from the folder: npm is asked for the package, as the real workspaces are.
+    const build =
+      "node -e \"require('fs').mkdirSync('dist',{recursive:true});require('fs').writeFileSync('dist/x','built')\"";
+    writeFileSync(join(root, 'w', 'package.json'), JSON.stringify({ name: '@test/w', scripts: { build } }));
+    writeFileSync(join(root, 'w', 'src', 'index.ts'), 'export {};');
+    const lastWeek = new Date(Date.now() - 7 * 24 * 3600 * 1000);
+    utimesSync(join(root, 'w', 'src', 'index.ts'), lastWeek, lastWeek);
+    const logged: string[] = [];
+
+    expect(buildIfStale(root, ['w'], (line) => logged.push(line))).toEqual(['w']);
+    expect(existsSync(join(root, 'w', 'dist', 'x'))).toBe(true);
+    expect(logged).toEqual(['Building w…']);
+
+    expect(buildIfStale(root, ['w'], (line) => logged.push(line))).toEqual([]);
+    expect(logged).toHaveLength(1);
   });
 });
