@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WebhookEventSchema } from '@servicepay/node/protocol';
 import { describe, expect, test, vi } from 'vitest';
 import { call } from '../../../test/support/api.ts';
@@ -203,6 +206,9 @@ describe('what a receiver answered (issue 8)', () => {
     return {
       worker,
       attempts,
+      endpointId: endpoint.id as string,
+      store: server.service.deps.store,
+      clock: server.service.deps.clock,
       async close() {
         await receiver.close();
         await server.close();
@@ -246,6 +252,46 @@ describe('what a receiver answered (issue 8)', () => {
       expect(Buffer.byteLength(attempt.responseExcerpt)).toBe(1024);
     } finally {
       await setup.close();
+    }
+  });
+
+  test('a stored URL with a forbidden literal address is refused at delivery: an attempt recorded, no connection made', async () => {
+    // Registration refuses such a URL; this one is written into the store directly, as a row written before
+    // the policy or by hand would be. A literal address never reaches the guarded DNS lookup, so only the
+    // worker's own check stands between it and a connection. 0.0.0.0 is the unspecified address, to which
+    // the kernel connects as this machine, so a listener on it would answer.
+    const listener = createServer((_req, res) => res.end('reached'));
+    let connections = 0;
+    listener.on('connection', () => {
+      connections += 1;
+    });
+    listener.listen(0, '0.0.0.0');
+    await once(listener, 'listening');
+    const { port } = listener.address() as AddressInfo;
+    const setup = await oneDelivery('unused: the registered loopback receiver');
+    try {
+      const url = `http://0.0.0.0:${port}/hooks`;
+      await setup.store.writes.run(async (tx) => {
+        const current = await tx.webhookEndpoints.find(setup.endpointId);
+        if (!current) throw new Error(`no endpoint ${setup.endpointId}`);
+        await tx.webhookEndpoints.update(current, { url }, setup.clock.now());
+      });
+      expect((await setup.store.webhookEndpoints.find(setup.endpointId))?.url).toBe(url);
+
+      await setup.worker().runDue();
+
+      const [attempt] = await setup.attempts();
+      expect(attempt).toMatchObject({
+        statusCode: null,
+        error: 'refused: must resolve to public or loopback addresses only',
+        responseExcerpt: null,
+        responseExcerptWithheld: null,
+      });
+      expect(connections).toBe(0);
+    } finally {
+      await setup.close();
+      listener.closeAllConnections();
+      await new Promise((resolve) => listener.close(resolve));
     }
   });
 });
