@@ -8,6 +8,7 @@ import {
   migratePostgres,
   readPostgresMigrations,
 } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
+import { PostgresWebhookDeliveryRepository } from '../../reference-server/src/db/postgres/webhook-deliveries.ts';
 import {
   postgresAvailable,
   reportIfPostgresMissing,
@@ -114,6 +115,62 @@ describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', 
     for (const [table, expected] of Object.entries(sqliteSchema.tables)) {
       expect({ table, ...postgresSchema.tables[table] }).toEqual({ table, ...expected });
     }
+  });
+
+  it('011 clears every webhook excerpt stored before answers were withheld, and says why (the twin of SQLite 008)', async () => {
+    // Issue 8: no row tells whether a stored excerpt came from a public receiver, so all of them go; see the
+    // migration's header. Rows written as 010 left them: a loopback answer kept, a withheld one, no answer.
+    const url = await postgres.createDatabase('withhold_excerpts');
+    const pool = poolFor(url);
+    const before = readPostgresMigrations().filter((migration) => migration.version < 11);
+    await migratePostgres(pool, { migrations: before });
+    await pool.query(`
+      INSERT INTO businesses (id, name, created_at) VALUES ('biz_1', 'Shop', 1);
+      INSERT INTO sessions (id, business_id, environment, reference, status, amount, currency, payer_name,
+        payer_email, client_secret_hash, created_at, updated_at, expires_at)
+        VALUES ('ses_1', 'biz_1', 'test', 'order-1', 'cancelled', 500000, 'NGN', 'Ada', 'ada@example.com',
+        '\\x01', 1, 2, 3);
+      INSERT INTO events (id, business_id, environment, session_id, type, payload, created_at)
+        VALUES ('evt_1', 'biz_1', 'test', 'ses_1', 'session.cancelled', '{}', 2);
+      INSERT INTO webhook_endpoints (id, business_id, environment, url, events, secret_ciphertext, created_at,
+        updated_at) VALUES ('we_1', 'biz_1', 'test', 'http://127.0.0.1:8080/hooks', '[]', 'sealed', 1, 1);
+      INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, created_at, updated_at)
+        VALUES ('wd_1', 'we_1', 'evt_1', 'failed', 3, 2, 5);
+      INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_excerpt)
+        VALUES ('wd_1', 3, 500, 4, NULL, '{"secret":"what the local service said"}'),
+               ('wd_1', 4, 500, 4, 'withheld:receiver_not_public', NULL),
+               ('wd_1', 5, NULL, 1000, 'timed out after 1000 ms', NULL);
+    `);
+
+    expect((await migratePostgres(pool)).applied).toContain('011_withhold_unchecked_excerpts');
+
+    const kept = await pool.query(
+      'SELECT count(*)::int AS n FROM webhook_attempts WHERE response_excerpt IS NOT NULL',
+    );
+    expect(kept.rows[0].n).toBe(0);
+    const attempts = (await new PostgresWebhookDeliveryRepository(pool).attemptsOf(['wd_1'])).get('wd_1');
+    expect(
+      attempts?.map(({ statusCode, error, responseExcerpt, responseExcerptWithheld }) => ({
+        statusCode,
+        error,
+        responseExcerpt,
+        responseExcerptWithheld,
+      })),
+    ).toEqual([
+      {
+        statusCode: 500,
+        error: null,
+        responseExcerpt: null,
+        responseExcerptWithheld: 'receiver_not_checked',
+      },
+      { statusCode: 500, error: null, responseExcerpt: null, responseExcerptWithheld: 'receiver_not_public' },
+      {
+        statusCode: null,
+        error: 'timed out after 1000 ms',
+        responseExcerpt: null,
+        responseExcerptWithheld: null,
+      },
+    ]);
   });
 
   it('constraints hold as in SQLite: references unique per business and environment, money positive', async () => {

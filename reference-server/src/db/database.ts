@@ -25,13 +25,35 @@ export function openDatabase(path: string): SqliteDatabase {
   return db;
 }
 
-/** Applies every numbered `.sql` file above `user_version`, each in its own transaction. */
-export function migrate(db: SqliteDatabase): void {
-  const applied = db.pragma('user_version', { simple: true }) as number;
-  const migrations = readdirSync(MIGRATIONS_DIR)
+/** One numbered migration file: `NNN_name.sql`, its number the `user_version` it brings the file to. */
+export interface SqliteMigration {
+  version: number;
+  sql: string;
+}
+
+/**
+ * The numbered `.sql` files of a folder (the service's own by default), in numeric order.
+ *
+ * @example
+ * const throughSeven = readSqliteMigrations().filter((migration) => migration.version <= 7);
+ */
+export function readSqliteMigrations(dir: string = MIGRATIONS_DIR): SqliteMigration[] {
+  const folder = dir.endsWith('/') ? dir : `${dir}/`;
+  return readdirSync(folder)
     .filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name))
     .sort()
-    .map((name) => ({ version: Number(name.slice(0, 3)), sql: readFileSync(MIGRATIONS_DIR + name, 'utf8') }));
+    .map((name) => ({ version: Number(name.slice(0, 3)), sql: readFileSync(folder + name, 'utf8') }));
+}
+
+/**
+ * Applies every migration above `user_version`, each in its own transaction: the service's own unless
+ * `migrations` says otherwise (a test that stops at an older schema, writes rows as it was, then migrates).
+ *
+ * @example
+ * migrate(db);
+ */
+export function migrate(db: SqliteDatabase, migrations: SqliteMigration[] = readSqliteMigrations()): void {
+  const applied = db.pragma('user_version', { simple: true }) as number;
   for (const { version, sql } of migrations) {
     if (version <= applied) continue;
     db.transaction(() => {

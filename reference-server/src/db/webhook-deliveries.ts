@@ -22,14 +22,18 @@ export interface WebhookAttemptRecord {
   latencyMs: number;
   error: string | null;
   responseExcerpt: string | null;
-  /** Why `responseExcerpt` is null although the receiver answered (`receiver_not_public`), else null. */
+  /**
+   * Why `responseExcerpt` is null although the receiver answered, else null: `receiver_not_public` (the worker
+   * withheld it), or `receiver_not_checked` (stored before answers were withheld, cleared by migration 008).
+   */
   responseExcerptWithheld: string | null;
 }
 
 /**
  * How a withheld answer is recorded until `webhook_attempts` has a column of its own for it: in `error`, which
  * is always NULL when the receiver answered (an attempt has an error or an answer, never both), behind a
- * prefix no error text starts with. Only this repository reads or writes it.
+ * prefix no error text starts with. Only this repository reads or writes it, and migration 008, which marks the
+ * excerpts it cleared (`withheld:receiver_not_checked`).
  */
 const WITHHELD_PREFIX = 'withheld:';
 

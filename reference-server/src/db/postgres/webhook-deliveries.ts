@@ -16,6 +16,7 @@ import { runQuery } from './run-query.ts';
 /**
  * How a withheld answer is stored in `webhook_attempts.error` (see the SQLite repository's `WITHHELD_PREFIX`):
  * it must stay byte for byte the same there, since a database copied from SQLite carries rows written with it.
+ * Migration 011 writes it too, on the excerpts it cleared (`withheld:receiver_not_checked`).
  */
 const WITHHELD_PREFIX = 'withheld:';
 
