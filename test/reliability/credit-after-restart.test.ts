@@ -57,7 +57,8 @@ test('a credit made while the service was down pays the session on restart, once
       expect(
         await second.rows('SELECT result FROM bank_notifications WHERE transfer_id = ?', transfer.id),
       ).toEqual([{ result: 'credited' }]);
-      // The bank's own books (its outbox, its refunds) stay in the SQLite file on both stores.
+      // The bank's own books (its outbox, its refunds): in the SQLite file on SQLite, in PostgreSQL
+      // (PostgresBankBooks) on PostgreSQL; bankRows reads them wherever they are.
       expect(
         await second.bankRows(
           'SELECT CASE WHEN delivered_at IS NULL THEN 0 ELSE 1 END AS delivered FROM bank_outbox WHERE transfer_id = ?',
