@@ -8,9 +8,10 @@ import { type ApiResponse, bootstrap, call, createSession, expectError, rawCall 
 import { startReceiver } from '../support/checkout.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
-// docs/protocol.md, Idempotency: every POST the SDK retries (endpoint create, roll, resend, cancel, test transfer,
-// new account) answers a retry with the same key and body with the first answer, byte for byte, and makes its
-// effect once; another body or another route under the same key is 409 `idempotency_key_reused`.
+// docs/protocol.md, Idempotency: every POST the SDK retries (endpoint create, roll, resend, cancel, test
+// transfer, test account, new account) answers a retry with the same key and body with the first answer, byte
+// for byte, and makes its effect once; another body or another route under the same key is 409
+// `idempotency_key_reused`.
 
 let server: RunningServer;
 let clock: ManualClock;
@@ -398,6 +399,48 @@ describe('POST /api/widget/sessions/:id/accounts', () => {
       first.body.data.virtualAccount.accountNumber,
     );
     expect(await accountsOf(session.id)).toBe(3);
+  });
+});
+
+describe('POST /api/test/sessions/:id/account', () => {
+  const accountsOf = (sessionId: string) =>
+    count('SELECT COUNT(*) AS n FROM virtual_accounts WHERE session_id = ?', sessionId);
+  const accountPath = (sessionId: string) => `/api/test/sessions/${sessionId}/account`;
+
+  it('a retry is the first answer, even after that account ran out: it opens no second account', async () => {
+    const session = await createSession(server.baseUrl, key, { expiresInMinutes: 240 });
+    const first = await post(accountPath(session.id), key, 'test-account-1');
+    expectReplay(first, await post(accountPath(session.id), key, 'test-account-1'), 200);
+    expect(first.body.data.session.status).toBe('awaiting_payment');
+    // A new request now would be offered a fresh account; the retry of the first one is not.
+    clock.advance(31 * 60_000);
+    expectReplay(first, await post(accountPath(session.id), key, 'test-account-1'), 200);
+    expect(await accountsOf(session.id)).toBe(1);
+  });
+
+  it('the same key on another session, or with a body, is 409 and opens nothing', async () => {
+    const one = await createSession(server.baseUrl, key, { expiresInMinutes: 240 });
+    const two = await createSession(server.baseUrl, key, { expiresInMinutes: 240 });
+    expect((await post(accountPath(one.id), key, 'test-account-2')).status).toBe(200);
+    expectError(await post(accountPath(two.id), key, 'test-account-2'), 409, 'idempotency_key_reused');
+    expectError(
+      await post(accountPath(one.id), key, 'test-account-2', { amount: 1 }),
+      409,
+      'idempotency_key_reused',
+    );
+    expect(await accountsOf(two.id)).toBe(0);
+    const untouched = await call(server.baseUrl, 'GET', `/api/widget/sessions/${two.id}`, { token: key });
+    expect(untouched.body.data.status).toBe('pending');
+  });
+
+  it('two concurrent requests with one key: one ran, the other is its replay', async () => {
+    const session = await createSession(server.baseUrl, key, { expiresInMinutes: 240 });
+    const pair = await Promise.all([
+      post(accountPath(session.id), key, 'test-account-3'),
+      post(accountPath(session.id), key, 'test-account-3'),
+    ]);
+    expectOneRan(pair, 200);
+    expect(await accountsOf(session.id)).toBe(1);
   });
 });
 
