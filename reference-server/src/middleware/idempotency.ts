@@ -7,6 +7,7 @@ import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
+import { sendJsonText } from '../routes/envelope.ts';
 import type { ApiCaller, WidgetCaller } from './authenticate.ts';
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -107,7 +108,7 @@ export class IdempotentRequests {
           );
         }
         res.setHeader('Idempotent-Replayed', 'true');
-        sendJsonText(res.status(earlier.statusCode), secretBox.open(earlier.responseBody));
+        sendJsonText(res, earlier.statusCode, secretBox.open(earlier.responseBody));
         return true;
       }
       if (mode === 'write') {
@@ -222,7 +223,7 @@ export class IdempotentRequests {
         ),
       ).finally(() => {
         release();
-        sendJsonText(res, text);
+        sendJsonText(res, statusCode, text);
       });
       return res;
     };
@@ -293,10 +294,4 @@ function canonicalJson(value: unknown): string {
       ? Object.fromEntries(Object.entries(field).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : field,
   );
-}
-
-/** Sends JSON text as `res.json` would send the object it came from, so a replay is byte for byte the same. */
-function sendJsonText(res: Response, text: string): void {
-  if (!res.get('Content-Type')) res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.send(text);
 }

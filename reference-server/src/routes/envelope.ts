@@ -5,17 +5,19 @@ const SUCCESS_MESSAGES = { 200: 'OK', 201: 'Created', 202: 'Accepted' } as const
 
 export type SuccessStatus = keyof typeof SUCCESS_MESSAGES;
 
+/** Any value but a promise: an answer must be awaited before it is sent (the store's reads are asynchronous). */
+type Settled<T> = T extends PromiseLike<unknown> ? never : T;
+
 /**
  * Answers with `data` in the envelope `{ meta: { statusCode, message }, data }`. Every successful JSON answer of
  * the API goes through here (errors through the error middleware), so services return plain data and the
  * envelope is written in one place.
  *
  * @example
- * router.get('/api/widget/sessions/:id', secretKey, (req, res) => sendData(res, sessions.retrieve(caller, id)));
+ * router.get('/api/widget/sessions/:id', secretKey, async (req, res) => {
+ *   sendData(res, await sessions.retrieve(apiCaller(res), String(req.params.id)));
+ * });
  */
-/** Any value but a promise: an answer must be awaited before it is sent (the store's reads are asynchronous). */
-type Settled<T> = T extends PromiseLike<unknown> ? never : T;
-
 export function sendData<T>(res: Response, data: Settled<T>, status: SuccessStatus = 200): void {
   // Through res.json: the idempotency middleware (`idempotent`) remembers an answer where res.json is called.
   res.status(status).json({ meta: { statusCode: status, message: SUCCESS_MESSAGES[status] }, data });
@@ -34,7 +36,9 @@ export function dataEnvelopeText<T>(data: Settled<T>, status: SuccessStatus): st
 
 /**
  * Sends JSON text as it is, with its length, in one write (express's res.json would also turn it into a Buffer
- * and hash it for an ETag, which a no-store answer never uses). A replay sends the remembered text through here.
+ * and hash it for an ETag, which a no-store answer never uses). What `sendData` would have sent for the same
+ * value, byte for byte: the idempotency middleware sends a remembered answer, and an answer it has just
+ * remembered, through here.
  *
  * @example
  * sendJsonText(res, 201, remembered);
