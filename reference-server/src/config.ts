@@ -53,9 +53,12 @@ export interface ServerConfig {
     widgetPerMinutePerAddress: number;
     /** Failed authentications per rolling minute per address before 429, to slow key guessing. */
     failedAuthPerMinutePerAddress: number;
-    /** Push streams one widget token may hold open at once (at most 10). */
+    /**
+     * Push streams one widget token may hold open at once (at most 10), counted by each instance for the
+     * streams it holds (docs/production.md, "Limits that are not done yet").
+     */
     streamsPerWidgetToken: number;
-    /** Push streams one client address may hold open at once, across widget tokens. */
+    /** Push streams one client address may hold open at once, across widget tokens; per instance too. */
     streamsPerAddress: number;
   };
   /** How long a client may take to send its request headers before 408 (slow-header attacks). */

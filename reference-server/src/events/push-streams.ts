@@ -47,9 +47,13 @@ export interface PushStreamsOptions {
    * to a socket costs 5-100 µs of this thread, more when the machine is busy).
    */
   heartbeatSlices?: number;
-  /** Open streams one widget token may hold at once (a checkout needs one; reconnects overlap briefly). */
+  /**
+   * Open streams one widget token may hold at once (a checkout needs one; reconnects overlap briefly). Counted
+   * by this process for the streams it holds, so N instances allow N times as many (docs/production.md,
+   * "Limits that are not done yet").
+   */
   maxPerToken?: number;
-  /** Open streams one client address may hold at once, across tokens. */
+  /** Open streams one client address may hold at once, across tokens; per process like `maxPerToken`. */
   maxPerAddress?: number;
 }
 
