@@ -120,7 +120,9 @@ export const WebhookAttemptSchema = z.object({
   responseExcerpt: z.string().nullable(),
   /**
    * Why `responseExcerpt` is null although the receiver answered: `receiver_not_public` (a loopback or private
-   * address: only status and timing are shown). Null otherwise; absent from servers older than this field.
+   * address: only status and timing are shown) or `receiver_not_checked` (recorded before answers were checked,
+   * cleared by a migration). Treat any other string as withheld too. Null otherwise; absent from servers older
+   * than this field.
    */
   responseExcerptWithheld: z.string().nullable().optional(),
 });
