@@ -35,13 +35,14 @@ final class Settlement {
 	/**
 	 * Applies a session to its order.
 	 *
-	 * @param \WC_Order           $order    Order (re-read here: callers may hold a stale copy).
+	 * @param \WC_Order           $order    Order (read again here: callers may hold a stale copy).
 	 * @param array<string,mixed> $session  The service's session object.
 	 * @param string              $event_id The webhook event id, '' for the return or the check.
 	 * @return string One of the constants above.
+	 * @throws \RuntimeException When the order could not be marked paid (the webhook answers 500, so it comes again).
 	 */
 	public static function apply( \WC_Order $order, array $session, string $event_id = '' ): string {
-		$order      = wc_get_order( $order->get_id() );
+		$order      = self::stored( $order->get_id() );
 		$session_id = (string) ( $session['id'] ?? '' );
 		if ( ! $order instanceof \WC_Order || ! OrderSessions::owns( $order, $session_id ) ) {
 			Logger::warning( 'session does not belong to the order', array( 'sessionId' => $session_id ) );
@@ -143,15 +144,16 @@ final class Settlement {
 					$reference
 				)
 			);
-			$completed = $order->payment_complete( $session_id );
+			$completed = $order->payment_complete( $session_id ) && self::paid_status_stored( $order );
 		} catch ( \Throwable $error ) {
 			$completed = false;
 			Logger::error( 'payment_complete threw', array( 'orderId' => $order->get_id(), 'error' => $error->getMessage() ) );
 		}
 		if ( ! $completed ) {
-			$fresh = wc_get_order( $order->get_id() );
+			$fresh = self::stored( $order->get_id() );
 			if ( $fresh instanceof \WC_Order && $fresh->needs_payment() ) {
-				// Nothing was settled: give the claim back so the next delivery or the check settles it.
+				// The database still holds the order unpaid: give the claims back so the next delivery or the check
+				// settles it (if WooCommerce's status change ran, its note and mail then come twice: the lesser harm).
 				SettlementClaim::release( $claim );
 				SettlementClaim::release( $session_claim );
 				throw new \RuntimeException( 'The order could not be marked paid; it will be retried.' );
@@ -159,6 +161,50 @@ final class Settlement {
 		}
 		Logger::info( 'order paid', array( 'orderId' => $order->get_id(), 'sessionId' => $session_id ) );
 		return self::SETTLED;
+	}
+
+	/**
+	 * Whether the paid status reached the database, writing it once more when it did not.
+	 *
+	 * WooCommerce saves the order row with an upsert whose failure it reads as "0 rows changed" and goes on: the
+	 * status change's notes, mails and stock change then follow for an order the database still holds unpaid.
+	 * SQLite does this when another request holds the write lock; a MySQL deadlock can too. So the order is read
+	 * back, and a lost status is written again through the data store alone: WC_Order::save() would run the
+	 * transition (and send its mails) a second time.
+	 *
+	 * @param \WC_Order $paid The order payment_complete() marked paid.
+	 */
+	private static function paid_status_stored( \WC_Order $paid ): bool {
+		$stored = self::stored( $paid->get_id() );
+		if ( ! $stored instanceof \WC_Order ) {
+			return false;
+		}
+		if ( ! $stored->needs_payment() ) {
+			return true;
+		}
+		Logger::error( 'the paid status was not stored; writing it again', array( 'orderId' => $paid->get_id(), 'status' => $stored->get_status() ) );
+		$stored->set_transaction_id( $paid->get_transaction_id( 'edit' ) );
+		$stored->set_date_paid( $paid->get_date_paid( 'edit' ) );
+		$stored->set_status( $paid->get_status( 'edit' ) );
+		$stored->get_data_store()->update( $stored );
+		$again = self::stored( $paid->get_id() );
+		return $again instanceof \WC_Order && ! $again->needs_payment();
+	}
+
+	/**
+	 * The order as the database holds it now, not as this request first read it: WooCommerce keeps the orders
+	 * a request reads in a cache for the rest of it, and another request may have changed the order meanwhile.
+	 *
+	 * @param int $order_id Order id.
+	 * @return \WC_Order|null
+	 */
+	private static function stored( int $order_id ): ?\WC_Order {
+		if ( class_exists( \Automattic\WooCommerce\Caches\OrderCache::class ) && function_exists( 'wc_get_container' ) ) {
+			wc_get_container()->get( \Automattic\WooCommerce\Caches\OrderCache::class )->remove( $order_id );
+		}
+		clean_post_cache( $order_id );
+		$order = wc_get_order( $order_id );
+		return $order instanceof \WC_Order ? $order : null;
 	}
 
 	/**

@@ -63,6 +63,121 @@ final class SettlementTest extends WordPressTestCase {
 		$this->assertSame( 1, $this->emails_to( $email ) );
 	}
 
+	/**
+	 * Makes the database drop the write of the order's paid status, as SQLite does when another request holds
+	 * the write lock (WooCommerce's upsert of the order row reads "0 rows" from the failure and goes on: its
+	 * notes, mails and stock change follow as if the order were paid). Runs $settle, then stops dropping.
+	 *
+	 * @param int      $times  How many such writes to drop.
+	 * @param callable $settle What runs meanwhile.
+	 * @return array{0:mixed,1:int} What $settle returned (or threw), and how many writes were dropped.
+	 */
+	private function with_paid_status_dropped( int $times, callable $settle ): array {
+		global $wpdb;
+		$dropped = 0;
+		$drop    = static function ( $query ) use ( &$dropped, $times, $wpdb ) {
+			$order_row = '/^\s*(INSERT\s+INTO|UPDATE)\s+`?' . preg_quote( $wpdb->prefix, '/' ) . '(wc_orders|posts)\b/i';
+			if ( $dropped < $times && is_string( $query ) && str_contains( $query, "'wc-processing'" ) && preg_match( $order_row, $query ) ) {
+				++$dropped;
+				return 'SELECT 1 FROM servicepay_test_dropped_statement';
+			}
+			return $query;
+		};
+		add_filter( 'query', $drop );
+		$shown = $wpdb->suppress_errors( true );
+		try {
+			$result = $settle();
+		} catch ( \Throwable $error ) {
+			$result = $error;
+		} finally {
+			remove_filter( 'query', $drop );
+			$wpdb->suppress_errors( $shown );
+		}
+		return array( $result, $dropped );
+	}
+
+	public function test_a_paid_status_the_database_dropped_is_written_again_without_a_second_mail_note_or_stock_change(): void {
+		$order = $this->order_with_session( '25.00', $this->session_id() );
+		$email = 'dropped-' . $order->get_id() . '@example.com';
+		$order->set_billing_email( $email );
+		$order->save();
+		$session = $this->session_of( $order, 'successful' );
+
+		[ $result, $dropped ] = $this->with_paid_status_dropped( 1, static fn () => Settlement::apply( $order, $session, 'evt_dropped' ) );
+		$this->assertSame( 1, $dropped );
+		$this->assertSame( Settlement::SETTLED, $result );
+		wp_cache_flush();
+		$stored = wc_get_order( $order->get_id() );
+		$this->assertSame( 'processing', $stored->get_status() );
+		$this->assertSame( $session['id'], $stored->get_transaction_id() );
+		$this->assertNotNull( $stored->get_date_paid() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'received by bank transfer' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Pending payment to Processing' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Stock levels reduced' ) );
+		$this->assertSame( 4, $this->stock_of( $order ) );
+		$this->assertSame( 1, $this->emails_to( $email ) );
+		$this->assertSame( Settlement::ALREADY_PAID, Settlement::apply( $order, $session, 'evt_dropped' ) );
+	}
+
+	public function test_a_paid_status_the_database_keeps_dropping_is_not_reported_settled_and_the_next_delivery_settles(): void {
+		$order   = $this->order_with_session( '25.00', $this->session_id() );
+		$session = $this->session_of( $order, 'successful' );
+
+		[ $result, $dropped ] = $this->with_paid_status_dropped( 100, static fn () => Settlement::apply( $order, $session, 'evt_dropped' ) );
+		$this->assertGreaterThanOrEqual( 1, $dropped );
+		// The webhook answers 500 for this, so the service delivers again.
+		$this->assertInstanceOf( \RuntimeException::class, $result );
+		wp_cache_flush();
+		$this->assertSame( 'pending', wc_get_order( $order->get_id() )->get_status() );
+
+		$this->assertSame( Settlement::SETTLED, Settlement::apply( $order, $session, 'evt_dropped' ) );
+		wp_cache_flush();
+		$stored = wc_get_order( $order->get_id() );
+		$this->assertSame( 'processing', $stored->get_status() );
+		$this->assertSame( $session['id'], $stored->get_transaction_id() );
+	}
+
+	public function test_an_order_paid_while_another_request_holds_the_write_lock_ends_processing(): void {
+		$order   = $this->order_with_session( '25.00', $this->session_id() );
+		$session = $this->session_of( $order, 'successful' );
+		$signals = sys_get_temp_dir() . '/servicepay-lock-' . bin2hex( random_bytes( 6 ) );
+		mkdir( $signals );
+		$holder = proc_open(
+			array( PHP_BINARY, dirname( __DIR__ ) . '/support/write-lock-holder.php', $signals, '1500' ),
+			array( 1 => array( 'pipe', 'w' ), 2 => array( 'pipe', 'w' ) ),
+			$pipes
+		);
+		$wait_for = static function ( string $file ) use ( $signals ): void {
+			$deadline = microtime( true ) + 60;
+			while ( ! file_exists( $signals . '/' . $file ) && microtime( true ) < $deadline ) {
+				usleep( 1000 );
+			}
+		};
+		$wait_for( 'ready' );
+		// The other request takes the write lock just as WooCommerce is about to save the order paid.
+		$take = static function () use ( $signals, $wait_for ): void {
+			touch( $signals . '/take' );
+			$wait_for( 'held' );
+		};
+		add_action( 'woocommerce_pre_payment_complete', $take );
+		try {
+			$result = Settlement::apply( $order, $session, 'evt_locked' );
+		} finally {
+			remove_action( 'woocommerce_pre_payment_complete', $take );
+			$out = stream_get_contents( $pipes[1] ) . stream_get_contents( $pipes[2] );
+			proc_close( $holder );
+			array_map( 'unlink', glob( $signals . '/*' ) );
+			rmdir( $signals );
+		}
+		$this->assertStringContainsString( '"wrote":true', $out );
+		$this->assertSame( Settlement::SETTLED, $result );
+		wp_cache_flush();
+		$stored = wc_get_order( $order->get_id() );
+		$this->assertSame( 'processing', $stored->get_status() );
+		$this->assertSame( $session['id'], $stored->get_transaction_id() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Pending payment to Processing' ) );
+	}
+
 	public function test_an_amount_or_currency_other_than_the_orders_is_not_settled(): void {
 		$order = $this->order_with_session( '25.00', $this->session_id() );
 		$this->assertSame( Settlement::AMOUNT_MISMATCH, Settlement::apply( $order, $this->session_of( $order, 'successful', array( 'amount' => 2499 ) ) ) );
