@@ -102,7 +102,9 @@ final class Plugin {
 
 	/**
 	 * WooCommerce cancels unpaid orders after its "hold stock" minutes. A bank transfer can take longer: an
-	 * order whose session is still open (or turns out paid) is not cancelled.
+	 * order whose session is still open (or turns out paid) is not cancelled. The service is asked, so an order
+	 * whose session the payer cancelled or that expired may be cancelled (and its stock freed) as WooCommerce
+	 * wants; when the service cannot be asked, the order is kept until its session's end.
 	 *
 	 * @param bool      $cancel Whether WooCommerce would cancel it.
 	 * @param \WC_Order $order  Order.
@@ -111,10 +113,10 @@ final class Plugin {
 		if ( ! $cancel || ! $order instanceof \WC_Order || ! OrderSessions::is_ours( $order ) || '' === OrderSessions::current( $order ) ) {
 			return (bool) $cancel;
 		}
-		if ( time() < OrderSessions::expires_at( $order ) ) {
-			return false;
-		}
 		$status = SessionConfirmer::confirm( $order );
+		if ( '' === $status ) {
+			return time() >= OrderSessions::expires_at( $order );
+		}
 		return ! in_array( $status, array( 'successful', 'pending', 'awaiting_payment', 'mismatch' ), true );
 	}
 
