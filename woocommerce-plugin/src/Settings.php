@@ -7,7 +7,7 @@
 
 namespace ServicePay\WooCommerce;
 
-defined( 'ABSPATH' ) || exit;
+defined( 'ABSPATH' ) || defined( 'SERVICEPAY_TESTING' ) || exit;
 
 /**
  * Reads `woocommerce_servicepay_settings` (the option WooCommerce keeps a gateway's form in, so a shop can
@@ -72,7 +72,7 @@ final class Settings {
 
 	/** The service's API base URL, without a trailing slash. */
 	public function api_url(): string {
-		return untrailingslashit( $this->get( 'api_url' ) );
+		return self::without_trailing_slash( $this->get( 'api_url' ) );
 	}
 
 	/**
@@ -83,11 +83,20 @@ final class Settings {
 	 */
 	public function widget_script_url( ?string $environment = null ): string {
 		$environment = $environment ?? $this->environment();
-		return untrailingslashit( $this->get( $environment . '_widget_url' ) ) . '/latest/widget.js';
+		return self::without_trailing_slash( $this->get( $environment . '_widget_url' ) ) . '/latest/widget.js';
 	}
 
 	/** Whether the gateway is switched on and has a key for its environment. */
 	public function is_ready(): bool {
 		return 'yes' === $this->get( 'enabled' ) && '' !== $this->secret_key();
+	}
+
+	/**
+	 * A URL without its trailing slashes (WordPress's untrailingslashit(), which unit tests run without).
+	 *
+	 * @param string $url URL.
+	 */
+	private static function without_trailing_slash( string $url ): string {
+		return rtrim( $url, '/\\' );
 	}
 }
