@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,7 +80,7 @@ describe.runIf(wooStackAvailable)(
         });
       } catch (error) {
         throw new Error(
-          `${(error as Error).message}; order ${orderId} was last ${last?.status} (stored: ${JSON.stringify(last?.stored)}) with notes ${JSON.stringify(last?.notes)}`,
+          `${(error as Error).message}; order ${orderId} was last ${last?.status} (stored: ${JSON.stringify(last?.stored)}) with notes ${JSON.stringify(last?.notes)}; debug.log: ${await woo.lockErrors()} "database is locked"`,
         );
       }
     };
@@ -197,6 +198,33 @@ describe.runIf(wooStackAvailable)(
       expect(output).toMatch(/OK \(\d+ tests/);
       expect(code).toBe(0);
     }, 180_000);
+
+    it('the installable zip unpacks to servicepay-woocommerce/ with the built scripts and no tests or development files', async () => {
+      const { stdout } = await run('unzip', ['-Z1', join(pluginDir, 'servicepay-woocommerce.zip')]);
+      const entries = stdout.trim().split('\n');
+      expect(entries.filter((entry) => !entry.startsWith('servicepay-woocommerce/'))).toEqual([]);
+      expect(entries).toEqual(
+        expect.arrayContaining([
+          'servicepay-woocommerce/servicepay-woocommerce.php',
+          'servicepay-woocommerce/uninstall.php',
+          'servicepay-woocommerce/readme.txt',
+          'servicepay-woocommerce/src/autoload.php',
+          'servicepay-woocommerce/build/blocks.js',
+          'servicepay-woocommerce/build/blocks.asset.php',
+          'servicepay-woocommerce/build/classic.js',
+          'servicepay-woocommerce/build/classic.asset.php',
+          'servicepay-woocommerce/languages/',
+        ]),
+      );
+      // No tests, script sources, build tooling, source maps or dotfiles (languages/.gitkeep).
+      expect(
+        entries.filter((entry) =>
+          /\/(tests|client|bin|node_modules)\/|\/(package(-lock)?\.json|tsconfig\.json|phpunit\.xml)$|\.map$|\/\./.test(
+            entry,
+          ),
+        ),
+      ).toEqual([]);
+    });
 
     it('Blocks checkout in Chromium: the widget opens, a simulated transfer pays, the order is processing once', async () => {
       const email = 'blocks-buyer@example.com';
@@ -366,6 +394,27 @@ describe.runIf(wooStackAvailable)(
       expect(notesWith(paid, 'cancelled the ServicePay payment')).toHaveLength(0);
     }, 60_000);
 
+    it('an order whose total changed after its session opened is not marked paid by that session: on hold, with a note', async () => {
+      const shopper = new Shopper(woo.url);
+      const { orderId, orderKey } = await shopper.placeOrder(productId, 1, 'total-changed@example.com');
+      const { data } = await shopper.orderPayPage(orderId, orderKey);
+      const opened = await shopper.servicepay('session', orderId, orderKey, data.nonce);
+      const { virtualAccount } = await bootstrap(opened.body.clientSecret);
+      // The shop owner edits the order while the payer transfers the 25.00 the session asks for.
+      expect((await woo.wp('set-total', { id: orderId, total: '30.00' })).total).toBe('30.00');
+      expect((await bankTransfer(virtualAccount.accountNumber, 2500)).data.outcome).toBe('credited');
+      expect((await session(opened.body.sessionId)).status).toBe('successful');
+      const held = await until('the amount note', async () => {
+        const order = await woo.wp('order', orderId);
+        return notesWith(order, 'was paid 25.00 USD, but this order is 30.00 USD').length > 0
+          ? order
+          : undefined;
+      });
+      expect(held.status).toBe('on-hold');
+      expect(held.transactionId).toBe('');
+      expect(notesWith(held, 'received by bank transfer')).toHaveLength(0);
+    }, 60_000);
+
     it('classic order-pay page in Chromium: the widget opens on its own and the payment lands the payer on the order-received page', async () => {
       const shopper = new Shopper(woo.url);
       const { orderId, orderKey } = await shopper.placeOrder(productId, 1, 'classic@example.com');
@@ -439,8 +488,28 @@ describe.runIf(wooStackAvailable)(
       }
     }, 90_000);
 
-    it('the unpaid-order timer keeps an order whose session is open; an expired account returns the money; an expired session fails the order', async () => {
+    it('the unpaid-order timer keeps an order whose session is open and may cancel one whose payer cancelled; an expired account returns the money; an expired session fails the order', async () => {
       const shopper = new Shopper(woo.url);
+      // The payer closed the widget: the service says cancelled, so WooCommerce's timer may cancel the order.
+      const closed = await shopper.placeOrder(productId, 1, 'closed-the-widget@example.com');
+      const closedPage = await shopper.orderPayPage(closed.orderId, closed.orderKey);
+      const closedSession = await shopper.servicepay(
+        'session',
+        closed.orderId,
+        closed.orderKey,
+        closedPage.data.nonce,
+      );
+      const { token } = await bootstrap(closedSession.body.clientSecret);
+      expect((await woo.wp('cancel-unpaid', closed.orderId)).cancel).toBe(false);
+      const cancelled = await call(
+        service.baseUrl,
+        'POST',
+        `/api/widget/sessions/${closedSession.body.sessionId}/cancel`,
+        { token },
+      );
+      expect(cancelled.body.data.status).toBe('cancelled');
+      expect((await woo.wp('cancel-unpaid', closed.orderId)).cancel).toBe(true);
+
       const { orderId, orderKey } = await shopper.placeOrder(productId, 1, 'too-late@example.com');
       const { data } = await shopper.orderPayPage(orderId, orderKey);
       const opened = await shopper.servicepay('session', orderId, orderKey, data.nonce);

@@ -3,7 +3,19 @@
  * Test helper: runs one command inside the test's WordPress (a fresh PHP process, as a request would be) and
  * prints JSON. Usage: php wp.php <wordpress dir> <command> [json argument]
  *
- * Commands: activate, uninstall, settings-set, product, order, notes-count, run-check, cancel-unpaid, claims.
+ * Commands:
+ *   activate                     activates the plugin (as the Plugins screen does); says whether its claims table exists
+ *   uninstall                    deactivates and deletes it; prints what is left of its options and table
+ *   endpoints                    the webhook endpoints the shop stored (ids and sealed secrets)
+ *   webhook-secret               the test environment's signing secret, to sign a replayed delivery
+ *   product {price, stock}       a simple product with managed stock
+ *   stock <product id>           its stock quantity
+ *   order <order id>             the order as a test reads it: status, totals, session meta, notes, and its status as
+ *                                each order table stores it
+ *   order-by-session <ses_…>     the order that had the session
+ *   set-total {id, total}        changes the order's total (as a shop owner editing the order would)
+ *   run-check <order id>         runs the order's due ServicePay check now (what WP-Cron would do)
+ *   cancel-unpaid <order id>     what the plugin answers WooCommerce's unpaid-order timer for the order
  */
 
 $wp_dir  = $argv[1] ?? '';
@@ -59,9 +71,6 @@ switch ( $command ) {
 				'table'     => $wpdb->get_var( "SELECT name FROM sqlite_master WHERE name = '{$wpdb->prefix}servicepay_claims'" ),
 			)
 		);
-	case 'settings-set':
-		update_option( 'woocommerce_servicepay_settings', array_merge( get_option( 'woocommerce_servicepay_settings', array() ) ?: array(), $arg ) );
-		$out( get_option( 'woocommerce_servicepay_settings' ) );
 	case 'endpoints':
 		$out( get_option( 'servicepay_webhook_endpoints', null ) );
 	case 'webhook-secret':
@@ -124,9 +133,11 @@ switch ( $command ) {
 		}
 		$out( array( 'ran' => count( $ids ) ) );
 	case 'cancel-unpaid':
-		// WooCommerce's unpaid-order timer, asked about one order as wc_cancel_unpaid_orders() asks.
+		// WooCommerce's unpaid-order timer, asked about one order as wc_cancel_unpaid_orders() asks about an order it
+		// would cancel: with true. (It passes 'checkout' === created_via, so true for classic-checkout orders; these
+		// are placed through the Store API, for which WooCommerce 9.4 would pass false and never ask the plugin.)
 		$order = wc_get_order( (int) $arg );
-		$out( array( 'cancel' => (bool) apply_filters( 'woocommerce_cancel_unpaid_order', 'checkout' === $order->get_created_via(), $order ) ) );
+		$out( array( 'cancel' => (bool) apply_filters( 'woocommerce_cancel_unpaid_order', true, $order ) ) );
 	default:
 		fwrite( STDERR, "unknown command $command\n" );
 		exit( 2 );
