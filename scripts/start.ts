@@ -2,13 +2,17 @@
  * `npm start`: the whole product on its embedded defaults, for a developer's first hour. Builds what is stale,
  * then starts the reference service on `data/servicepay.db` (API, developer portal, both widget hosts) and the
  * example shop (`examples/express-shop`), registers the shop's webhook endpoint, and prints one banner with
- * every URL and the development business's test keys. Ctrl-C stops everything within 3 seconds.
+ * every URL and the development business's test keys. Ctrl-C stops everything within 3 seconds: what has not
+ * closed after 2.5 s is named in one line (`npm start: forced to stop after 2.5 s; still open: …`) and the exit
+ * code is 1, so a stop that hangs is seen, not passed off as a clean one.
  *
- * Settings: the flags and variables of `servicepay-server start` (`--db`/`SERVICEPAY_DB`, `--port`/
- * `SERVICEPAY_PORT`, `--test-widget-port`/`SERVICEPAY_TEST_WIDGET_PORT`, `--live-widget-port`/
- * `SERVICEPAY_LIVE_WIDGET_PORT`, `--webhook-schedule`, `--secrets-key-file`/`SERVICEPAY_SECRETS_KEY_FILE`,
- * `SERVICEPAY_SECRETS_KEY`), plus `--shop-port`/`SHOP_PORT`; not `--production`: npm start is the
- * development setup (it keeps the development keys in a file), a deployment runs `servicepay-server start`.
+ * Settings: the flags and variables of `servicepay-server start` (`--db`/`SERVICEPAY_DB`, `--database-url`/
+ * `SERVICEPAY_DATABASE_URL`, `--port`/`SERVICEPAY_PORT`, `--test-widget-port`/`SERVICEPAY_TEST_WIDGET_PORT`,
+ * `--live-widget-port`/`SERVICEPAY_LIVE_WIDGET_PORT`, `--webhook-schedule`, `--secrets-key-file`/
+ * `SERVICEPAY_SECRETS_KEY_FILE`, `SERVICEPAY_SECRETS_KEY`, `--trust-proxy`/`SERVICEPAY_TRUST_PROXY`), read
+ * the same way and passed to the same `createService`, plus `--shop-port`/`SHOP_PORT`; the banner names the
+ * database it runs on (the SQLite file, or PostgreSQL without its password). Not `--production`: npm start is
+ * the development setup (it keeps the development keys in a file), a deployment runs `servicepay-server start`.
  * Webhooks default to the `fast` schedule here (retries within a minute), because a developer watching a
  * failing handler should not wait an hour for the next attempt; `--webhook-schedule standard` gives the
  * production schedule.
@@ -17,7 +21,7 @@
  * `data/development-keys.json` (owner-only permissions, never committed): a local development convenience,
  * not how a deployed service keeps keys.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +30,10 @@ import type { CreatedBusiness } from '@servicepay/node/protocol';
 import { PortInUseError, type Shop, startShop } from '../examples/express-shop/src/index.ts';
 import { createBusiness, createService, silentLogger } from '../reference-server/src/index.ts';
 import { sha256 } from '../reference-server/src/internal/random.ts';
+import {
+  parseTrustedProxies,
+  TrustedProxiesError,
+} from '../reference-server/src/internal/trusted-proxies.ts';
 import { buildIfStale } from './build-if-stale.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -33,12 +41,13 @@ const HOST = '127.0.0.1';
 /** Stop waits this long for a clean close, then exits anyway (the promise is 3 s). */
 const STOP_DEADLINE_MS = 2500;
 
-const USAGE = `npm start [-- --db PATH] [--port N] [--test-widget-port N] [--live-widget-port N] [--shop-port N]
-               [--webhook-schedule fast|standard] [--secrets-key-file PATH] [--no-build]
+const USAGE = `npm start [-- --db PATH|--database-url URL] [--port N] [--test-widget-port N] [--live-widget-port N]
+               [--shop-port N] [--webhook-schedule fast|standard] [--secrets-key-file PATH] [--trust-proxy LIST]
+               [--no-build]
 
-Environment: SERVICEPAY_DB, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT, SHOP_PORT,
-SERVICEPAY_SECRETS_KEY, SERVICEPAY_SECRETS_KEY_FILE. npm start is for development; deploy with
-servicepay-server start --production.`;
+Environment: SERVICEPAY_DB, SERVICEPAY_DATABASE_URL, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT,
+SERVICEPAY_LIVE_WIDGET_PORT, SHOP_PORT, SERVICEPAY_SECRETS_KEY, SERVICEPAY_SECRETS_KEY_FILE, SERVICEPAY_TRUST_PROXY,
+as servicepay-server start reads them. npm start is for development; deploy with servicepay-server start --production.`;
 
 class UsageError extends Error {}
 
@@ -56,12 +65,14 @@ function readSettings() {
     args: process.argv.slice(2),
     options: {
       db: { type: 'string' },
+      'database-url': { type: 'string' },
       port: { type: 'string' },
       'test-widget-port': { type: 'string' },
       'live-widget-port': { type: 'string' },
       'shop-port': { type: 'string' },
       'webhook-schedule': { type: 'string' },
       'secrets-key-file': { type: 'string' },
+      'trust-proxy': { type: 'string' },
       'no-build': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -74,8 +85,21 @@ function readSettings() {
   const schedule = values['webhook-schedule'] ?? 'fast';
   if (schedule !== 'fast' && schedule !== 'standard')
     throw new UsageError('--webhook-schedule is fast or standard');
+  const databaseUrl = values['database-url'] ?? process.env.SERVICEPAY_DATABASE_URL ?? null;
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    throw new UsageError('SERVICEPAY_DATABASE_URL (--database-url) is a postgres:// URL');
+  let trustedProxies: string[];
+  try {
+    trustedProxies = parseTrustedProxies(values['trust-proxy'] ?? process.env.SERVICEPAY_TRUST_PROXY);
+  } catch (error) {
+    if (error instanceof TrustedProxiesError)
+      throw new UsageError(`SERVICEPAY_TRUST_PROXY (--trust-proxy): ${error.message}`);
+    throw error;
+  }
   return {
     dbPath: values.db ?? process.env.SERVICEPAY_DB ?? 'data/servicepay.db',
+    databaseUrl,
+    trustedProxies,
     schedule,
     build: !values['no-build'],
     secretsKeyFile: values['secrets-key-file'] ?? process.env.SERVICEPAY_SECRETS_KEY_FILE ?? null,
@@ -109,6 +133,12 @@ async function checkPorts(ports: Record<string, number>): Promise<void> {
   }
 }
 
+/** Where the data is, for the banner: the SQLite file, or PostgreSQL without its password. */
+function databaseDescription(settings: { dbPath: string; databaseUrl: string | null }): string {
+  if (settings.databaseUrl === null) return settings.dbPath;
+  return settings.databaseUrl.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:…@');
+}
+
 function variableOf(ports: Record<string, number>, port: number): string {
   return Object.entries(ports).find(([, value]) => value === port)?.[0] ?? 'the port settings';
 }
@@ -128,6 +158,10 @@ async function developmentBusiness(
   return created;
 }
 
+/** What the forced-stop line calls the two things npm start runs. */
+const SERVICE = 'the service (API, portal, widget hosts)';
+const SHOP = 'the example shop';
+
 /** The ports asked for, to name the variable when one is taken. */
 let askedPorts: Record<string, number> = {};
 
@@ -145,6 +179,8 @@ async function main(): Promise<void> {
       port: ports.SERVICEPAY_PORT,
       testWidgetPort: ports.SERVICEPAY_TEST_WIDGET_PORT,
       liveWidgetPort: ports.SERVICEPAY_LIVE_WIDGET_PORT,
+      databaseUrl: settings.databaseUrl,
+      trustedProxies: settings.trustedProxies,
       webhooks: { schedule: settings.schedule },
       secretsKeyFile: settings.secretsKeyFile,
     },
@@ -152,26 +188,35 @@ async function main(): Promise<void> {
     { logger: silentLogger },
   );
   let shop: Shop | undefined;
+  /** What this process started and has not closed yet, by the name the forced-stop line gives it. */
+  const open = new Set<string>([SERVICE]);
+  const forced = (why: string) => {
+    console.error(`npm start: ${why}; still open: ${[...open].join(', ')}`);
+    process.exit(1);
+  };
   let stopping = false;
-  const stop = (code: number) => {
-    if (stopping) process.exit(code); // a second Ctrl-C: now
+  const stop = () => {
+    // A second Ctrl-C: now, saying what is left behind.
+    if (stopping) forced('stopped again before everything closed');
     stopping = true;
-    setTimeout(() => process.exit(code), STOP_DEADLINE_MS).unref();
+    setTimeout(() => forced(`forced to stop after ${STOP_DEADLINE_MS / 1000} s`), STOP_DEADLINE_MS).unref();
     (async () => {
-      await shop?.close();
+      // The shop first: it calls the service, so the service outlives it.
+      if (shop) {
+        await shop.close();
+        open.delete(SHOP);
+      }
       await service.close();
+      open.delete(SERVICE);
     })().then(
-      () => process.exit(code),
-      () => process.exit(1),
+      () => process.exit(0),
+      (error: unknown) =>
+        forced(`stopping failed (${error instanceof Error ? error.message : String(error)})`),
     );
   };
-  process.on('SIGINT', () => stop(0));
-  process.on('SIGTERM', () => stop(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 
-  const business = await developmentBusiness(
-    service,
-    join(dirname(settings.dbPath), 'development-keys.json'),
-  );
   let started: Awaited<ReturnType<typeof service.start>>;
   try {
     started = await service.start();
@@ -182,6 +227,13 @@ async function main(): Promise<void> {
     throw error;
   }
   const { url, widgetUrls } = started;
+  // After start: on PostgreSQL, start is what migrates the database. The development keys and the shop's orders
+  // are kept beside the SQLite file's place, on PostgreSQL too.
+  mkdirSync(dirname(settings.dbPath), { recursive: true });
+  const business = await developmentBusiness(
+    service,
+    join(dirname(settings.dbPath), 'development-keys.json'),
+  );
   shop = await startShop({
     secretKey: business.keys.test.secretKey,
     apiUrl: url,
@@ -191,9 +243,10 @@ async function main(): Promise<void> {
     host: HOST,
     log: (line) => console.log(`[shop] ${line}`),
   });
+  open.add(SHOP);
 
   console.log(`
-ServicePay is running (database ${settings.dbPath}, webhooks on the ${settings.schedule} schedule)
+ServicePay is running (database ${databaseDescription(settings)}, webhooks on the ${settings.schedule} schedule)
 
   API                ${url}
   Developer portal   ${url}/portal

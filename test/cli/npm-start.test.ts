@@ -1,20 +1,34 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, createSession } from '../support/api.ts';
 import { type RunningProcess, startProcess } from '../support/child-process.ts';
+import { postgresAvailable, reportIfPostgresMissing, startPostgres } from '../support/postgres.ts';
 
 // `npm start` as the README promises it: the service on its embedded default, the portal, both widget hosts
 // and the example shop, one banner with every URL and the development test keys, the same ones on every
 // start. Run as the script npm runs, on a temporary folder, on free ports.
 
+reportIfPostgresMissing();
+
 const folder = mkdtempSync(join(tmpdir(), 'servicepay-start-'));
 const dbPath = join(folder, 'servicepay.db');
 const started: RunningProcess[] = [];
+/** Process groups started through npm: npm passes no signal on, so a leftover is ended as a group. */
+const groups: number[] = [];
 
 afterAll(async () => {
+  for (const group of groups) {
+    try {
+      process.kill(-group, 'SIGKILL');
+    } catch {
+      // Already gone: it stopped as the test asked.
+    }
+  }
   for (const child of started) await child.stop();
   rmSync(folder, { recursive: true, force: true });
 });
@@ -65,11 +79,47 @@ async function banner(child: RunningProcess) {
   };
 }
 
-const refused = async (url: string) =>
-  fetch(url).then(
-    () => false,
-    () => true,
+/** Whether nothing listens on the port of `url` any more: this process can take it. */
+async function portIsFree(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  const probe = createServer();
+  return new Promise((resolve) => {
+    probe.once('error', () => resolve(false));
+    probe.listen(Number(port), hostname, () => probe.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Stops `npm start` as Ctrl-C (or a `kill`) would and checks that it stopped cleanly: exit 0, no forced-stop
+ * line (printed when something did not close in time, with exit 1), and every port it listened on free again.
+ */
+async function expectCleanStop(child: RunningProcess, seen: { printed: string }, signal: NodeJS.Signals) {
+  const code = await child.stop(signal);
+  expect(child.output()).not.toContain('still open:');
+  expect(code).toBe(0);
+  await expectPortsFree(seen.printed);
+}
+
+/** Every server the banner lists (the portal is on the API's port) no longer listens. */
+async function expectPortsFree(printed: string) {
+  const urls = [...printed.matchAll(/^ {2}(?:API|Test widget host|Live widget host|Example shop)\s+(\S+)/gm)];
+  expect(urls).toHaveLength(4);
+  for (const [, url] of urls) expect(await portIsFree(url as string), url).toBe(true);
+}
+
+/**
+ * Ctrl-C in a terminal: SIGINT to the whole foreground process group (npm, its shell and node), not to npm
+ * alone (npm passes no signal on). npm exits at once; node goes on stopping and holds the output pipe until it
+ * has exited, so the output is complete when both streams have closed.
+ */
+async function pressCtrlC(child: RunningProcess): Promise<void> {
+  process.kill(-(child.child.pid as number), 'SIGINT');
+  await child.exited;
+  const { stdout, stderr } = child.child;
+  await Promise.all(
+    [stdout, stderr].map((stream) => (stream && !stream.closed ? once(stream, 'close') : undefined)),
   );
+}
 
 describe('npm start', () => {
   it('starts the service and the example shop, prints every URL and a test key that works, and stops on Ctrl-C', async () => {
@@ -95,9 +145,7 @@ describe('npm start', () => {
       `${seen.shop}/webhooks/servicepay`,
     ]);
 
-    expect(await first.stop('SIGINT')).toBe(0);
-    expect(await refused(`${seen.api}/health`)).toBe(true);
-    expect(await refused(seen.shop)).toBe(true);
+    await expectCleanStop(first, seen, 'SIGINT');
 
     // The keys file beside the database is the owner's alone: it holds the development business's keys.
     expect(statSync(join(folder, 'development-keys.json')).mode & 0o077).toBe(0);
@@ -114,7 +162,43 @@ describe('npm start', () => {
     expect(second.output()).toMatch(/webhook endpoint we_\w+ reused/);
     const endpointsAgain = await call(again.api, 'GET', '/api/webhooks', { token: again.secretKey });
     expect(endpointsAgain.body.data).toHaveLength(1);
-    expect(await second.stop('SIGTERM')).toBe(0);
+    await expectCleanStop(second, again, 'SIGTERM');
+  });
+
+  it('takes its settings as flags after `npm start --`, over the variables, and says so in the banner', async () => {
+    const api = await freePort();
+    await api.release();
+    // The variables say "any free port" and the fast schedule; the flags win, as they do for servicepay-server.
+    // Through npm itself, as a user types it, in a process group of its own (setsid) as a terminal gives it.
+    const child = startProcess(
+      'setsid',
+      ['npm', 'start', '--', '--no-build', '--port', String(api.port), '--webhook-schedule', 'standard'],
+      {
+        env: {
+          SERVICEPAY_DB: join(folder, 'flags', 'servicepay.db'),
+          SERVICEPAY_PORT: '0',
+          SERVICEPAY_TEST_WIDGET_PORT: '0',
+          SERVICEPAY_LIVE_WIDGET_PORT: '0',
+          SHOP_PORT: '0',
+        },
+      },
+    );
+    groups.push(child.child.pid as number);
+    const seen = await banner(child);
+    expect(seen.api).toBe(`http://127.0.0.1:${api.port}`);
+    expect(seen.printed).toContain(
+      `ServicePay is running (database ${join(folder, 'flags', 'servicepay.db')}, webhooks on the standard schedule)`,
+    );
+    expect((await call(seen.api, 'GET', '/health')).status).toBe(200);
+    await pressCtrlC(child);
+    expect(child.output()).not.toContain('still open:');
+    await expectPortsFree(seen.printed);
+  });
+
+  it('refuses a SERVICEPAY_TRUST_PROXY that servicepay-server refuses, instead of ignoring it', async () => {
+    const child = npmStart({ SERVICEPAY_TRUST_PROXY: '*' });
+    expect(await child.exited).toBe(2);
+    expect(child.output().split('\n')[0]).toContain('SERVICEPAY_TRUST_PROXY');
   });
 
   it.each([
@@ -151,5 +235,35 @@ describe('npm start', () => {
     const badPort = npmStart({ SERVICEPAY_PORT: 'eighty' });
     expect(await badPort.exited).toBe(2);
     expect(badPort.output()).toContain('SERVICEPAY_PORT must be a port number');
+  });
+});
+
+describe.runIf(postgresAvailable)('npm start on PostgreSQL', () => {
+  it('keeps its data where SERVICEPAY_DATABASE_URL says, as servicepay-server start does, and names it without the password', async () => {
+    const postgres = await startPostgres();
+    try {
+      const url = (await postgres.createDatabase('npm_start')).replace('//postgres@', '//postgres:hunter2@');
+      const dbPath = join(folder, 'postgres', 'servicepay.db');
+      const child = npmStart({ SERVICEPAY_DATABASE_URL: url, SERVICEPAY_DB: dbPath });
+      const seen = await banner(child);
+      expect(seen.printed).toContain(
+        `(database postgres://postgres:…@127.0.0.1:${postgres.port}/npm_start, webhooks on the fast schedule)`,
+      );
+      expect(seen.printed).not.toContain('hunter2');
+
+      const created = await createSession(seen.api, seen.secretKey);
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      try {
+        const found = await pool.query('SELECT id FROM sessions WHERE id = $1', [created.id]);
+        expect(found.rows).toEqual([{ id: created.id }]);
+      } finally {
+        await pool.end();
+      }
+      // No SQLite database was opened for the service (the shop keeps its own orders beside where it would be).
+      expect(existsSync(dbPath)).toBe(false);
+      await expectCleanStop(child, seen, 'SIGINT');
+    } finally {
+      await postgres.stop();
+    }
   });
 });
