@@ -25,6 +25,15 @@ const STARTED_BY_THE_TEST = ['npm start'];
  */
 const SETUP = ['git clone <the ServicePay repository URL> servicepay && cd servicepay', 'npm ci'];
 
+/** Shell keywords and builtins, and the POSIX tools every Linux and macOS has: not listed as needs. */
+const EVERY_SHELL_HAS = new Set(
+  'cd export echo printf test for done if fi while set cut sleep date sed grep cat head tail tr wc'.split(
+    ' ',
+  ),
+);
+/** How the quick start names what a program comes with. */
+const NAMED_AS: Record<string, string> = { npm: 'Node', npx: 'Node', node: 'Node' };
+
 interface Block {
   guide: string;
   code: string;
@@ -113,6 +122,38 @@ describe('the commands in docs/', () => {
       for (const expected of block.expects) {
         expect(printed, `${guide}, block ${index + 1}:\n${block.code}`).toContain(expected);
       }
+    }
+  });
+
+  it('names in the quick start every program the guides run that a fresh machine may lack', () => {
+    const programs = new Set<string>();
+    for (const block of GUIDES.flatMap(blocksOf)) {
+      // Continuation lines joined, comments and single-quoted text (JSON, jq filters) left out; what runs is the
+      // first word of each line, pipeline stage, `&&`/`;` list member, loop body and $(…) substitution.
+      const code = block.code
+        .replace(/\\\n/g, ' ')
+        .replace(/^\s*#.*$/gm, '')
+        .replace(/'[^']*'/g, "''");
+      for (const part of code.split(/\$\(|\||&&|;|\n|\bdo\b|\bthen\b/)) {
+        const command =
+          part
+            .trim()
+            .replace(/^([A-Za-z_]\w*=\S*\s*)+/, '')
+            .split(/\s+/)[0] ?? '';
+        if (/^[a-z][\w.-]*$/.test(command)) programs.add(command);
+      }
+    }
+    expect([...programs]).toEqual(expect.arrayContaining(['git', 'npm', 'curl', 'jq', 'openssl']));
+    const needs = /^You need [\s\S]*?\n\n/m.exec(
+      readFileSync(join(ROOT, 'docs', 'quick-start.md'), 'utf8'),
+    )?.[0];
+    expect(needs).toBeDefined();
+    for (const program of programs) {
+      if (EVERY_SHELL_HAS.has(program)) continue;
+      const named = NAMED_AS[program] ?? program;
+      expect(needs, `${program}: ${named} is not in the quick start's "You need"`).toMatch(
+        new RegExp(`\\b${named}\\b`),
+      );
     }
   });
 
