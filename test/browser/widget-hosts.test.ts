@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { frameTexts } from '../../widget/src/texts.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 import { ensureWidgetBuilt } from './support/checkout-world.ts';
 
@@ -90,6 +91,9 @@ describe('widget hosts', () => {
       expect(page).toContain(`data-test-host="${server.widgetUrls.test}"`);
       expect(page).toContain(`data-live-host="${server.widgetUrls.live}"`);
       expect(page).not.toMatch(/<script>|<style>|style=/);
+      // Every placeholder filled; the title is the texts module's (the build writes it in).
+      expect(page).not.toMatch(/%[A-Z_]+%/);
+      expect(page).toContain(`<title>${frameTexts.pageTitle}</title>`);
       const script = await get(`${server.widgetUrls[environment]}/v${VERSION}/frame.js`);
       expect(script.headers.get('cache-control')).toContain('immutable');
     }

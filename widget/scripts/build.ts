@@ -1,7 +1,7 @@
 /**
  * Builds what the widget hosts serve into `widget/dist/`: `widget.js` (IIFE, minified: the one script tag),
- * `frame.js` + `frame.css` + `frame.html` (the checkout page in the iframe; the host fills in the
- * placeholders of `frame.html`), and `manifest.json` with each file's size and SRI hash. Each file is written
+ * `frame.js` + `frame.css` + `frame.html` (the checkout page in the iframe; its `<title>` comes from
+ * `src/texts.ts` here, the host fills in the other placeholders), and `manifest.json` with each file's size and SRI hash. Each file is written
  * to a temporary name and renamed, so a host (or a test building in parallel) never reads half a file.
  *
  * @example
@@ -14,6 +14,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { frameTexts } from '../src/texts.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
@@ -42,6 +43,9 @@ const minifyCssTemplates: Plugin = {
     });
   },
 };
+
+const escapeHtml = (text: string) =>
+  text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 const integrity = (bytes: Uint8Array) => `sha384-${createHash('sha384').update(bytes).digest('base64')}`;
 
@@ -79,7 +83,12 @@ export async function buildWidget(): Promise<WidgetManifest> {
     'widget.js': Buffer.concat([Buffer.from(notice), await bundle('src/loader/widget.ts')]),
     'frame.js': Buffer.concat([Buffer.from(notice), await bundle('src/frame/frame.ts')]),
     'frame.css': readFileSync(join(root, 'src/frame/frame.css')),
-    'frame.html': readFileSync(join(root, 'src/frame/frame.html')),
+    'frame.html': Buffer.from(
+      readFileSync(join(root, 'src/frame/frame.html'), 'utf8').replace(
+        '%TITLE%',
+        escapeHtml(frameTexts.pageTitle),
+      ),
+    ),
   };
   const manifest: WidgetManifest = { version, files: {} };
   for (const [name, bytes] of Object.entries(files)) {

@@ -1,7 +1,8 @@
 /**
  * Every text the payer or the merchant's developer can see, in one place, ready for translation: a translation
  * is another pair of objects of these shapes. Functions take the values they interpolate; nothing else builds a
- * sentence. Two objects, so `widget.js` on the merchant page carries only the overlay's texts.
+ * sentence. One object per bundle that shows them, so `widget.js` on the merchant page carries only the
+ * overlay's texts and `@servicepay/react` only its loader's.
  *
  * @example
  * import { frameTexts } from './texts.ts';
@@ -37,8 +38,16 @@ export const developerTexts = {
     `Load ${rightHost}/latest/widget.js instead.`,
 } as const;
 
+/** Messages of `@servicepay/react`'s script loader, for the merchant's developer (through `onError`). */
+export const reactTexts = {
+  scriptFailed: (src: string) => `ServicePay: could not load ${src}.`,
+  scriptDefinedNothing: (src: string) => `ServicePay: ${src} loaded but did not define window.ServicePay.`,
+} as const;
+
 /** The checkout screens inside the frame. */
 export const frameTexts = {
+  /** `frame.html`'s `<title>`, written into the page by the build (it is there before any script runs). */
+  pageTitle: 'ServicePay checkout',
   payWith: (merchant: string) => `Pay ${merchant}`,
   testBadge: 'Test mode: no real money moves',
   initializing: 'Preparing your payment details…',
@@ -85,7 +94,6 @@ export const frameTexts = {
   connectionLost: 'We lost the connection to the payment service. If you already sent the money, it is safe.',
   networkError: 'We could not reach the payment service. Check your connection and try again.',
   serviceError: 'The payment service could not start this payment.',
-  reconnecting: 'Reconnecting…',
   announce: {
     awaiting: 'Account details ready. Transfer the exact amount shown.',
     confirming: 'Waiting for your transfer.',

@@ -5,7 +5,7 @@
  * // npm run build -w @servicepay/react
  */
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,8 +32,13 @@ execFileSync(
     stdio: 'inherit',
   },
 );
-// Published declarations import `./x.js`, which every TypeScript resolution mode understands.
-for (const name of readdirSync(join(root, 'dist')).filter((file) => file.endsWith('.d.ts'))) {
-  const path = join(root, 'dist', name);
-  writeFileSync(path, readFileSync(path, 'utf8').replace(/from '(\.\/[^']+)\.tsx?'/g, "from '$1.js'"));
+// tsc's root is the widget folder (the loader's messages live in the widget's one texts module), so it writes
+// `react/src/*.d.ts` under `dist/.types/`; only those are published, as `dist/*.d.ts`. They import `./x.js`,
+// which every TypeScript resolution mode understands.
+const types = join(root, 'dist/.types/react/src');
+for (const name of readdirSync(types).filter((file) => file.endsWith('.d.ts'))) {
+  const declaration = readFileSync(join(types, name), 'utf8');
+  if (/from '\.\.\//.test(declaration)) throw new Error(`${name} refers outside @servicepay/react`);
+  writeFileSync(join(root, 'dist', name), declaration.replace(/from '(\.\/[^']+)\.tsx?'/g, "from '$1.js'"));
 }
+rmSync(join(root, 'dist/.types'), { recursive: true, force: true });

@@ -1,3 +1,5 @@
+import { reactTexts as texts } from '../../src/texts.ts';
+
 /** What `widget.js` puts on `window` (see `@servicepay/widget`). */
 export interface ServicePayGlobal {
   init(options: {
@@ -38,7 +40,7 @@ export function loadWidget(src: string, integrity?: string): Promise<ServicePayG
     const settle = () => {
       const loaded = servicePay();
       if (loaded) resolve(loaded);
-      else reject(new Error(`ServicePay: ${src} loaded but did not define window.ServicePay.`));
+      else reject(new Error(texts.scriptDefinedNothing(src)));
     };
     const existing = [...document.querySelectorAll<HTMLScriptElement>('script[src]')].find(
       (script) => script.src === new URL(src, document.baseURI).href,
@@ -49,7 +51,7 @@ export function loadWidget(src: string, integrity?: string): Promise<ServicePayG
       'error',
       () => {
         loading.delete(src);
-        reject(new Error(`ServicePay: could not load ${src}.`));
+        reject(new Error(texts.scriptFailed(src)));
       },
       { once: true },
     );
