@@ -30,14 +30,34 @@ export interface PaymentWidgetProps {
 
 /** One checkout per client secret, shared by the mounts of one StrictMode double render. */
 interface Opening {
+  clientSecret: string;
   callbacks: { current: PaymentWidgetProps };
+  /** The deferred close of an unmount: StrictMode's remount clears it; anything else runs it. */
   closeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Set by a real unmount: a script still loading then opens nothing. */
   unmounted: boolean;
-  finished: boolean;
   servicePay: ServicePayGlobal | undefined;
 }
 
 const openings = new Map<string, Opening>();
+
+/** Is this secret's overlay still on the page? It stays up to 3 s after a success or a cancel. */
+const overlayShown = (clientSecret: string): boolean =>
+  [...document.querySelectorAll('servicepay-checkout')].some(
+    (element) => element.getAttribute('client-secret') === clientSecret,
+  );
+
+/**
+ * A real unmount: closes what this opening showed (whatever screen it is on; never another secret's overlay)
+ * and forgets it, so a later mount with the same secret opens the checkout again.
+ */
+function closeOpening(opening: Opening): void {
+  clearTimeout(opening.closeTimer);
+  opening.closeTimer = undefined;
+  opening.unmounted = true;
+  if (openings.get(opening.clientSecret) === opening) openings.delete(opening.clientSecret);
+  if (opening.servicePay && overlayShown(opening.clientSecret)) opening.servicePay.close();
+}
 
 /**
  * The ServicePay checkout for React. Renders nothing itself: it loads `widget.js` from the host for `mode`
@@ -63,17 +83,17 @@ export function PaymentWidget(props: PaymentWidgetProps): null {
 
   useEffect(() => {
     let opening = openings.get(clientSecret);
-    if (opening && !opening.unmounted) {
+    if (opening) {
       // StrictMode's second mount (or a re-render with a new host): the checkout is already open.
       clearTimeout(opening.closeTimer);
       opening.closeTimer = undefined;
       opening.callbacks = callbacks;
-    } else if (!opening) {
+    } else {
       const created: Opening = {
+        clientSecret,
         callbacks,
         closeTimer: undefined,
         unmounted: false,
-        finished: false,
         servicePay: undefined,
       };
       opening = created;
@@ -82,17 +102,16 @@ export function PaymentWidget(props: PaymentWidgetProps): null {
         (servicePay) => {
           if (created.unmounted) return;
           created.servicePay = servicePay;
+          // A new secret replacing an open one: the old one's deferred close would run after this init, which
+          // widget.js would refuse ("already open"). Close it now.
+          for (const other of [...openings.values()]) {
+            if (other !== created && other.closeTimer !== undefined) closeOpening(other);
+          }
           servicePay.init({
             clientSecret,
-            onSuccess: (payment) => {
-              created.finished = true;
-              created.callbacks.current.onSuccess(payment);
-            },
+            onSuccess: (payment) => created.callbacks.current.onSuccess(payment),
             onError: (error) => created.callbacks.current.onError(error),
-            onCancel: () => {
-              created.finished = true;
-              created.callbacks.current.onCancel?.();
-            },
+            onCancel: () => created.callbacks.current.onCancel?.(),
           });
         },
         (error: unknown) => {
@@ -107,10 +126,7 @@ export function PaymentWidget(props: PaymentWidgetProps): null {
     const current = opening;
     return () => {
       // Deferred: StrictMode remounts at once and takes the checkout over; a real unmount closes it.
-      current.closeTimer = setTimeout(() => {
-        current.unmounted = true;
-        if (!current.finished) current.servicePay?.close();
-      }, 0);
+      current.closeTimer = setTimeout(() => closeOpening(current), 0);
     };
   }, [clientSecret, src, integrity]);
 
