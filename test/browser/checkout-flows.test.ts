@@ -1,5 +1,6 @@
-import type { Browser } from 'playwright-core';
+import type { Browser, Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatCountdown } from '../../widget/src/frame/format.ts';
 import { launchChromium, openPage } from './support/browser.ts';
 import {
   type CheckoutWorld,
@@ -11,7 +12,13 @@ import {
   shownAccountNumber,
   startCheckoutWorld,
 } from './support/checkout-world.ts';
-import { axeViolations, cspViolations, leftovers, screenshot } from './support/inspect.ts';
+import {
+  axeViolations,
+  checkoutFrameHandle,
+  cspViolations,
+  leftovers,
+  screenshot,
+} from './support/inspect.ts';
 
 // One browser and one real service (with both widget hosts) for the whole file; a fresh context per test.
 let browser: Browser;
@@ -246,6 +253,21 @@ describe('the push stream in a real browser', () => {
   }, 45_000);
 });
 
+/** What a tab's trip to the background looks like to the checkout frame: `visibilityState` and its event. */
+async function setVisibility(frame: Frame, state: 'hidden' | 'visible'): Promise<void> {
+  await frame.evaluate((value) => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => value });
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => value === 'hidden' });
+    document.dispatchEvent(new Event('visibilitychange'));
+  }, state);
+}
+
+/** The push stream's state as the checkout sees it. */
+const streamState = (frame: Frame) =>
+  frame.evaluate(
+    () => (document.querySelector('servicepay-frame-app') as unknown as { streamState: string }).streamState,
+  );
+
 describe('a tab in the background', () => {
   it('a frozen tab (timers and network paused) catches up on return: the payment made meanwhile lands', async () => {
     const { page, context, problems } = await openPage(browser);
@@ -253,15 +275,103 @@ describe('a tab in the background', () => {
     const session = await world.createSession(500_000);
     await openCheckout(page, session.clientSecret);
     const accountNumber = await shownAccountNumber(page);
+    const frame = await checkoutFrameHandle(page);
+    // The frame notes, every 100 ms, the time and its screen: a frozen frame notes nothing.
+    await frame.evaluate(() => {
+      const notes: Array<{ at: number; screen: string }> = [];
+      (window as unknown as { notes: typeof notes }).notes = notes;
+      const app = document.querySelector('servicepay-frame-app') as unknown as { screen: string };
+      setInterval(() => notes.push({ at: Date.now(), screen: app.screen }), 100);
+    });
+    // Headless pages are always visible, and Page.setWebLifecycleState does not freeze a visible page; the
+    // debugger's pause does what a freeze does to the page: no script runs in it or its frame, no timer fires,
+    // and what the stream receives waits unread.
     const cdp = await context.newCDPSession(page);
-    await cdp.send('Page.setWebLifecycleState', { state: 'frozen' });
+    await cdp.send('Debugger.enable');
+    await cdp.send('Debugger.pause');
+    const frozenAt = Date.now();
     await world.transfer(accountNumber, 500_000);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    await cdp.send('Page.setWebLifecycleState', { state: 'active' });
+    const resumedAt = Date.now();
+    await cdp.send('Debugger.resume');
     await heading(page).filter({ hasText: 'Payment received' }).waitFor();
     expect(await merchantLog(page)).toEqual(paidOnce(session));
+    const notes = await frame.evaluate(
+      () => (window as unknown as { notes: Array<{ at: number; screen: string }> }).notes,
+    );
+    // Nothing ran while frozen, and the payment showed only after the return.
+    expect(notes.filter((note) => note.at > frozenAt + 300 && note.at < resumedAt)).toEqual([]);
+    expect(notes.find((note) => note.screen === 'success')?.at).toBeGreaterThanOrEqual(resumedAt);
     await cdp.detach();
     expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('the countdown is right the moment a tab that slept comes back', async () => {
+    const { page, context, problems } = await openPage(browser);
+    let expiresAt = '';
+    page.on('response', async (response) => {
+      if (response.url().endsWith('/api/widget/bootstrap') && response.ok())
+        expiresAt = (await response.json()).data.virtualAccount.expiresAt;
+    });
+    // Fake timers in the page and its frame, so the test decides when the frame's clock moves.
+    await context.clock.install();
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(500_000);
+    await openCheckout(page, session.clientSecret);
+    await shownAccountNumber(page);
+    const frame = await checkoutFrameHandle(page);
+    const countdown = checkoutFrame(page).locator('.countdown strong');
+    await expect(countdown.textContent()).resolves.toMatch(/^(30:00|29:5\d)$/);
+
+    // The tab goes to the background and the laptop sleeps 12 minutes: no timer fires meanwhile.
+    await setVisibility(frame, 'hidden');
+    await page.clock.pauseAt(Date.now() + 1_000);
+    const beforeSleep = await countdown.textContent();
+    await page.clock.setSystemTime((await frame.evaluate(() => Date.now())) + 12 * 60_000);
+    expect(await countdown.textContent()).toBe(beforeSleep);
+
+    // Back in front: the countdown is recomputed from the account's expiresAt before any timer fires.
+    await setVisibility(frame, 'visible');
+    const now = await frame.evaluate(() => Date.now());
+    await expect.poll(() => countdown.textContent()).toBe(formatCountdown(Date.parse(expiresAt) - now));
+    expect(await countdown.textContent()).toMatch(/^1[78]:\d\d$/);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('a tab back from the background resumes the stream with Last-Event-ID: the payment made meanwhile shows', async () => {
+    const { page, context, problems } = await openPage(browser);
+    const streamRequests: Array<string | undefined> = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/events')) streamRequests.push(request.headers()['last-event-id']);
+    });
+    await context.clock.install();
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(500_000);
+    await openCheckout(page, session.clientSecret);
+    const accountNumber = await shownAccountNumber(page);
+    const frame = await checkoutFrameHandle(page);
+    await expect.poll(() => streamState(frame)).toBe('open');
+
+    // In the background the stream's connection drops, and its timers (the retry after 250 ms) do not fire.
+    await setVisibility(frame, 'hidden');
+    await page.clock.pauseAt(Date.now() + 1_000);
+    world.server.dropConnections();
+    await expect.poll(() => streamState(frame)).toBe('reconnecting');
+    await world.transfer(accountNumber, 500_000);
+    expect(streamRequests).toHaveLength(1);
+
+    // Back in front: the stream reconnects at once, says where it stopped, and the service replays the payment.
+    await setVisibility(frame, 'visible');
+    await heading(page).filter({ hasText: 'Payment received' }).waitFor();
+    expect(streamRequests).toHaveLength(2);
+    expect(streamRequests[0]).toBeUndefined();
+    expect(streamRequests[1]).toMatch(/^\d+$/);
+    expect(await merchantLog(page)).toEqual(paidOnce(session));
+    // The browser's own line for the stream the service cut, not the widget's.
+    const cut = /ERR_INCOMPLETE_CHUNKED_ENCODING .*\/events\)$/;
+    expect(problems.filter((line) => !cut.test(line))).toEqual([]);
     await context.close();
   });
 });
