@@ -66,6 +66,26 @@ describe('the account and the session run out', () => {
     await context.close();
   });
 
+  it("EXPIRED's Back to {merchant} cancels the session on the service and fires onCancel once", async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(500_000);
+    await openCheckout(page, session.clientSecret);
+    await shownAccountNumber(page);
+    await heading(page).filter({ hasText: 'This account has expired' }).waitFor({ timeout: 6_000 });
+    await expect.poll(() => world.sessionStatus(session.id), { timeout: 3_000 }).toBe('pending');
+
+    await checkoutFrame(page).getByRole('button', { name: 'Back to Ada Stores' }).click();
+    await heading(page).filter({ hasText: 'Payment cancelled' }).waitFor();
+    expect(await world.sessionStatus(session.id)).toBe('cancelled');
+    expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
+    // CANCELLED goes back to the shop by itself; onCancel stays at one.
+    await page.waitForSelector('servicepay-checkout', { state: 'detached', timeout: 6_000 });
+    expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
   it('a session that ended for good says so and offers only the way back', async () => {
     const { page, context, problems } = await openPage(browser);
     await page.goto(world.shopUrl());
