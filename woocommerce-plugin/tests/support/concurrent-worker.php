@@ -9,12 +9,7 @@
  */
 
 [ , $mode, $order_id, $barrier ] = $argv;
-$url                       = parse_url( (string) getenv( 'WP_URL' ) );
-$_SERVER['HTTP_HOST']      = ( $url['host'] ?? '127.0.0.1' ) . ( isset( $url['port'] ) ? ':' . $url['port'] : '' );
-$_SERVER['SERVER_NAME']    = $url['host'] ?? '127.0.0.1';
-$_SERVER['REQUEST_URI']    = '/';
-$_SERVER['REQUEST_METHOD'] = 'GET';
-require getenv( 'SERVICEPAY_WP_DIR' ) . '/wp-load.php';
+require __DIR__ . '/load-wordpress.php';
 
 touch( $barrier . '/ready-' . getmypid() );
 $deadline = microtime( true ) + 60;
