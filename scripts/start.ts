@@ -40,6 +40,8 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const HOST = '127.0.0.1';
 /** Stop waits this long for a clean close, then exits anyway (the promise is 3 s). */
 const STOP_DEADLINE_MS = 2500;
+/** Signals closer together than this are one Ctrl-C delivered twice (see `stop`), not a second press. */
+const SAME_PRESS_MS = 500;
 
 const USAGE = `npm start [-- --db PATH|--database-url URL] [--port N] [--test-widget-port N] [--live-widget-port N]
                [--shop-port N] [--webhook-schedule fast|standard] [--secrets-key-file PATH] [--trust-proxy LIST]
@@ -194,11 +196,17 @@ async function main(): Promise<void> {
     console.error(`npm start: ${why}; still open: ${[...open].join(', ')}`);
     process.exit(1);
   };
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const stop = () => {
-    // A second Ctrl-C: now, saying what is left behind.
-    if (stopping) forced('stopped again before everything closed');
-    stopping = true;
+    if (stoppingSince !== undefined) {
+      // One Ctrl-C in a terminal reaches this process twice under `npm start`: from the terminal, to the whole
+      // process group, and forwarded by npm (the script `exec`s node so that a signal sent to npm alone is not
+      // lost with the shell). A second press, later: now, saying what is left behind.
+      if (performance.now() - stoppingSince >= SAME_PRESS_MS)
+        forced('stopped again before everything closed');
+      return;
+    }
+    stoppingSince = performance.now();
     setTimeout(() => forced(`forced to stop after ${STOP_DEADLINE_MS / 1000} s`), STOP_DEADLINE_MS).unref();
     (async () => {
       // The shop first: it calls the service, so the service outlives it.

@@ -195,6 +195,32 @@ describe('npm start', () => {
     await expectPortsFree(seen.printed);
   });
 
+  it('stops when npm alone is told to (a process manager, `timeout`, `kill <npm pid>`), leaving nothing running', async () => {
+    // npm passes SIGTERM to the shell it ran the script in, not to what that shell started: the script must
+    // `exec` node, or node lives on without its parent, holding every port.
+    const child = startProcess('setsid', ['npm', 'start', '--', '--no-build'], {
+      env: {
+        SERVICEPAY_DB: join(folder, 'npm-alone', 'servicepay.db'),
+        SERVICEPAY_PORT: '0',
+        SERVICEPAY_TEST_WIDGET_PORT: '0',
+        SERVICEPAY_LIVE_WIDGET_PORT: '0',
+        SHOP_PORT: '0',
+      },
+    });
+    groups.push(child.child.pid as number);
+    const seen = await banner(child);
+    process.kill(child.child.pid as number, 'SIGTERM');
+    await child.exited;
+    // Whatever npm started holds the output pipe until it exits; give it the 3 s npm start promises, and more.
+    const { stdout, stderr } = child.child;
+    const closed = Promise.all(
+      [stdout, stderr].map((stream) => (stream && !stream.closed ? once(stream, 'close') : undefined)),
+    );
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    expect(child.output()).not.toContain('still open:');
+    await expectPortsFree(seen.printed);
+  });
+
   it('refuses a SERVICEPAY_TRUST_PROXY that servicepay-server refuses, instead of ignoring it', async () => {
     const child = npmStart({ SERVICEPAY_TRUST_PROXY: '*' });
     expect(await child.exited).toBe(2);
