@@ -358,7 +358,7 @@ for (const row of rows) {
   const { gc, writes } = row.server;
   console.log(
     `Server stalls (${row.label}): GC ${gc.major} major, longest ${ms(gc.majorMax)}; ${gc.minor} minor, longest ${ms(gc.minorMax)}; ` +
-      `${writes.count} write transactions (commit and fsync on the event loop), longest ${ms(writes.max)}, ${writes.over10} over 10 ms.`,
+      `${writes.count} commits (COMMIT and its fsync, on the event loop), longest ${ms(writes.max)}, ${writes.over10} over 10 ms.`,
   );
 }
 for (const row of rows) {
