@@ -39,7 +39,8 @@ final class Settlement {
 	 * @param array<string,mixed> $session  The service's session object.
 	 * @param string              $event_id The webhook event id, '' for the return or the check.
 	 * @return string One of the constants above.
-	 * @throws \RuntimeException When the order could not be marked paid (the webhook answers 500, so it comes again).
+	 * @throws \RuntimeException When the status the session calls for (paid, on hold, failed) could not be stored
+	 *                           (the webhook answers 500, so it comes again).
 	 */
 	public static function apply( \WC_Order $order, array $session, string $event_id = '' ): string {
 		$order      = self::stored( $order->get_id() );
@@ -77,7 +78,9 @@ final class Settlement {
 		$paid_in    = strtoupper( (string) ( $session['currency'] ?? '' ) );
 
 		if ( $paid !== $expected || $paid_in !== $currency ) {
-			if ( SettlementClaim::take( 'amount-mismatch:' . $session_id, $order->get_id() ) ) {
+			$hold_claim = 'amount-mismatch:' . $session_id;
+			if ( SettlementClaim::take( $hold_claim, $order->get_id() ) ) {
+				$before = $order->get_status();
 				$order->update_status(
 					'on-hold',
 					sprintf(
@@ -102,6 +105,11 @@ final class Settlement {
 						'orderCurrency' => $currency,
 					)
 				);
+				if ( ! self::status_stored( $order, $before ) ) {
+					// Left pending, the order could be paid again: let the next delivery or the check hold it.
+					SettlementClaim::release( $hold_claim );
+					throw new \RuntimeException( 'The order could not be put on hold; it will be retried.' );
+				}
 			}
 			return self::AMOUNT_MISMATCH;
 		}
@@ -131,6 +139,7 @@ final class Settlement {
 			return self::ALREADY_PAID;
 		}
 
+		$before = $order->get_status();
 		try {
 			$order->update_meta_data( OrderSessions::SESSION_ID, $session_id );
 			$order->update_meta_data( OrderSessions::REFERENCE, $reference );
@@ -144,14 +153,14 @@ final class Settlement {
 					$reference
 				)
 			);
-			$completed = $order->payment_complete( $session_id ) && self::paid_status_stored( $order );
+			$completed = $order->payment_complete( $session_id ) && self::status_stored( $order, $before );
 		} catch ( \Throwable $error ) {
 			$completed = false;
 			Logger::error( 'payment_complete threw', array( 'orderId' => $order->get_id(), 'error' => $error->getMessage() ) );
 		}
 		if ( ! $completed ) {
 			$fresh = self::stored( $order->get_id() );
-			if ( $fresh instanceof \WC_Order && $fresh->needs_payment() ) {
+			if ( $fresh instanceof \WC_Order && $fresh->has_status( $before ) ) {
 				// The database still holds the order unpaid: give the claims back so the next delivery or the check
 				// settles it (if WooCommerce's status change ran, its note and mail then come twice: the lesser harm).
 				SettlementClaim::release( $claim );
@@ -164,31 +173,44 @@ final class Settlement {
 	}
 
 	/**
-	 * Whether the paid status reached the database, writing it once more when it did not.
+	 * Whether the status this request gave the order reached the database, writing it once more when it did not.
 	 *
 	 * WooCommerce saves the order row with an upsert whose failure it reads as "0 rows changed" and goes on: the
-	 * status change's notes, mails and stock change then follow for an order the database still holds unpaid.
-	 * SQLite does this when another request holds the write lock; a MySQL deadlock can too. So the order is read
-	 * back, and a lost status is written again through the data store alone: WC_Order::save() would run the
-	 * transition (and send its mails) a second time.
+	 * status change's notes, mails and stock change then follow for an order the database still holds in its old
+	 * status. SQLite does this when another request holds the write lock; a MySQL deadlock can too. So the order
+	 * is read back, and a lost status is written again through the data store alone: WC_Order::save() would run
+	 * the transition (and send its mails) a second time. The status counts as stored once the database no longer
+	 * holds the old one (another request may have moved the order on since, e.g. from processing to completed).
 	 *
-	 * @param \WC_Order $paid The order payment_complete() marked paid.
+	 * @param \WC_Order $changed The order as this request changed it (payment_complete() also set its
+	 *                           transaction id and date paid; for other changes those are as stored).
+	 * @param string    $before  Its status before the change.
 	 */
-	private static function paid_status_stored( \WC_Order $paid ): bool {
-		$stored = self::stored( $paid->get_id() );
+	private static function status_stored( \WC_Order $changed, string $before ): bool {
+		if ( $changed->has_status( $before ) ) {
+			return true; // Nothing changed, nothing to lose.
+		}
+		$stored = self::stored( $changed->get_id() );
 		if ( ! $stored instanceof \WC_Order ) {
 			return false;
 		}
-		if ( ! $stored->needs_payment() ) {
+		if ( ! $stored->has_status( $before ) ) {
 			return true;
 		}
-		Logger::error( 'the paid status was not stored; writing it again', array( 'orderId' => $paid->get_id(), 'status' => $stored->get_status() ) );
-		$stored->set_transaction_id( $paid->get_transaction_id( 'edit' ) );
-		$stored->set_date_paid( $paid->get_date_paid( 'edit' ) );
-		$stored->set_status( $paid->get_status( 'edit' ) );
+		Logger::error(
+			'the order status was not stored; writing it again',
+			array(
+				'orderId' => $changed->get_id(),
+				'status'  => $stored->get_status(),
+				'wanted'  => $changed->get_status( 'edit' ),
+			)
+		);
+		$stored->set_transaction_id( $changed->get_transaction_id( 'edit' ) );
+		$stored->set_date_paid( $changed->get_date_paid( 'edit' ) );
+		$stored->set_status( $changed->get_status( 'edit' ) );
 		$stored->get_data_store()->update( $stored );
-		$again = self::stored( $paid->get_id() );
-		return $again instanceof \WC_Order && ! $again->needs_payment();
+		$again = self::stored( $changed->get_id() );
+		return $again instanceof \WC_Order && ! $again->has_status( $before );
 	}
 
 	/**
@@ -248,10 +270,12 @@ final class Settlement {
 		if ( OrderSessions::current( $order ) !== $session_id || ! $order->needs_payment() ) {
 			return self::IGNORED;
 		}
-		if ( ! SettlementClaim::take( 'ended:' . $session_id, $order->get_id() ) ) {
+		$claim = 'ended:' . $session_id;
+		if ( ! SettlementClaim::take( $claim, $order->get_id() ) ) {
 			return self::IGNORED;
 		}
 		if ( 'expired' === $status ) {
+			$before = $order->get_status();
 			$order->update_status(
 				'failed',
 				sprintf(
@@ -260,6 +284,10 @@ final class Settlement {
 					$session_id
 				)
 			);
+			if ( ! self::status_stored( $order, $before ) ) {
+				SettlementClaim::release( $claim );
+				throw new \RuntimeException( 'The order could not be marked failed; it will be retried.' );
+			}
 		} else {
 			$order->add_order_note(
 				sprintf(

@@ -64,20 +64,21 @@ final class SettlementTest extends WordPressTestCase {
 	}
 
 	/**
-	 * Makes the database drop the write of the order's paid status, as SQLite does when another request holds
+	 * Makes the database drop the write of the order's new status, as SQLite does when another request holds
 	 * the write lock (WooCommerce's upsert of the order row reads "0 rows" from the failure and goes on: its
-	 * notes, mails and stock change follow as if the order were paid). Runs $settle, then stops dropping.
+	 * notes, mails and stock change follow as if the status were stored). Runs $apply, then stops dropping.
 	 *
+	 * @param string   $status The status whose writes are dropped (`processing`, `on-hold`, `failed`).
 	 * @param int      $times  How many such writes to drop.
-	 * @param callable $settle What runs meanwhile.
-	 * @return array{0:mixed,1:int} What $settle returned (or threw), and how many writes were dropped.
+	 * @param callable $apply  What runs meanwhile.
+	 * @return array{0:mixed,1:int} What $apply returned (or threw), and how many writes were dropped.
 	 */
-	private function with_paid_status_dropped( int $times, callable $settle ): array {
+	private function with_status_dropped( string $status, int $times, callable $apply ): array {
 		global $wpdb;
 		$dropped = 0;
-		$drop    = static function ( $query ) use ( &$dropped, $times, $wpdb ) {
+		$drop    = static function ( $query ) use ( &$dropped, $status, $times, $wpdb ) {
 			$order_row = '/^\s*(INSERT\s+INTO|UPDATE)\s+`?' . preg_quote( $wpdb->prefix, '/' ) . '(wc_orders|posts)\b/i';
-			if ( $dropped < $times && is_string( $query ) && str_contains( $query, "'wc-processing'" ) && preg_match( $order_row, $query ) ) {
+			if ( $dropped < $times && is_string( $query ) && str_contains( $query, "'wc-" . $status . "'" ) && preg_match( $order_row, $query ) ) {
 				++$dropped;
 				return 'SELECT 1 FROM servicepay_test_dropped_statement';
 			}
@@ -86,7 +87,7 @@ final class SettlementTest extends WordPressTestCase {
 		add_filter( 'query', $drop );
 		$shown = $wpdb->suppress_errors( true );
 		try {
-			$result = $settle();
+			$result = $apply();
 		} catch ( \Throwable $error ) {
 			$result = $error;
 		} finally {
@@ -103,7 +104,7 @@ final class SettlementTest extends WordPressTestCase {
 		$order->save();
 		$session = $this->session_of( $order, 'successful' );
 
-		[ $result, $dropped ] = $this->with_paid_status_dropped( 1, static fn () => Settlement::apply( $order, $session, 'evt_dropped' ) );
+		[ $result, $dropped ] = $this->with_status_dropped( 'processing', 1, static fn () => Settlement::apply( $order, $session, 'evt_dropped' ) );
 		$this->assertSame( 1, $dropped );
 		$this->assertSame( Settlement::SETTLED, $result );
 		wp_cache_flush();
@@ -123,7 +124,7 @@ final class SettlementTest extends WordPressTestCase {
 		$order   = $this->order_with_session( '25.00', $this->session_id() );
 		$session = $this->session_of( $order, 'successful' );
 
-		[ $result, $dropped ] = $this->with_paid_status_dropped( 100, static fn () => Settlement::apply( $order, $session, 'evt_dropped' ) );
+		[ $result, $dropped ] = $this->with_status_dropped( 'processing', 100, static fn () => Settlement::apply( $order, $session, 'evt_dropped' ) );
 		$this->assertGreaterThanOrEqual( 1, $dropped );
 		// The webhook answers 500 for this, so the service delivers again.
 		$this->assertInstanceOf( \RuntimeException::class, $result );
@@ -194,6 +195,43 @@ final class SettlementTest extends WordPressTestCase {
 		$this->assertTrue( wc_get_order( $other->get_id() )->needs_payment() === false && 'on-hold' === wc_get_order( $other->get_id() )->get_status() );
 	}
 
+	public function test_a_mismatched_amount_puts_the_order_on_hold_even_when_the_database_drops_that_write(): void {
+		$order = $this->order_with_session( '25.00', $this->session_id() );
+		$email = 'held-' . $order->get_id() . '@example.com';
+		$order->set_billing_email( $email );
+		$order->save();
+		$session = $this->session_of( $order, 'successful', array( 'amount' => 2499 ) );
+
+		[ $result, $dropped ] = $this->with_status_dropped( 'on-hold', 1, static fn () => Settlement::apply( $order, $session, 'evt_held' ) );
+		$this->assertSame( 1, $dropped );
+		$this->assertSame( Settlement::AMOUNT_MISMATCH, $result );
+		wp_cache_flush();
+		$stored = wc_get_order( $order->get_id() );
+		$this->assertSame( 'on-hold', $stored->get_status() );
+		$this->assertFalse( $stored->needs_payment() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'was paid 24.99 USD, but this order is 25.00 USD' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Pending payment to On hold' ) );
+		$this->assertSame( 1, $this->emails_to( $email ) );
+		$this->assertSame( Settlement::AMOUNT_MISMATCH, Settlement::apply( $order, $session, 'evt_held' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'was paid 24.99 USD' ) );
+	}
+
+	public function test_an_on_hold_status_the_database_keeps_dropping_is_answered_for_a_retry_that_holds_the_order(): void {
+		$order   = $this->order_with_session( '25.00', $this->session_id() );
+		$session = $this->session_of( $order, 'successful', array( 'amount' => 2499 ) );
+
+		[ $result, $dropped ] = $this->with_status_dropped( 'on-hold', 100, static fn () => Settlement::apply( $order, $session, 'evt_held' ) );
+		$this->assertGreaterThanOrEqual( 1, $dropped );
+		// The webhook answers 500 for this, so the service delivers again.
+		$this->assertInstanceOf( \RuntimeException::class, $result );
+		wp_cache_flush();
+		$this->assertSame( 'pending', wc_get_order( $order->get_id() )->get_status() );
+
+		$this->assertSame( Settlement::AMOUNT_MISMATCH, Settlement::apply( $order, $session, 'evt_held' ) );
+		wp_cache_flush();
+		$this->assertSame( 'on-hold', wc_get_order( $order->get_id() )->get_status() );
+	}
+
 	public function test_a_session_of_another_order_is_ignored(): void {
 		$order = $this->order_with_session( '25.00', $this->session_id() );
 		$this->assertSame( Settlement::IGNORED, Settlement::apply( $order, $this->session_of( $order, 'successful', array( 'id' => 'ses_not_this_orders' ) ) ) );
@@ -227,6 +265,37 @@ final class SettlementTest extends WordPressTestCase {
 		$this->assertSame( 'pending', $fresh->get_status() );
 		$this->assertTrue( $fresh->needs_payment() );
 		$this->assertSame( 1, $this->notes_containing( $cancelled->get_id(), 'cancelled the ServicePay payment' ) );
+	}
+
+	public function test_an_expired_session_fails_the_order_even_when_the_database_drops_that_write(): void {
+		$order   = $this->order_with_session( '25.00', $this->session_id() );
+		$session = $this->session_of( $order, 'expired' );
+
+		[ $result, $dropped ] = $this->with_status_dropped( 'failed', 1, static fn () => Settlement::apply( $order, $session, 'evt_expired' ) );
+		$this->assertSame( 1, $dropped );
+		$this->assertSame( Settlement::NOTED, $result );
+		wp_cache_flush();
+		$this->assertSame( 'failed', wc_get_order( $order->get_id() )->get_status() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'expired before the transfer arrived' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Pending payment to Failed' ) );
+		$this->assertSame( Settlement::IGNORED, Settlement::apply( $order, $session, 'evt_expired' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'expired before the transfer arrived' ) );
+	}
+
+	public function test_a_failed_status_the_database_keeps_dropping_is_answered_for_a_retry_that_fails_the_order(): void {
+		$order   = $this->order_with_session( '25.00', $this->session_id() );
+		$session = $this->session_of( $order, 'expired' );
+
+		[ $result, $dropped ] = $this->with_status_dropped( 'failed', 100, static fn () => Settlement::apply( $order, $session, 'evt_expired' ) );
+		$this->assertGreaterThanOrEqual( 1, $dropped );
+		// The webhook answers 500 for this, so the service delivers again.
+		$this->assertInstanceOf( \RuntimeException::class, $result );
+		wp_cache_flush();
+		$this->assertSame( 'pending', wc_get_order( $order->get_id() )->get_status() );
+
+		$this->assertSame( Settlement::NOTED, Settlement::apply( $order, $session, 'evt_expired' ) );
+		wp_cache_flush();
+		$this->assertSame( 'failed', wc_get_order( $order->get_id() )->get_status() );
 	}
 
 	public function test_an_earlier_attempts_session_ending_does_not_touch_the_order(): void {
