@@ -1,7 +1,8 @@
 /**
  * `frame.js`: the checkout page inside the sandboxed iframe. It says hello to its parent (the overlay) at the
  * origin the overlay put in this page's URL fragment, waits for the one connect message back, checked by
- * source, shape and the nonce from the same fragment, then talks only over the port that message carried.
+ * source, origin (that same one), shape and the nonce from the same fragment, then talks only over the port
+ * that message carried.
  * Every other message is ignored.
  */
 import '../components/servicepay-frame-app/define.ts';
@@ -15,7 +16,8 @@ const parentOrigin = fragment.get('o') ?? '';
 let port: MessagePort | undefined;
 
 function onWindowMessage(event: MessageEvent): void {
-  if (port || event.source !== window.parent || window.parent === window) return;
+  if (port || event.source !== window.parent || window.parent === window || event.origin !== parentOrigin)
+    return;
   const connect = parseConnectMessage(event.data);
   const offered = event.ports[0];
   if (!connect || !offered || nonce === '' || connect.nonce !== nonce || !config) return;
