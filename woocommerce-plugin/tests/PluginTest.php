@@ -5,6 +5,7 @@
 
 namespace ServicePay\WooCommerce\Tests;
 
+use ServicePay\WooCommerce\Checkout\SessionConfirmer;
 use ServicePay\WooCommerce\Orders\OrderSessions;
 use ServicePay\WooCommerce\Plugin;
 
@@ -125,6 +126,24 @@ final class PluginTest extends WordPressTestCase {
 		$order->update_meta_data( OrderSessions::EXPIRES_AT, gmdate( 'c', time() - 60 ) );
 		$order->save();
 		$this->assertTrue( $this->ask_timer( $order ) );
+	}
+
+	public function test_a_paid_status_the_database_keeps_dropping_leaves_the_payers_page_working_and_the_order_payable_for_the_retry(): void {
+		$this->status = 'successful';
+		$order        = $this->open_order();
+		$this->order  = $order;
+		// The order-received page, the confirm route and the scheduled check all ask through SessionConfirmer: a
+		// status the database will not keep must not end the payer's page in a fatal error.
+		[ $answer, $dropped ] = $this->with_status_dropped( 'processing', 100, static fn () => SessionConfirmer::confirm( wc_get_order( $order->get_id() ) ) );
+		$this->assertSame( '', $answer, 'an outcome not stored reads as "not confirmed", not as a thrown error' );
+		$this->assertGreaterThan( 0, $dropped );
+		wp_cache_flush();
+		$this->assertSame( 'pending', wc_get_order( $order->get_id() )->get_status() );
+
+		// The claim was given back: the next ask (the webhook's retry, the next scheduled check) settles it.
+		$this->assertSame( 'successful', SessionConfirmer::confirm( wc_get_order( $order->get_id() ) ) );
+		wp_cache_flush();
+		$this->assertSame( 'processing', wc_get_order( $order->get_id() )->get_status() );
 	}
 
 	public function test_other_orders_keep_woocommerces_answer_without_asking_the_service(): void {

@@ -23,7 +23,8 @@ defined( 'ABSPATH' ) || exit;
 final class SessionConfirmer {
 
 	/**
-	 * The session's status after applying it ('' when the order has none or the service could not be asked).
+	 * The session's status after applying it ('' when the order has none, the service could not be asked, or
+	 * the order's new status could not be stored).
 	 *
 	 * @param \WC_Order $order Order.
 	 */
@@ -44,7 +45,15 @@ final class SessionConfirmer {
 			Logger::warning( 'could not confirm the session', array( 'orderId' => $order->get_id(), 'code' => $error->error_code ) );
 			return '';
 		}
-		Settlement::apply( $order, $session );
+		try {
+			Settlement::apply( $order, $session );
+		} catch ( \RuntimeException $error ) {
+			// The database would not keep the order's new status (Settlement gave its claim back): the payer's
+			// page, the REST route and the scheduled check carry on as if the service could not be asked, and
+			// the webhook, answered 500 for the same reason, or the next scheduled check settles it.
+			Logger::error( 'could not store the session outcome', array( 'orderId' => $order->get_id(), 'error' => $error->getMessage() ) );
+			return '';
+		}
 		return (string) ( $session['status'] ?? '' );
 	}
 }

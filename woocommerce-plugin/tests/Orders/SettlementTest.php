@@ -63,40 +63,6 @@ final class SettlementTest extends WordPressTestCase {
 		$this->assertSame( 1, $this->emails_to( $email ) );
 	}
 
-	/**
-	 * Makes the database drop the write of the order's new status, as SQLite does when another request holds
-	 * the write lock (WooCommerce's upsert of the order row reads "0 rows" from the failure and goes on: its
-	 * notes, mails and stock change follow as if the status were stored). Runs $apply, then stops dropping.
-	 *
-	 * @param string   $status The status whose writes are dropped (`processing`, `on-hold`, `failed`).
-	 * @param int      $times  How many such writes to drop.
-	 * @param callable $apply  What runs meanwhile.
-	 * @return array{0:mixed,1:int} What $apply returned (or threw), and how many writes were dropped.
-	 */
-	private function with_status_dropped( string $status, int $times, callable $apply ): array {
-		global $wpdb;
-		$dropped = 0;
-		$drop    = static function ( $query ) use ( &$dropped, $status, $times, $wpdb ) {
-			$order_row = '/^\s*(INSERT\s+INTO|UPDATE)\s+`?' . preg_quote( $wpdb->prefix, '/' ) . '(wc_orders|posts)\b/i';
-			if ( $dropped < $times && is_string( $query ) && str_contains( $query, "'wc-" . $status . "'" ) && preg_match( $order_row, $query ) ) {
-				++$dropped;
-				return 'SELECT 1 FROM servicepay_test_dropped_statement';
-			}
-			return $query;
-		};
-		add_filter( 'query', $drop );
-		$shown = $wpdb->suppress_errors( true );
-		try {
-			$result = $apply();
-		} catch ( \Throwable $error ) {
-			$result = $error;
-		} finally {
-			remove_filter( 'query', $drop );
-			$wpdb->suppress_errors( $shown );
-		}
-		return array( $result, $dropped );
-	}
-
 	public function test_a_paid_status_the_database_dropped_is_written_again_without_a_second_mail_note_or_stock_change(): void {
 		$order = $this->order_with_session( '25.00', $this->session_id() );
 		$email = 'dropped-' . $order->get_id() . '@example.com';
