@@ -19,7 +19,7 @@ import { type Broadcaster, InProcessBroadcaster } from './events/broadcaster.ts'
 import { WebhookOutbox } from './events/outbox.ts';
 import { PostgresBroadcaster } from './events/postgres-broadcaster.ts';
 import { PushStreams } from './events/push-streams.ts';
-import { RETRY_SCHEDULES } from './events/webhook-worker.ts';
+import { RETRY_SCHEDULES, retrySpanMs } from './events/webhook-worker.ts';
 import { Webhooks } from './events/webhooks.ts';
 import { createApiServer } from './internal/client-error.ts';
 import { type Clock, systemClock } from './internal/clock.ts';
@@ -219,6 +219,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     bank,
     secretBox,
     failedAuthLimiter: limiters.failedAuth,
+    webhookRetrySpanMs: retrySpanMs(RETRY_SCHEDULES[config.webhooks.schedule]),
   });
 
   return {

@@ -78,6 +78,11 @@ export const RETRY_SCHEDULES: Record<'standard' | 'fast', RetrySchedule> = {
   },
 };
 
+/** How long a delivery is retried on `schedule` before it fails for good: its delays added up (jitter aside). */
+export function retrySpanMs(schedule: RetrySchedule): number {
+  return schedule.delaysMs.reduce((total, delay) => total + delay, 0);
+}
+
 /** Bytes of a receiver's answer kept with the attempt. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
 /** Bytes of an answer read at most before the connection is dropped. */

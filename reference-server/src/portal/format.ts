@@ -81,3 +81,24 @@ export function statusBadge(status: SessionStatus): SafeHtml {
 export function badge(text: string, tone: 'good' | 'warn' | 'bad' | 'info' | 'neutral'): SafeHtml {
   return html`<span class="badge badge-${tone}">${text}</span>`;
 }
+
+/**
+ * A span of time as a developer reads it, rounded: "about a minute", "about 5 minutes", "about 3 days".
+ *
+ * @example
+ * formatSpan(61_250); // 'about a minute'
+ */
+export function formatSpan(ms: number): string {
+  const units: Array<[string, number]> = [
+    ['day', 86_400_000],
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+    ['second', 1000],
+  ];
+  // The largest unit the span holds at least one and a half of reads best ("about 2 hours", not "about 90
+  // minutes"); under a minute and a half it is "about a minute", or seconds.
+  const [unit, size] = units.find(([, unitMs]) => ms >= 1.5 * unitMs) ?? ['second', 1000];
+  if (unit === 'second' && ms >= 45_000) return 'about a minute';
+  const count = Math.max(1, Math.round(ms / size));
+  return count === 1 ? `about a ${unit}` : `about ${count} ${unit}s`;
+}

@@ -79,6 +79,8 @@ export interface PortalDeps {
   secretBox: SecretBox;
   /** Failed sign-ins count here, per address, with the API's failed authentications. */
   failedAuthLimiter: RateLimiter;
+  /** How long a delivery is retried on this service's schedule (`retrySpanMs`), for the Webhooks page. */
+  webhookRetrySpanMs: number;
 }
 
 /**
@@ -139,7 +141,7 @@ const RETURN_PATHS = new Set<string>(SECTIONS.map((section) => section.path));
  * `HttpOnly`, `SameSite=Strict`, `Path=/portal`; a synchronizer token and an Origin check on every post.
  *
  * @example
- * const portal = portalRoutes({ store, clock, logger, sessions, webhooks, bank, secretBox, failedAuthLimiter });
+ * const portal = portalRoutes({ store, clock, logger, sessions, webhooks, bank, secretBox, failedAuthLimiter, webhookRetrySpanMs });
  * const app = createApp({ ...deps, portal });
  */
 export function portalRoutes(deps: PortalDeps): Router {
@@ -309,7 +311,7 @@ export function portalRoutes(deps: PortalDeps): Router {
 
   router.get('/webhooks', signedIn, async (_req, res) => {
     const context = portalContext(res);
-    send(res, webhooksPage(context, await endpointsOf(context)));
+    send(res, webhooksPage(context, await endpointsOf(context), deps.webhookRetrySpanMs));
   });
 
   router.post('/webhooks', ...post, signedIn, csrf, async (req, res) => {
@@ -320,12 +322,25 @@ export function portalRoutes(deps: PortalDeps): Router {
       ...(parsed.description ? { description: parsed.description } : {}),
     });
     const again = async (message: string) =>
-      send(res, webhooksPage(context, await endpointsOf(context), { error: message, url: parsed.url }), 400);
+      send(
+        res,
+        webhooksPage(context, await endpointsOf(context), deps.webhookRetrySpanMs, {
+          error: message,
+          url: parsed.url,
+        }),
+        400,
+      );
     if (!params.success) return again('Enter a full http(s) URL, such as https://example.com/webhooks.');
     try {
       const created = await webhooks.create(callerOf(context), params.data);
       const { secret, ...endpoint } = created;
-      send(res, webhooksPage(context, await endpointsOf(context), { created: { endpoint, secret } }), 201);
+      send(
+        res,
+        webhooksPage(context, await endpointsOf(context), deps.webhookRetrySpanMs, {
+          created: { endpoint, secret },
+        }),
+        201,
+      );
     } catch (error) {
       if (error instanceof HttpError && error.status === 400) return again(error.message);
       throw error;

@@ -4,7 +4,7 @@ import {
   type WebhookEndpoint,
   WebhookEventTypeSchema,
 } from '@servicepay/node/protocol';
-import { badge, formatTime } from '../format.ts';
+import { badge, formatSpan, formatTime } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
@@ -25,11 +25,13 @@ const endpointState = (endpoint: WebhookEndpoint): SafeHtml =>
  * Webhooks: the environment's endpoints, and a form to add one (its signing secret shown once).
  *
  * @example
- * res.send(webhooksPage(context, endpoints).value);
+ * res.send(webhooksPage(context, endpoints, retrySpanMs(RETRY_SCHEDULES.standard)).value);
  */
 export function webhooksPage(
   context: PortalContext,
   endpoints: WebhookEndpoint[],
+  /** How long the service keeps retrying a delivery: its retry schedule's delays added up. */
+  retrySpanMs: number,
   options: { created?: { endpoint: WebhookEndpoint; secret: string }; error?: string; url?: string } = {},
 ): SafeHtml {
   const rows = endpoints.map(
@@ -58,7 +60,7 @@ export function webhooksPage(
     ...(notice ? { notice } : {}),
     body: html`<h1>Webhooks <span class="env-chip">${context.environment}</span></h1>
 <p class="lead">ServicePay posts ${codeList(WebhookEventTypeSchema.options)} to these URLs, signed with <code>X-Service-Signature</code>,
-retrying for about three days.</p>
+retrying for ${formatSpan(retrySpanMs)}.</p>
 ${
   endpoints.length === 0
     ? html`<p class="empty">No endpoints in ${context.environment} yet.</p>`
