@@ -224,6 +224,59 @@ describe('portal forms', () => {
     expect(internal.text).toContain('not allowed');
   });
 
+  it('deletes an endpoint only with the token, from the portal, after the confirm, and only its own business', async () => {
+    const deleting = await server.createBusiness({ name: 'Deleting Shop' });
+    const other = await server.createBusiness({ name: 'Other Shop' });
+    const register = async (key: string, url: string) =>
+      (await call(server.baseUrl, 'POST', '/api/webhooks', { token: key, json: { url } })).body.data
+        .id as string;
+    const id = await register(deleting.keys.test.secretKey, 'http://127.0.0.1:9/to-delete');
+    const othersId = await register(other.keys.test.secretKey, 'http://127.0.0.1:9/others');
+    const exists = async (key: string, endpointId: string) =>
+      (await call(server.baseUrl, 'GET', `/api/webhooks/${endpointId}`, { token: key })).status;
+    const client = new PortalClient();
+    await client.signIn(deleting.keys.test.secretKey);
+    await client.request('GET', `/portal/webhooks/${id}`);
+    const path = `/portal/webhooks/${id}/delete`;
+
+    expect((await client.request('POST', path, { confirm: 'yes' })).status).toBe(403);
+    const elsewhere = await client.request(
+      'POST',
+      path,
+      { _csrf: client.token, confirm: 'yes' },
+      { origin: 'http://evil.example' },
+    );
+    expect(elsewhere.status).toBe(403);
+    const others = await client.request('POST', `/portal/webhooks/${othersId}/delete`, {
+      _csrf: client.token,
+      confirm: 'yes',
+    });
+    expect(others.status).toBe(403);
+    expect(others.text).not.toContain('http://127.0.0.1:9/others');
+    expect(await exists(other.keys.test.secretKey, othersId)).toBe(200);
+    const unknown = await client.request('POST', '/portal/webhooks/we_missing/delete', {
+      _csrf: client.token,
+      confirm: 'yes',
+    });
+    expect(unknown.status).toBe(404);
+    // Without the confirm: the endpoint page again, saying what is missing.
+    const unconfirmed = await client.request('POST', path, { _csrf: client.token });
+    expect(unconfirmed.status).toBe(400);
+    expect(unconfirmed.text).toContain('role="alert"');
+    expect(unconfirmed.text).toContain('http://127.0.0.1:9/to-delete');
+    expect(await exists(deleting.keys.test.secretKey, id)).toBe(200);
+
+    const deleted = await client.request('POST', path, { _csrf: client.token, confirm: 'yes' });
+    expect(deleted.status).toBe(303);
+    expect(deleted.headers.get('location')).toBe('/portal/webhooks?deleted=1');
+    expect(await exists(deleting.keys.test.secretKey, id)).toBe(404);
+    expect((await client.request('GET', '/portal/webhooks?deleted=1')).text).toContain('Endpoint deleted');
+    const audited = server.service.db
+      .prepare('SELECT action, target FROM audit_log WHERE business_id = ? AND action = ?')
+      .all(deleting.business.id, 'webhook_endpoint.deleted');
+    expect(audited).toEqual([{ action: 'webhook_endpoint.deleted', target: id }]);
+  });
+
   it('keeps the environment toggle inside the portal and refuses transfers the bank must not make', async () => {
     const client = new PortalClient();
     await client.signIn(shop.keys.test.secretKey);

@@ -362,6 +362,58 @@ describe('developer portal', () => {
     await context.close();
   });
 
+  it('deletes an endpoint after a confirm: gone from the list and the API, and sent nothing more', async () => {
+    const deleting = await server.createBusiness({ name: 'Deleting Shop' });
+    const key = deleting.keys.test.secretKey;
+    const kept = await startReceiver();
+    const removed = await startReceiver();
+    try {
+      const register = async (url: string) =>
+        (await call(server.baseUrl, 'POST', '/api/webhooks', { token: key, json: { url } })).body.data
+          .id as string;
+      await register(kept.url);
+      const removedId = await register(removed.url);
+      const listedUrls = async () =>
+        (await call(server.baseUrl, 'GET', '/api/webhooks', { token: key })).body.data.map(
+          (endpoint: { url: string }) => endpoint.url,
+        );
+
+      const { context, page } = await newPage();
+      await signIn(page, key);
+      await page.goto(`${server.baseUrl}/portal/webhooks/${removedId}`);
+      await expectNoAxeViolations(page, 'endpoint with the delete form');
+      // Without the tick the browser does not send the form: the endpoint stays.
+      await page.getByRole('button', { name: 'Delete endpoint' }).click();
+      await hasCount(page.locator('#confirm-delete:invalid'), 1);
+      expect((await page.goto(`${server.baseUrl}/portal/webhooks/${removedId}`))?.status()).toBe(200);
+      expect(await listedUrls()).toContain(removed.url);
+
+      await page.getByLabel('I understand deliveries to this URL stop at once').check();
+      await page.getByRole('button', { name: 'Delete endpoint' }).click();
+      await page.waitForURL('**/portal/webhooks?deleted=1');
+      await hasText(page.getByRole('status'), 'Endpoint deleted');
+      await hasText(page.getByRole('table'), kept.url);
+      await lacksText(page.getByRole('main'), removed.url);
+      await expectNoAxeViolations(page, 'endpoint deleted');
+      await shoot(page, 'endpoint-deleted');
+      expect(await listedUrls()).toEqual([kept.url]);
+      await context.close();
+
+      // A payment after the delete reaches the endpoint that is left, and nothing reaches the deleted one.
+      const created = await createSession(server.baseUrl, key, { amount: 5_000, reference: 'after-delete' });
+      const opened = await bootstrap(server.baseUrl, created.clientSecret);
+      await call(server.baseUrl, 'POST', '/api/test/transfers', {
+        token: key,
+        json: { accountNumber: opened.virtualAccount.accountNumber, amount: 5_000 },
+      });
+      await expect.poll(() => kept.received.length).toBe(1);
+      expect(removed.received).toEqual([]);
+    } finally {
+      await kept.close();
+      await removed.close();
+    }
+  });
+
   it('rolls a key: the new secret is shown once and the old key is refused by the API at once', async () => {
     const rolling = await server.createBusiness({ name: 'Rolling Shop' });
     const oldKey = rolling.keys.test.secretKey;

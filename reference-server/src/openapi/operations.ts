@@ -26,6 +26,7 @@ import { z } from 'zod';
 import type { NotificationResult } from '../db/bank-notifications.ts';
 import {
   CreateEndpointFormSchema,
+  DeleteEndpointFormSchema,
   DeliveriesQuerySchema,
   EndpointStateFormSchema,
   EnvironmentFormSchema,
@@ -37,6 +38,7 @@ import {
   SignInFormSchema,
   SignOutFormSchema,
   TransferFormSchema,
+  WebhooksQuerySchema,
 } from '../portal/forms.ts';
 
 /** How a route is authorised; several entries on one operation are alternatives. */
@@ -508,6 +510,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: 'Portal',
     summary: 'Webhook endpoints page',
     security: ['portalSession'],
+    query: WebhooksQuerySchema,
     success: { 200: page('The endpoints.'), 303: redirect('Not signed in.') },
     errors: PORTAL_PAGE_ERRORS,
   },
@@ -553,6 +556,17 @@ export const OPERATIONS: readonly OperationSpec[] = [
     security: ['portalSession'],
     form: EndpointStateFormSchema,
     success: { 303: redirect('Back to the endpoint.') },
+    errors: PORTAL_FORM_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/portal/webhooks/{id}/delete',
+    operationId: 'portalDeleteEndpoint',
+    tag: 'Portal',
+    summary: 'Delete an endpoint (after a confirm), as DELETE /api/webhooks/{id} does',
+    security: ['portalSession'],
+    form: DeleteEndpointFormSchema,
+    success: { 303: redirect('To the Webhooks page, with a note that it was deleted.') },
     errors: PORTAL_FORM_ERRORS,
   },
   {

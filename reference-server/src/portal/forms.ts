@@ -45,6 +45,9 @@ export const RevealSecretFormSchema = z.object({ _csrf: csrf, confirm: confirmed
 /** Turns an endpoint on (releasing its parked deliveries at once) or off. */
 export const EndpointStateFormSchema = z.object({ _csrf: csrf, enabled: z.enum(['true', 'false']) });
 
+/** Deletes an endpoint: nothing more is sent to its URL, and it no longer counts toward the limit. */
+export const DeleteEndpointFormSchema = z.object({ _csrf: csrf, confirm: confirmed });
+
 export const ResendFormSchema = z.object({ _csrf: csrf, eventId: z.string().min(1).max(64) });
 
 export const TransferFormSchema = z.object({
@@ -65,6 +68,9 @@ export const SessionsQuerySchema = z.object({
   reference: z.string().trim().max(100).optional(),
   startingAfter: z.string().max(64).optional(),
 });
+
+/** The note the Webhooks page shows after an endpoint was deleted. */
+export const WebhooksQuerySchema = z.object({ deleted: z.literal('1').optional() });
 
 /** Cursor of an endpoint's deliveries, and a note after a resend. */
 export const DeliveriesQuerySchema = z.object({

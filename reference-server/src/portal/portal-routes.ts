@@ -30,6 +30,7 @@ import type { SessionService } from '../sessions/session-service.ts';
 import { formatMoney } from './format.ts';
 import {
   CreateEndpointFormSchema,
+  DeleteEndpointFormSchema,
   DeliveriesQuerySchema,
   EndpointStateFormSchema,
   EnvironmentFormSchema,
@@ -41,6 +42,7 @@ import {
   SignInFormSchema,
   SignOutFormSchema,
   TransferFormSchema,
+  WebhooksQuerySchema,
 } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 import { SECTIONS } from './layout.ts';
@@ -309,9 +311,15 @@ export function portalRoutes(deps: PortalDeps): Router {
   const endpointsOf = async (context: PortalContext) =>
     (await webhooks.list(callerOf(context), { limit: 100 })).data;
 
-  router.get('/webhooks', signedIn, async (_req, res) => {
+  router.get('/webhooks', signedIn, async (req, res) => {
     const context = portalContext(res);
-    send(res, webhooksPage(context, await endpointsOf(context), deps.webhookRetrySpanMs));
+    const query = WebhooksQuerySchema.safeParse(req.query);
+    send(
+      res,
+      webhooksPage(context, await endpointsOf(context), deps.webhookRetrySpanMs, {
+        deleted: query.success && query.data.deleted === '1',
+      }),
+    );
   });
 
   router.post('/webhooks', ...post, signedIn, csrf, async (req, res) => {
@@ -388,6 +396,28 @@ export function portalRoutes(deps: PortalDeps): Router {
       303,
       `/portal/webhooks/${encodeURIComponent(id)}?changed=${enabled ? 'enabled' : 'disabled'}`,
     );
+  });
+
+  router.post('/webhooks/:id/delete', ...post, signedIn, csrf, async (req, res) => {
+    const context = portalContext(res);
+    const id = String(req.params.id);
+    // Another business's endpoint answers 403 and an unknown one 404, before the form is looked at.
+    const endpoint = await webhooks.retrieve(callerOf(context), id);
+    const parsed = DeleteEndpointFormSchema.safeParse(req.body);
+    if (!parsed.success) {
+      const deliveries = await webhooks.listDeliveries(callerOf(context), id, { limit: 20 });
+      return send(
+        res,
+        endpointPage(context, endpoint, deliveries, {
+          error: 'Tick the box to confirm, then delete the endpoint.',
+        }),
+        400,
+      );
+    }
+    // What DELETE /api/webhooks/{id} does: pending deliveries fail, the audit log records it.
+    await webhooks.remove(callerOf(context), id);
+    logger.info('portal webhook endpoint deleted', { businessId: context.business.id, endpointId: id });
+    res.redirect(303, '/portal/webhooks?deleted=1');
   });
 
   router.post('/webhooks/:id/resend', ...post, signedIn, csrf, async (req, res) => {

@@ -4,6 +4,7 @@ import {
   type WebhookEndpoint,
   WebhookEventTypeSchema,
 } from '@servicepay/node/protocol';
+import { MAX_ENDPOINTS_PER_ENVIRONMENT } from '../../events/webhooks.ts';
 import { badge, formatSpan, formatTime } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page } from '../layout.ts';
@@ -32,7 +33,13 @@ export function webhooksPage(
   endpoints: WebhookEndpoint[],
   /** How long the service keeps retrying a delivery: its retry schedule's delays added up. */
   retrySpanMs: number,
-  options: { created?: { endpoint: WebhookEndpoint; secret: string }; error?: string; url?: string } = {},
+  options: {
+    created?: { endpoint: WebhookEndpoint; secret: string };
+    error?: string;
+    url?: string;
+    /** After the endpoint page's delete form. */
+    deleted?: boolean;
+  } = {},
 ): SafeHtml {
   const rows = endpoints.map(
     (endpoint) => html`<tr>
@@ -51,7 +58,9 @@ export function webhooksPage(
       }
     : options.error
       ? { tone: 'bad' as const, text: options.error }
-      : undefined;
+      : options.deleted
+        ? { tone: 'good' as const, text: 'Endpoint deleted: nothing more is sent to its URL.' }
+        : undefined;
   return page({
     title: 'Webhooks',
     context,
@@ -109,8 +118,8 @@ function attemptsTable(delivery: WebhookDelivery): SafeHtml {
 const DELIVERY_TONE = { succeeded: 'good', pending: 'info', failed: 'bad' } as const;
 
 /**
- * One endpoint: its details, its signing secret on demand (after a confirm), and its deliveries with every
- * attempt, each of which can be resent.
+ * One endpoint: its details, its signing secret on demand (after a confirm), its deliveries with every
+ * attempt, each of which can be resent, and deleting it (after a confirm).
  *
  * @example
  * res.send(endpointPage(context, endpoint, page).value);
@@ -119,7 +128,7 @@ export function endpointPage(
   context: PortalContext,
   endpoint: WebhookEndpoint,
   deliveries: { data: WebhookDelivery[]; pagination: Pagination },
-  options: { secret?: string; resent?: string; changed?: 'enabled' | 'disabled' } = {},
+  options: { secret?: string; resent?: string; changed?: 'enabled' | 'disabled'; error?: string } = {},
 ): SafeHtml {
   const secretSection = options.secret
     ? html`<p class="secret-line"><code id="endpoint-secret" class="secret">${options.secret}</code>
@@ -152,24 +161,26 @@ export function endpointPage(
     context,
     section: 'webhooks',
     path: '/portal/webhooks',
-    ...(options.resent
-      ? {
-          notice: {
-            tone: 'good' as const,
-            text: html`Resent: a new delivery <code>${options.resent}</code> is on its way.`,
-          },
-        }
-      : options.changed
+    ...(options.error
+      ? { notice: { tone: 'bad' as const, text: options.error } }
+      : options.resent
         ? {
             notice: {
               tone: 'good' as const,
-              text:
-                options.changed === 'enabled'
-                  ? 'Endpoint enabled: deliveries held while it was off are on their way.'
-                  : 'Endpoint disabled: new events are not queued for it until you enable it again.',
+              text: html`Resent: a new delivery <code>${options.resent}</code> is on its way.`,
             },
           }
-        : {}),
+        : options.changed
+          ? {
+              notice: {
+                tone: 'good' as const,
+                text:
+                  options.changed === 'enabled'
+                    ? 'Endpoint enabled: deliveries held while it was off are on their way.'
+                    : 'Endpoint disabled: new events are not queued for it until you enable it again.',
+              },
+            }
+          : {}),
     body: html`<p class="breadcrumb"><a href="/portal/webhooks">Webhooks</a> / endpoint</p>
 <h1 class="break">${endpoint.url}</h1>
 <dl class="facts">
@@ -192,6 +203,19 @@ export function endpointPage(
   <h2 id="deliveries-title">Deliveries</h2>
   ${items.length === 0 ? html`<p class="empty">Nothing delivered yet. Each ${codeList(endpoint.events)} event of ${endpoint.environment} appears here as it is sent.</p>` : html`<ol class="deliveries">${items}</ol>`}
   ${deliveries.pagination.hasMore && deliveries.pagination.nextCursor ? html`<p><a class="button" href="/portal/webhooks/${endpoint.id}?startingAfter=${deliveries.pagination.nextCursor}">Older deliveries</a></p>` : ''}
+</section>
+<section class="card" aria-labelledby="delete-title">
+  <h2 id="delete-title">Delete endpoint</h2>
+  <p class="help">ServicePay stops sending to this URL: deliveries still waiting are marked failed, and the endpoint
+  no longer counts toward the ${MAX_ENDPOINTS_PER_ENVIRONMENT} a business may have in ${endpoint.environment}. This cannot be undone.</p>
+  <form method="post" action="/portal/webhooks/${endpoint.id}/delete" class="form">
+    ${csrfField(context)}
+    <div class="check">
+      <input type="checkbox" id="confirm-delete" name="confirm" value="yes" required>
+      <label for="confirm-delete">I understand deliveries to this URL stop at once</label>
+    </div>
+    <button type="submit" class="button button-danger">Delete endpoint</button>
+  </form>
 </section>`,
   });
 }
