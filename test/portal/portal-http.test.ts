@@ -272,9 +272,16 @@ describe('portal forms', () => {
     expect(await exists(deleting.keys.test.secretKey, id)).toBe(404);
     expect((await client.request('GET', '/portal/webhooks?deleted=1')).text).toContain('Endpoint deleted');
     const audited = server.service.db
-      .prepare('SELECT action, target FROM audit_log WHERE business_id = ? AND action = ?')
+      .prepare('SELECT action, target, actor FROM audit_log WHERE business_id = ? AND action = ?')
       .all(deleting.business.id, 'webhook_endpoint.deleted');
-    expect(audited).toEqual([{ action: 'webhook_endpoint.deleted', target: id }]);
+    // Done in the portal: the audit log names the key the portal session was opened with, by its id.
+    const keyId = server.service.db
+      .prepare(
+        "SELECT id FROM api_keys WHERE business_id = ? AND kind = 'secret' AND environment = 'test' AND revoked_at IS NULL",
+      )
+      .pluck()
+      .get(deleting.business.id);
+    expect(audited).toEqual([{ action: 'webhook_endpoint.deleted', target: id, actor: `portal:${keyId}` }]);
   });
 
   it('keeps the environment toggle inside the portal and refuses transfers the bank must not make', async () => {

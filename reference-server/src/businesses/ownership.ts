@@ -14,6 +14,8 @@ export interface ApiCaller {
   kind: 'secret' | 'publishable';
   business: Business;
   environment: Environment;
+  /** Who the audit log names for what this caller changes; absent for an API key (`secret_key:<environment>`). */
+  actor?: string;
 }
 
 /**

@@ -298,7 +298,7 @@ export class Webhooks {
   ): Promise<void> {
     return tx.auditLog.record({
       at: this.options.clock.now(),
-      actor: `secret_key:${caller.environment}`,
+      actor: caller.actor ?? `secret_key:${caller.environment}`,
       action,
       businessId: caller.business.id,
       environment: caller.environment,

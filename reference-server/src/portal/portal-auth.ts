@@ -25,6 +25,8 @@ export interface PortalContext {
   idHash: Buffer;
   /** The synchronizer token every state-changing form of this session carries. */
   csrfToken: string;
+  /** The id (never the key) of the secret key this session was opened with: the audit log's actor. */
+  apiKeyId: string;
 }
 
 /**
@@ -120,6 +122,7 @@ export async function findPortalSession(
     environment: record.environment,
     idHash,
     csrfToken: csrfTokenFor(cookieId),
+    apiKeyId: record.apiKeyId,
     lastSeenAt: record.lastSeenAt,
   };
 }

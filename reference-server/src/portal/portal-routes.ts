@@ -129,10 +129,12 @@ const send = (res: Response, markup: SafeHtml, status = 200) => {
 };
 
 /** The business's own view in the portal's environment, as the API services expect a caller. */
+/** The portal acts with the API's services as a secret key of the shown environment, audited as itself. */
 const callerOf = (context: PortalContext, environment = context.environment): ApiCaller => ({
   kind: 'secret',
   business: context.business,
   environment,
+  actor: `portal:${context.apiKeyId}`,
 });
 
 const RETURN_PATHS = new Set<string>(SECTIONS.map((section) => section.path));
@@ -277,8 +279,7 @@ export function portalRoutes(deps: PortalDeps): Router {
     const context = { ...portalContext(res), environment: parsed.environment };
     const rolled = await store.writes.run(async (tx) => {
       // The audit log names the key this portal session was opened with (its id, never the key).
-      const opener = await tx.portalSessions.find(context.idHash);
-      const actor = `portal:${opener?.apiKeyId ?? 'unknown'}`;
+      const actor = `portal:${context.apiKeyId}`;
       const result = await rollKeyIn(
         tx,
         context.business.id,

@@ -10,6 +10,7 @@ const context: PortalContext = {
   environment: 'test',
   idHash: Buffer.alloc(32),
   csrfToken: 'token',
+  apiKeyId: 'key_1',
 };
 
 describe('webhooksPage', () => {
