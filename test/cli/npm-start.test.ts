@@ -108,17 +108,43 @@ async function expectPortsFree(printed: string) {
 }
 
 /**
- * Ctrl-C in a terminal: SIGINT to the whole foreground process group (npm, its shell and node), not to npm
- * alone (npm passes no signal on). npm exits at once; node goes on stopping and holds the output pipe until it
- * has exited, so the output is complete when both streams have closed.
+ * `npm start -- <flags>` through npm itself, as a user types it, in a process group of its own (setsid) as a
+ * terminal gives it, on free ports and its own database folder.
+ */
+function npmStartThroughNpm(flags: string[], databaseFolder: string): RunningProcess {
+  const child = startProcess('setsid', ['npm', 'start', '--', '--no-build', ...flags], {
+    env: {
+      SERVICEPAY_DB: join(folder, databaseFolder, 'servicepay.db'),
+      SERVICEPAY_PORT: '0',
+      SERVICEPAY_TEST_WIDGET_PORT: '0',
+      SERVICEPAY_LIVE_WIDGET_PORT: '0',
+      SHOP_PORT: '0',
+    },
+  });
+  groups.push(child.child.pid as number);
+  return child;
+}
+
+/**
+ * Whatever npm started holds the output pipe until it has exited, so the output is complete when both streams
+ * have closed; waits at most `limitMs` (a process left running never closes them).
+ */
+async function outputClosed(child: RunningProcess, limitMs = 10_000): Promise<void> {
+  const { stdout, stderr } = child.child;
+  const closed = Promise.all(
+    [stdout, stderr].map((stream) => (stream && !stream.closed ? once(stream, 'close') : undefined)),
+  );
+  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, limitMs))]);
+}
+
+/**
+ * Ctrl-C in a terminal: SIGINT to the whole foreground process group (npm, its shell and node). npm exits at
+ * once; node goes on stopping.
  */
 async function pressCtrlC(child: RunningProcess): Promise<void> {
   process.kill(-(child.child.pid as number), 'SIGINT');
   await child.exited;
-  const { stdout, stderr } = child.child;
-  await Promise.all(
-    [stdout, stderr].map((stream) => (stream && !stream.closed ? once(stream, 'close') : undefined)),
-  );
+  await outputClosed(child);
 }
 
 describe('npm start', () => {
@@ -169,21 +195,7 @@ describe('npm start', () => {
     const api = await freePort();
     await api.release();
     // The variables say "any free port" and the fast schedule; the flags win, as they do for servicepay-server.
-    // Through npm itself, as a user types it, in a process group of its own (setsid) as a terminal gives it.
-    const child = startProcess(
-      'setsid',
-      ['npm', 'start', '--', '--no-build', '--port', String(api.port), '--webhook-schedule', 'standard'],
-      {
-        env: {
-          SERVICEPAY_DB: join(folder, 'flags', 'servicepay.db'),
-          SERVICEPAY_PORT: '0',
-          SERVICEPAY_TEST_WIDGET_PORT: '0',
-          SERVICEPAY_LIVE_WIDGET_PORT: '0',
-          SHOP_PORT: '0',
-        },
-      },
-    );
-    groups.push(child.child.pid as number);
+    const child = npmStartThroughNpm(['--port', String(api.port), '--webhook-schedule', 'standard'], 'flags');
     const seen = await banner(child);
     expect(seen.api).toBe(`http://127.0.0.1:${api.port}`);
     expect(seen.printed).toContain(
@@ -198,25 +210,11 @@ describe('npm start', () => {
   it('stops when npm alone is told to (a process manager, `timeout`, `kill <npm pid>`), leaving nothing running', async () => {
     // npm passes SIGTERM to the shell it ran the script in, not to what that shell started: the script must
     // `exec` node, or node lives on without its parent, holding every port.
-    const child = startProcess('setsid', ['npm', 'start', '--', '--no-build'], {
-      env: {
-        SERVICEPAY_DB: join(folder, 'npm-alone', 'servicepay.db'),
-        SERVICEPAY_PORT: '0',
-        SERVICEPAY_TEST_WIDGET_PORT: '0',
-        SERVICEPAY_LIVE_WIDGET_PORT: '0',
-        SHOP_PORT: '0',
-      },
-    });
-    groups.push(child.child.pid as number);
+    const child = npmStartThroughNpm([], 'npm-alone');
     const seen = await banner(child);
     process.kill(child.child.pid as number, 'SIGTERM');
     await child.exited;
-    // Whatever npm started holds the output pipe until it exits; give it the 3 s npm start promises, and more.
-    const { stdout, stderr } = child.child;
-    const closed = Promise.all(
-      [stdout, stderr].map((stream) => (stream && !stream.closed ? once(stream, 'close') : undefined)),
-    );
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    await outputClosed(child);
     expect(child.output()).not.toContain('still open:');
     await expectPortsFree(seen.printed);
   });
