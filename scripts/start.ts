@@ -29,6 +29,7 @@ import { parseArgs } from 'node:util';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
 import { PortInUseError, type Shop, startShop } from '../examples/express-shop/src/index.ts';
 import { createBusiness, createService, silentLogger } from '../reference-server/src/index.ts';
+import { isPostgresUrl, storeLocation } from '../reference-server/src/internal/database-url.ts';
 import { sha256 } from '../reference-server/src/internal/random.ts';
 import {
   parseTrustedProxies,
@@ -88,7 +89,7 @@ function readSettings() {
   if (schedule !== 'fast' && schedule !== 'standard')
     throw new UsageError('--webhook-schedule is fast or standard');
   const databaseUrl = values['database-url'] ?? process.env.SERVICEPAY_DATABASE_URL ?? null;
-  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl))
+  if (databaseUrl !== null && !isPostgresUrl(databaseUrl))
     throw new UsageError('SERVICEPAY_DATABASE_URL (--database-url) is a postgres:// URL');
   let trustedProxies: string[];
   try {
@@ -133,12 +134,6 @@ async function checkPorts(ports: Record<string, number>): Promise<void> {
     });
     if (!free) throw new PortInUseError(port);
   }
-}
-
-/** Where the data is, for the banner: the SQLite file, or PostgreSQL without its password. */
-function databaseDescription(settings: { dbPath: string; databaseUrl: string | null }): string {
-  if (settings.databaseUrl === null) return settings.dbPath;
-  return settings.databaseUrl.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:…@');
 }
 
 function variableOf(ports: Record<string, number>, port: number): string {
@@ -254,7 +249,7 @@ async function main(): Promise<void> {
   open.add(SHOP);
 
   console.log(`
-ServicePay is running (database ${databaseDescription(settings)}, webhooks on the ${settings.schedule} schedule)
+ServicePay is running (database ${storeLocation(settings)}, webhooks on the ${settings.schedule} schedule)
 
   API                ${url}
   Developer portal   ${url}/portal

@@ -10,6 +10,7 @@ import { openDatabase } from './db/database.ts';
 import { migratePostgres } from './db/postgres/migrate-postgres.ts';
 import { createPostgresStore } from './db/postgres/postgres-store.ts';
 import { createStore, type Store } from './db/store.ts';
+import { isPostgresUrl, redactDatabaseUrl, storeLocation } from './internal/database-url.ts';
 import { parseTrustedProxies, TrustedProxiesError } from './internal/trusted-proxies.ts';
 import { createService } from './service.ts';
 
@@ -106,14 +107,16 @@ const databaseUrl = (values: Values) => values['database-url'] ?? process.env.SE
 async function openStore(values: Values): Promise<{ store: Store; close(): Promise<void> }> {
   const url = databaseUrl(values);
   if (url !== null) {
-    if (!/^postgres(ql)?:\/\//.test(url)) throw new UsageError('--database-url is a postgres:// URL');
+    if (!isPostgresUrl(url)) throw new UsageError('--database-url is a postgres:// URL');
     const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5_000, max: 2 });
     pool.on('error', () => undefined);
     try {
       await migratePostgres(pool);
     } catch (error) {
       await pool.end();
-      throw new CommandFailed(`cannot use the database at ${redactUrl(url)}: ${(error as Error).message}`);
+      throw new CommandFailed(
+        `cannot use the database at ${redactDatabaseUrl(url)}: ${(error as Error).message}`,
+      );
     }
     return { store: createPostgresStore(pool, { onEffectError: () => undefined }), close: () => pool.end() };
   }
@@ -126,18 +129,6 @@ async function openStore(values: Values): Promise<{ store: Store; close(): Promi
       db.close();
     },
   };
-}
-
-/** Where the data is, for the ready line: the SQLite file, or PostgreSQL (without its password). */
-function storeDescription(config: { dbPath: string; databaseUrl: string | null }): string {
-  return config.databaseUrl === null
-    ? `database ${config.dbPath}`
-    : `database ${redactUrl(config.databaseUrl)}`;
-}
-
-/** A URL as it may be printed: without its password. */
-function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:…@');
 }
 
 /** For commands that only read: a mistyped path must not answer "nothing found" from a new, empty file. */
@@ -206,7 +197,7 @@ async function start(values: Values): Promise<void> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   console.log(
-    `ServicePay API listening on ${url} (${storeDescription(service.config)}); widget hosts: test ${widgetUrls.test}, production ${widgetUrls.live}`,
+    `ServicePay API listening on ${url} (database ${storeLocation(service.config)}); widget hosts: test ${widgetUrls.test}, production ${widgetUrls.live}`,
   );
 }
 
