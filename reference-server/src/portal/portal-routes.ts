@@ -128,8 +128,10 @@ const send = (res: Response, markup: SafeHtml, status = 200) => {
   res.status(status).type('html').send(markup.value);
 };
 
-/** The business's own view in the portal's environment, as the API services expect a caller. */
-/** The portal acts with the API's services as a secret key of the shown environment, audited as itself. */
+/**
+ * The business's own view in the portal's environment, as the API services expect a caller: a secret key of
+ * that environment, audited as the portal session's key (`portal:<key id>`).
+ */
 const callerOf = (context: PortalContext, environment = context.environment): ApiCaller => ({
   kind: 'secret',
   business: context.business,
@@ -309,18 +311,19 @@ export function portalRoutes(deps: PortalDeps): Router {
 
   // --- webhooks ---
 
-  const endpointsOf = async (context: PortalContext) =>
-    (await webhooks.list(callerOf(context), { limit: 100 })).data;
+  /** The Webhooks page with the environment's endpoints as they are now. */
+  const webhooksView = async (context: PortalContext, options: Parameters<typeof webhooksPage>[3] = {}) =>
+    webhooksPage(
+      context,
+      (await webhooks.list(callerOf(context), { limit: 100 })).data,
+      deps.webhookRetrySpanMs,
+      options,
+    );
 
   router.get('/webhooks', signedIn, async (req, res) => {
     const context = portalContext(res);
     const query = WebhooksQuerySchema.safeParse(req.query);
-    send(
-      res,
-      webhooksPage(context, await endpointsOf(context), deps.webhookRetrySpanMs, {
-        deleted: query.success && query.data.deleted === '1',
-      }),
-    );
+    send(res, await webhooksView(context, { deleted: query.success && query.data.deleted === '1' }));
   });
 
   router.post('/webhooks', ...post, signedIn, csrf, async (req, res) => {
@@ -331,25 +334,12 @@ export function portalRoutes(deps: PortalDeps): Router {
       ...(parsed.description ? { description: parsed.description } : {}),
     });
     const again = async (message: string) =>
-      send(
-        res,
-        webhooksPage(context, await endpointsOf(context), deps.webhookRetrySpanMs, {
-          error: message,
-          url: parsed.url,
-        }),
-        400,
-      );
+      send(res, await webhooksView(context, { error: message, url: parsed.url }), 400);
     if (!params.success) return again('Enter a full http(s) URL, such as https://example.com/webhooks.');
     try {
       const created = await webhooks.create(callerOf(context), params.data);
       const { secret, ...endpoint } = created;
-      send(
-        res,
-        webhooksPage(context, await endpointsOf(context), deps.webhookRetrySpanMs, {
-          created: { endpoint, secret },
-        }),
-        201,
-      );
+      send(res, await webhooksView(context, { created: { endpoint, secret } }), 201);
     } catch (error) {
       if (error instanceof HttpError && error.status === 400) return again(error.message);
       throw error;

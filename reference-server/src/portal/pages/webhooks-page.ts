@@ -7,7 +7,7 @@ import {
 import { MAX_ENDPOINTS_PER_ENVIRONMENT } from '../../events/webhooks.ts';
 import { badge, formatSpan, formatTime } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { csrfField, page } from '../layout.ts';
+import { csrfField, type PageOptions, page } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
 
 /** `a`, `a and b`, `a, b and c`, each as code. */
@@ -156,31 +156,25 @@ export function endpointPage(
   ${attemptsTable(delivery)}
 </li>`,
   );
+  // One notice at most: what went wrong first, else what the last action did.
+  const notice: PageOptions['notice'] = options.error
+    ? { tone: 'bad', text: options.error }
+    : options.resent
+      ? { tone: 'good', text: html`Resent: a new delivery <code>${options.resent}</code> is on its way.` }
+      : options.changed === 'enabled'
+        ? { tone: 'good', text: 'Endpoint enabled: deliveries held while it was off are on their way.' }
+        : options.changed === 'disabled'
+          ? {
+              tone: 'good',
+              text: 'Endpoint disabled: new events are not queued for it until you enable it again.',
+            }
+          : undefined;
   return page({
     title: `Endpoint ${endpoint.url}`,
     context,
     section: 'webhooks',
     path: '/portal/webhooks',
-    ...(options.error
-      ? { notice: { tone: 'bad' as const, text: options.error } }
-      : options.resent
-        ? {
-            notice: {
-              tone: 'good' as const,
-              text: html`Resent: a new delivery <code>${options.resent}</code> is on its way.`,
-            },
-          }
-        : options.changed
-          ? {
-              notice: {
-                tone: 'good' as const,
-                text:
-                  options.changed === 'enabled'
-                    ? 'Endpoint enabled: deliveries held while it was off are on their way.'
-                    : 'Endpoint disabled: new events are not queued for it until you enable it again.',
-              },
-            }
-          : {}),
+    ...(notice ? { notice } : {}),
     body: html`<p class="breadcrumb"><a href="/portal/webhooks">Webhooks</a> / endpoint</p>
 <h1 class="break">${endpoint.url}</h1>
 <dl class="facts">
