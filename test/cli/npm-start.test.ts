@@ -219,10 +219,13 @@ describe('npm start', () => {
     await expectPortsFree(seen.printed);
   });
 
-  it('refuses a SERVICEPAY_TRUST_PROXY that servicepay-server refuses, instead of ignoring it', async () => {
-    const child = npmStart({ SERVICEPAY_TRUST_PROXY: '*' });
+  it.each([
+    ['SERVICEPAY_TRUST_PROXY', '*'],
+    ['SERVICEPAY_DATABASE_URL', 'mysql://app@127.0.0.1/pay'],
+  ])('refuses a %s that servicepay-server refuses (%s), instead of ignoring it', async (variable, value) => {
+    const child = npmStart({ [variable]: value });
     expect(await child.exited).toBe(2);
-    expect(child.output().split('\n')[0]).toContain('SERVICEPAY_TRUST_PROXY');
+    expect(child.output().split('\n')[0]).toContain(variable);
   });
 
   it.each([
