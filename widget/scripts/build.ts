@@ -1,8 +1,9 @@
 /**
  * Builds what the widget hosts serve into `widget/dist/`: `widget.js` (IIFE, minified: the one script tag),
  * `frame.js` + `frame.css` + `frame.html` (the checkout page in the iframe; its `<title>` comes from
- * `src/texts.ts` here, the host fills in the other placeholders), and `manifest.json` with each file's size and SRI hash. Each file is written
- * to a temporary name and renamed, so a host (or a test building in parallel) never reads half a file.
+ * `src/texts.ts` here, the host fills in the other placeholders), and `manifest.json` with each file's size
+ * and SRI hash. Each file is written to a temporary name and renamed, so a host (or a test building in
+ * parallel) never reads half a file.
  *
  * @example
  * // npm run build -w @servicepay/widget
