@@ -157,7 +157,16 @@ const payload = payloadOf(1024);
 const body = Buffer.from(payload);
 if (body.length !== 1024) throw new Error(`payload is ${body.length} bytes, not 1024`);
 
-const summary: { case: string; ratio: number; spread: string; baseline: number }[] = [];
+const summary: {
+  case: string;
+  ratio: number;
+  spread: string;
+  baseline: number;
+  /** Raw HMAC + `JSON.parse` against raw HMAC: the most any verifier that returns the parsed event can reach. */
+  ceiling: number;
+  /** constructEvent against raw HMAC + `JSON.parse`: how much of that ceiling it reaches. */
+  ofCeiling: number;
+}[] = [];
 const tables: Record<string, Record<string, string | number>[]> = {};
 
 for (const item of cases) {
@@ -244,6 +253,8 @@ for (const item of cases) {
     ratio: median(constructRatio),
     spread: spread(constructRatio, 2),
     baseline: median(rawOps),
+    ceiling: median(ratioTo(rawParseOps, rawOps)),
+    ofCeiling: median(ratioTo(constructOps, rawParseOps)),
   });
 }
 
@@ -257,15 +268,19 @@ for (const [name, rows] of Object.entries(tables)) {
   console.table(rows);
 }
 console.log('\nconstructEvent / raw node:crypto HMAC-SHA256 (1 KB), median of rounds (spread):');
-for (const { case: name, ratio, spread: range } of summary) {
+for (const { case: name, ratio, spread: range, ceiling } of summary) {
   console.log(
-    `  ${name.padEnd(46)} ${ratio.toFixed(2)}× (${range})  target ≥ ${TARGET}×  ${ratio >= TARGET ? 'met' : 'NOT met'}`,
+    `  ${name.padEnd(46)} ${ratio.toFixed(2)}× (${range})  target ≥ ${TARGET}×  ${ratio >= TARGET ? 'met' : 'NOT met'}` +
+      `  (ceiling, raw HMAC + JSON.parse: ${ceiling.toFixed(2)}×)`,
   );
 }
-for (const { case: name, ratio, spread: range, baseline } of summary) {
+// The ceiling: constructEvent returns the parsed event, so it does at least what the baseline does plus one
+// JSON.parse of the body. Where that parse alone costs more than 0.18× of the HMAC, 0.85× cannot be reached by
+// any verifier that parses, however lean; the figure shows how close this one comes to the most it could.
+for (const { case: name, ratio, spread: range, baseline, ceiling, ofCeiling } of summary) {
   reportTarget({
     measure: `constructEvent vs raw node:crypto HMAC-SHA256, 1 KB (${name})`,
-    figure: `${ratio.toFixed(2)}× (rounds ${range})`,
+    figure: `${ratio.toFixed(2)}× (rounds ${range}; ceiling for any verifier that parses, raw HMAC + JSON.parse: ${ceiling.toFixed(2)}×, of which it reaches ${ofCeiling.toFixed(2)}×)`,
     baseline: `raw HMAC ${Math.round(baseline).toLocaleString('en')} ops/s`,
     target: `≥ ${TARGET}×`,
     met: ratio >= TARGET,
