@@ -7,7 +7,9 @@
  *
  * Targets (issue 12): a create, fsynced (WAL, synchronous=FULL) and sent with an `Idempotency-Key` as the SDK
  * sends it, ≥ 0.6× the express route; a 429 answer ≥ 5× cheaper than a create (429 answers per second over
- * creates per second). A create without the key is shown as a secondary row.
+ * creates per second). A create without the key is shown as a secondary row, and so is the ceiling: the same
+ * express route doing the keyed create's SQLite statements and nothing else (`create-sql-floor` in
+ * support/bench-servers.ts), which no create that runs its database on the request thread can beat.
  *
  * `BENCH_CONNECTIONS` (50), `BENCH_DURATION_MS` per run (5000; the issue's runs were 10000), `BENCH_ROUNDS` (2),
  * `BENCH_CPU_PROF=<dir>` writes a CPU profile of each ServicePay server there.
@@ -40,8 +42,9 @@ const express = await startBenchServer('express');
 const servicepay = await startBenchServer('servicepay', [], profile);
 // The real budget (150 per minute): past the first 150 creates, every answer is a 429.
 const limited = await startBenchServer('servicepay', ['--rate-limit', '150'], profile);
+const floor = await startBenchServer('create-sql-floor');
 
-type Kind = 'express' | 'keyed' | 'unkeyed' | 'limited';
+type Kind = 'express' | 'keyed' | 'unkeyed' | 'limited' | 'floor';
 const create = (server: BenchServer, expectStatus: number, idempotencyKey: boolean): LoadOptions => ({
   url: server.url,
   method: 'POST',
@@ -59,23 +62,26 @@ const serverOf: Record<Kind, BenchServer> = {
   keyed: servicepay,
   unkeyed: servicepay,
   limited,
+  floor,
 };
 const runs: Record<Kind, LoadOptions> = {
   express: create(express, 201, true),
   keyed: create(servicepay, 201, true),
   unkeyed: create(servicepay, 201, false),
   limited: create(limited, 429, true),
+  floor: create(floor, 201, true),
 };
-const results: Record<Kind, LoadResult[]> = { express: [], keyed: [], unkeyed: [], limited: [] };
+const results: Record<Kind, LoadResult[]> = { express: [], keyed: [], unkeyed: [], limited: [], floor: [] };
 /** Server CPU seconds over each kind's runs (warm-up included) and the answers of any status they got. */
 const cpu: Record<Kind, { seconds: number; answers: number }> = {
   express: { seconds: 0, answers: 0 },
   keyed: { seconds: 0, answers: 0 },
   unkeyed: { seconds: 0, answers: 0 },
   limited: { seconds: 0, answers: 0 },
+  floor: { seconds: 0, answers: 0 },
 };
 try {
-  const order: Kind[] = ['express', 'keyed', 'unkeyed', 'limited'];
+  const order: Kind[] = ['express', 'keyed', 'unkeyed', 'limited', 'floor'];
   for (let round = 0; round < ROUNDS; round++) {
     // Every other round in reverse, so no kind always runs first (or right after the same neighbour).
     for (const kind of round % 2 === 0 ? order : [...order].reverse()) {
@@ -88,7 +94,7 @@ try {
     }
   }
 } finally {
-  for (const server of [express, servicepay, limited]) await stopBenchServer(server);
+  for (const server of [express, servicepay, limited, floor]) await stopBenchServer(server);
 }
 
 const all = {
@@ -96,6 +102,7 @@ const all = {
   keyed: combine(results.keyed),
   unkeyed: combine(results.unkeyed),
   limited: combine(results.limited),
+  floor: combine(results.floor),
 };
 const vsExpress = (result: LoadResult) => result.perSecond / all.express.perSecond;
 
@@ -112,6 +119,7 @@ for (const [name, kind] of [
   ['ServicePay create, fsynced, Idempotency-Key (as the SDK)', 'keyed'],
   ['ServicePay create, fsynced, no Idempotency-Key', 'unkeyed'],
   ['ServicePay 429 (over the 150/min budget), Idempotency-Key', 'limited'],
+  ["ceiling: the express route + a keyed create's SQLite statements, nothing else", 'floor'],
 ] as const) {
   const result = all[kind];
   console.log(
@@ -128,6 +136,9 @@ console.log(
   `Create without Idempotency-Key (secondary): ${fmt(vsExpress(all.unkeyed), 2)}× express; target ≥ ${CREATE_TARGET}× → ${verdict(vsExpress(all.unkeyed) >= CREATE_TARGET)}`,
 );
 console.log(
+  `Ceiling (secondary): express + the keyed create's SQLite alone = ${fmt(vsExpress(all.floor), 2)}× express, ${fmt(cpuPerAnswer('floor'), 0)} µs server CPU per create; the keyed create reaches ${fmt(all.keyed.perSecond / all.floor.perSecond, 2)}× of it`,
+);
+console.log(
   `429 answer vs create: ${fmt(all.limited.perSecond, 0)}/s vs ${fmt(all.keyed.perSecond, 0)}/s = ${fmt(limitRatio, 2)}× cheaper; target ≥ ${RATE_LIMIT_TARGET}× → ${verdict(limitRatio >= RATE_LIMIT_TARGET)}`,
 );
 console.log(
@@ -137,7 +148,7 @@ const perSecond = (result: LoadResult) => `${Math.round(result.perSecond).toLoca
 reportTarget({
   measure:
     'session create, fsynced, Idempotency-Key, vs express 5 + express.json (autocannon -c 50, own process)',
-  figure: `${fmt(createRatio, 2)}× (${perSecond(all.keyed)}, p99 ${fmt(all.keyed.p99Ms, 1)} ms, p99.9 ${fmt(all.keyed.p999Ms, 1)} ms; no key: ${fmt(vsExpress(all.unkeyed), 2)}×)`,
+  figure: `${fmt(createRatio, 2)}× (${perSecond(all.keyed)}, p99 ${fmt(all.keyed.p99Ms, 1)} ms, p99.9 ${fmt(all.keyed.p999Ms, 1)} ms; no key: ${fmt(vsExpress(all.unkeyed), 2)}×; ceiling, express + its SQLite alone: ${fmt(vsExpress(all.floor), 2)}×)`,
   baseline: `express ${perSecond(all.express)}`,
   target: `≥ ${CREATE_TARGET}×`,
   met: createRatio >= CREATE_TARGET,

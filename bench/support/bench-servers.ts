@@ -1,6 +1,6 @@
 /**
  * The servers a benchmark measures, each started in its own process so the load generator does not share
- * its CPU: `node --import tsx bench/support/bench-servers.ts <bare|express|servicepay> [options]`. Prints one
+ * its CPU: `node --import tsx bench/support/bench-servers.ts <bare|express|servicepay|create-sql-floor> [options]`. Prints one
  * JSON line `{ url, secretKey?, dbPath? }` when ready.
  *
  * servicepay options: `--db PATH` serves an existing database (seeded by `seed-sessions.ts`; the caller has
@@ -8,6 +8,13 @@
  * (default: high enough never to be reached, so a create benchmark measures creates); `--database-url URL`
  * serves PostgreSQL at URL (the temporary SQLite file then holds only the simulated bank's books) and
  * `--existing` skips creating a business there (a second instance on the same database).
+ *
+ * `create-sql-floor` is the express route with the SQLite work of a keyed create and nothing else: the key
+ * lookup, the `Idempotency-Key` lookup, and one write-queue job with the reference check, the session insert and
+ * the remembered answer, committed (fsynced) in batches like the service's, through the service's own
+ * repositories and schema. Every value is prepared outside the statements (the token's hash, a sealed answer
+ * of the real size), so it measures what any create that keeps its database on the request thread must spend
+ * beside the framework: the ceiling of `servicepay` on this machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -15,7 +22,15 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
-import { createBusiness, createService, silentLogger } from '../../reference-server/src/index.ts';
+import {
+  createBusiness,
+  createService,
+  createStore,
+  openDatabase,
+  silentLogger,
+} from '../../reference-server/src/index.ts';
+import { newTimeOrderedId, randomBytesFromPool, sha256 } from '../../reference-server/src/internal/random.ts';
+import { SecretBox } from '../../reference-server/src/internal/secret-box.ts';
 
 /** What the baselines answer: the same size and shape as a created session. */
 const SESSION_LIKE = {
@@ -66,6 +81,67 @@ async function expressRoute(): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/** A fresh database file in a folder of its own, removed when this process exits. */
+function freshDatabasePath(): string {
+  const folder = mkdtempSync(join(tmpdir(), 'servicepay-bench-'));
+  process.on('exit', () => rmSync(folder, { recursive: true, force: true }));
+  return join(folder, 'bench.db');
+}
+
+async function createSqlFloor(): Promise<{ url: string; secretKey: string; dbPath: string }> {
+  const dbPath = freshDatabasePath();
+  const store = createStore(openDatabase(dbPath), () => {});
+  const { business, keys } = await createBusiness(store, 'Bench Shop', false, Date.now());
+  const keyHash = sha256(keys.test.secretKey);
+  const scope = `${business.id}:test`;
+  const ttlMs = 24 * 3_600_000;
+  // What the service remembers for a create: the answer sealed, as long as a real one.
+  const sealedAnswer = new SecretBox(randomBytesFromPool(32)).seal(JSON.stringify(SESSION_LIKE));
+  const requestHash = sha256('POST /api/widget/sessions');
+  const app = express();
+  app.use(express.json());
+  app.post('/api/widget/sessions', async (req, res) => {
+    const body = req.body as { reference: string; amount: number; currency: string };
+    const key = req.get('Idempotency-Key') ?? '';
+    const now = Date.now();
+    if (!(await store.apiKeys.findWithOwner(keyHash))) throw new Error('the bench key is unknown');
+    if (await store.idempotencyKeys.find(scope, key, now - ttlMs)) throw new Error('a bench key was reused');
+    await store.writes.run(async (tx) => {
+      if (await tx.sessions.findByReference(business.id, 'test', body.reference)) throw new Error('reused');
+      await tx.sessions.insert({
+        id: newTimeOrderedId('ses', now),
+        businessId: business.id,
+        environment: 'test',
+        reference: body.reference,
+        status: 'pending',
+        amount: body.amount,
+        currency: body.currency,
+        payerName: 'Ada Lovelace',
+        payerEmail: 'ada@example.com',
+        payerPhone: null,
+        metadata: {},
+        clientSecretHash: randomBytesFromPool(32),
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: now + 7_200_000,
+      });
+      await tx.idempotencyKeys.claim(
+        { scope, key, createdAt: now },
+        { requestHash, statusCode: 201, responseBody: sealedAnswer },
+        now - ttlMs,
+      );
+    });
+    res.status(201).json(SESSION_LIKE);
+  });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    secretKey: keys.test.secretKey,
+    dbPath,
+  };
+}
+
 async function servicepay(args: string[]): Promise<{ url: string; secretKey?: string; dbPath: string }> {
   const option = (name: string) => {
     const at = args.indexOf(name);
@@ -75,12 +151,8 @@ async function servicepay(args: string[]): Promise<{ url: string; secretKey?: st
   const databaseUrl = option('--database-url') ?? null;
   const existing = givenDb !== undefined || args.includes('--existing');
   let dbPath = givenDb;
-  if (!dbPath) {
-    const folder = mkdtempSync(join(tmpdir(), 'servicepay-bench-'));
-    // The fresh database is this process's own: gone when it exits (a seeded one belongs to the caller).
-    process.on('exit', () => rmSync(folder, { recursive: true, force: true }));
-    dbPath = join(folder, 'bench.db');
-  }
+  // A fresh database is this process's own: gone when it exits (a seeded one belongs to the caller).
+  dbPath ??= freshDatabasePath();
   const service = createService(
     {
       dbPath,
@@ -114,9 +186,13 @@ const ready =
       ? { url: await expressRoute() }
       : kind === 'servicepay'
         ? await servicepay(args)
-        : undefined;
+        : kind === 'create-sql-floor'
+          ? await createSqlFloor()
+          : undefined;
 if (!ready) {
-  console.error('usage: bench-servers.ts bare|express|servicepay [--db PATH] [--rate-limit N]');
+  console.error(
+    'usage: bench-servers.ts bare|express|servicepay|create-sql-floor [--db PATH] [--rate-limit N]',
+  );
   process.exit(2);
 }
 console.log(JSON.stringify(ready));
