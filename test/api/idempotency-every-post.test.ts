@@ -99,6 +99,35 @@ describe('POST /api/webhooks', () => {
     expect(await endpointsAt(url)).toBe(1);
   });
 
+  it('a key remembered before an upgrade still matches its retry: the body is hashed in the same canonical form', async () => {
+    // The form every stored request hash was made with until 2026-11-26: JSON.stringify rebuilding each object
+    // from its sorted keys, so array-index keys ("2" before "10") come first, then the rest by code unit.
+    const canonicalBefore = (value: unknown) =>
+      JSON.stringify(value, (_key, field: unknown) =>
+        field !== null && typeof field === 'object' && !Array.isArray(field)
+          ? Object.fromEntries(Object.entries(field).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+          : field,
+      );
+    const body = {
+      reference: 'canonical-1',
+      amount: 150_000,
+      currency: 'NGN',
+      payer: { name: 'Ada Lovelace', email: 'ada@example.com' },
+      metadata: { zeta: 'z', '10': 'ten', b: 'bee', '2': 'two', Alpha: 'é', '01': 'not an index' },
+    };
+    const first = await post('/api/widget/sessions', key, 'canonical-1', body);
+    expect(first.status, first.text).toBe(201);
+    const [row] = await server.rows<{ request_hash: Buffer }>(
+      "SELECT request_hash FROM idempotent_requests WHERE idempotency_key = 'canonical-1'",
+    );
+    const before = createHash('sha256')
+      .update(`POST /api/widget/sessions\n${canonicalBefore(body)}`)
+      .digest();
+    expect(row?.request_hash.equals(before)).toBe(true);
+    const again = await post('/api/widget/sessions', key, 'canonical-1', body);
+    expectReplay(first, again, 201);
+  });
+
   it('the same key with another body is 409 and makes nothing', async () => {
     const url = `${receiver.url}/create-2`;
     expect((await post('/api/webhooks', key, 'endpoint-2', { url })).status).toBe(201);
