@@ -55,7 +55,8 @@ const poolSize = Math.min(Number(values.pool), streams);
 const TARGET = { p99: 10, p999: 20, rssPerStream: 16 * 1024 };
 
 type Session = { sessionId: string; token: string; accountNumber: string; amount: number };
-type Memory = { heapUsed: number; rss: number; open: number };
+/** `heapTotal` is the heap V8 has reserved (part of the RSS); `heapUsed`, what live objects take of it. */
+type Memory = { heapUsed: number; heapTotal: number; rss: number; open: number };
 type Window = {
   lag: Lag;
   cpuPercent: number;
@@ -257,7 +258,7 @@ type Row = {
   server: Window;
   holder?: HolderWindow;
   sender: Lag;
-  memory?: { heapPerStream: number; rssPerStream: number };
+  memory?: { heapPerStream: number; heapReservedPerStream: number; rssPerStream: number };
 };
 
 async function measure(label: string, idle: Session[], sampled: Session[], pool: number, ms: number) {
@@ -292,6 +293,7 @@ async function measure(label: string, idle: Session[], sampled: Session[], pool:
   if (idle.length > 0) {
     row.memory = {
       heapPerStream: (after.heapUsed - before.heapUsed) / after.open,
+      heapReservedPerStream: (after.heapTotal - before.heapTotal) / after.open,
       rssPerStream: (after.rss - before.rss) / after.open,
     };
   }
@@ -344,7 +346,8 @@ console.log(
 if (loadedRow.memory) {
   console.log(
     `Server memory per open stream (after a full GC, (at ${loadedRow.open} − at 0) / ${loadedRow.open}): ` +
-      `RSS ${kb(loadedRow.memory.rssPerStream)} (target ≤ ${kb(TARGET.rssPerStream)}), heap ${kb(loadedRow.memory.heapPerStream)}.`,
+      `RSS ${kb(loadedRow.memory.rssPerStream)} (target ≤ ${kb(TARGET.rssPerStream)}), heap ${kb(loadedRow.memory.heapPerStream)} ` +
+      `in use of ${kb(loadedRow.memory.heapReservedPerStream)} reserved by V8 (the reserve, sized by V8's own heuristics, is part of the RSS).`,
   );
 }
 if (loadedRow.holder) {
@@ -389,7 +392,7 @@ reportTarget({
 if (loadedRow.memory) {
   reportTarget({
     measure: 'server memory per open stream (RSS after a full GC)',
-    figure: `${kb(loadedRow.memory.rssPerStream)} RSS (heap ${kb(loadedRow.memory.heapPerStream)})`,
+    figure: `${kb(loadedRow.memory.rssPerStream)} RSS (heap ${kb(loadedRow.memory.heapPerStream)} in use, ${kb(loadedRow.memory.heapReservedPerStream)} reserved)`,
     baseline: '0 open streams, same server',
     target: `≤ ${kb(TARGET.rssPerStream)}`,
     met: loadedRow.memory.rssPerStream <= TARGET.rssPerStream,

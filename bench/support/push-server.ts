@@ -139,7 +139,12 @@ answerParent(async (message) => {
       gc?.();
       gc?.();
       const memory = process.memoryUsage();
-      return { heapUsed: memory.heapUsed, rss: memory.rss, open: service.deps.pushStreams.size };
+      return {
+        heapUsed: memory.heapUsed,
+        heapTotal: memory.heapTotal,
+        rss: memory.rss,
+        open: service.deps.pushStreams.size,
+      };
     }
     case 'window-start': {
       if (inspector) {
