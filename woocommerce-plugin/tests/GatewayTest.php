@@ -8,7 +8,8 @@ namespace ServicePay\WooCommerce\Tests;
 use ServicePay\WooCommerce\Gateway;
 
 /**
- * The settings form's key fields (saving against the real service is in the integration run).
+ * The settings form's key fields (saving against the real service is in the integration run), and what the
+ * classic checkout form gets back when it places an order (the block checkout's path is in the integration run).
  *
  * @group wordpress
  */
@@ -68,5 +69,35 @@ final class GatewayTest extends WordPressTestCase {
 
 	public function test_an_empty_box_keeps_the_saved_key(): void {
 		$this->assertSame( self::KEY, ( new Gateway() )->validate_servicepay_secret_field( 'test_secret_key', '' ) );
+	}
+
+	public function test_the_classic_checkout_sends_the_payer_to_their_orders_pay_page_and_takes_no_money_yet(): void {
+		// The classic form posts to ?wc-ajax=checkout: not a REST request, unlike the block checkout.
+		$this->assertFalse( defined( 'REST_REQUEST' ) && REST_REQUEST );
+		$order  = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
+		$result = ( new Gateway() )->process_payment( $order->get_id() );
+		$this->assertSame( 'success', $result['result'] );
+		$this->assertSame( $order->get_checkout_payment_url( true ), $result['redirect'] );
+		$this->assertStringContainsString( 'key=' . $order->get_order_key(), $result['redirect'] );
+		$placed = wc_get_order( $order->get_id() );
+		$this->assertSame( 'pending', $placed->get_status() );
+		$this->assertTrue( $placed->needs_payment() );
+	}
+
+	public function test_the_pay_page_shows_the_transfer_button_only_while_the_order_needs_payment(): void {
+		$order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
+		$page  = static function ( int $order_id ): string {
+			ob_start();
+			( new Gateway() )->receipt_page( $order_id );
+			return (string) ob_get_clean();
+		};
+		$this->assertStringContainsString( 'servicepay-open', $page( $order->get_id() ) );
+		$order->payment_complete( 'ses_paid' );
+		$this->assertSame( '', $page( $order->get_id() ) );
+	}
+
+	public function test_an_order_that_does_not_exist_is_refused(): void {
+		$result = ( new Gateway() )->process_payment( PHP_INT_MAX );
+		$this->assertSame( 'failure', $result['result'] );
 	}
 }
