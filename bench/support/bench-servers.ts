@@ -1,7 +1,8 @@
 /**
  * The servers a benchmark measures, each started in its own process so the load generator does not share
- * its CPU: `node --import tsx bench/support/bench-servers.ts <bare|express|servicepay|create-sql-floor> [options]`. Prints one
- * JSON line `{ url, secretKey?, dbPath? }` when ready.
+ * its CPU: `node --import tsx bench/support/bench-servers.ts <kind> [options]`, the kind one of `bare`,
+ * `express`, `servicepay` and `create-sql-floor`. Prints one JSON line `{ url, secretKey?, dbPath? }` when
+ * ready.
  *
  * servicepay options: `--db PATH` serves an existing database (seeded by `seed-sessions.ts`; the caller has
  * its keys) instead of a fresh one with one business; `--rate-limit N` sets the secret-key budget per minute
@@ -9,7 +10,7 @@
  * serves PostgreSQL at URL (the temporary SQLite file then holds only the simulated bank's books) and
  * `--existing` skips creating a business there (a second instance on the same database).
  *
- * `create-sql-floor` is the express route with the SQLite work of a keyed create and nothing else: the key
+ * `create-sql-floor` is the `express` route with the SQLite work of a keyed create and nothing else: the key
  * lookup, the `Idempotency-Key` lookup, and one write-queue job with the reference check, the session insert and
  * the remembered answer, committed (fsynced) in batches like the service's, through the service's own
  * repositories and schema. Every value is prepared outside the statements (the token's hash, a sealed answer

@@ -288,7 +288,8 @@ function scopeOf(res: Response): string {
  * JSON with object keys sorted, so "the same body" means the same values: a client that serialises its retry
  * with the keys in another order is still retrying, not sending a new request. Written out rather than as a
  * `JSON.stringify` replacer that rebuilds every object sorted: on every keyed POST, that cost twice as much.
- * The body is what `JSON.parse` made (or `{}`), so it holds only JSON values: no `undefined`, function or `toJSON`.
+ * The body is what `JSON.parse` made (or `{}`), so it holds only JSON values: no `undefined`, function or
+ * `toJSON`.
  */
 function canonicalJson(value: unknown): string {
   if (typeof value !== 'object' || value === null) return JSON.stringify(value);
