@@ -9,7 +9,8 @@
  * sends it, ≥ 0.6× the express route; a 429 answer ≥ 5× cheaper than a create (429 answers per second over
  * creates per second). A create without the key is shown as a secondary row, and so is the ceiling: the same
  * express route doing the keyed create's SQLite statements and nothing else (`create-sql-floor` in
- * support/bench-servers.ts), which no create that runs its database on the request thread can beat.
+ * support/bench-servers.ts): the most a create built as the service's is (an express app, SQLite on the request
+ * thread) can reach.
  *
  * `BENCH_CONNECTIONS` (50), `BENCH_DURATION_MS` per run (5000; the issue's runs were 10000), `BENCH_ROUNDS` (2),
  * `BENCH_CPU_PROF=<dir>` writes a CPU profile of each ServicePay server there.

@@ -15,7 +15,8 @@
  * the remembered answer, committed (fsynced) in batches like the service's, through the service's own
  * repositories and schema. Every value is prepared outside the statements (the token's hash, a sealed answer
  * of the real size), so it measures what any create that keeps its database on the request thread must spend
- * beside the framework: the ceiling of `servicepay` on this machine.
+ * beside the framework: the ceiling of `servicepay` as it is built (an express app, SQLite on the request
+ * thread) on this machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
