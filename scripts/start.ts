@@ -43,6 +43,8 @@ const HOST = '127.0.0.1';
 const STOP_DEADLINE_MS = 2500;
 /** Signals closer together than this are one Ctrl-C delivered twice (see `stop`), not a second press. */
 const SAME_PRESS_MS = 500;
+/** How often this process looks whether the process that started it is still there (see `stopWhenOrphaned`). */
+const PARENT_CHECK_MS = 250;
 
 const USAGE = `npm start [-- --db PATH|--database-url URL] [--port N] [--test-widget-port N] [--live-widget-port N]
                [--shop-port N] [--webhook-schedule fast|standard] [--secrets-key-file PATH] [--trust-proxy LIST]
@@ -194,9 +196,9 @@ async function main(): Promise<void> {
   let stoppingSince: number | undefined;
   const stop = () => {
     if (stoppingSince !== undefined) {
-      // One Ctrl-C in a terminal reaches this process twice under `npm start`: from the terminal, to the whole
-      // process group, and forwarded by npm (the script `exec`s node so that a signal sent to npm alone is not
-      // lost with the shell). A second press, later: now, saying what is left behind.
+      // One Ctrl-C may reach this process twice, a few milliseconds apart: from the terminal, to the whole
+      // process group, and passed on by whatever started it. A second press, later: now, saying what is left
+      // behind.
       if (performance.now() - stoppingSince >= SAME_PRESS_MS)
         forced('stopped again before everything closed');
       return;
@@ -219,6 +221,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  stopWhenOrphaned(() => {
+    if (stoppingSince === undefined) stop();
+  });
 
   let started: Awaited<ReturnType<typeof service.start>>;
   try {
@@ -282,3 +287,31 @@ main().catch((error: unknown) => {
   }
   process.exit(1);
 });
+
+/**
+ * Calls `stop` once the process that started this one is gone. npm runs the `start` script through a shell
+ * (`sh` on Linux and macOS, `cmd.exe` on Windows) and passes a signal sent to npm alone (a process manager,
+ * `timeout`, `kill <npm pid>`) to that shell, not to node: the shell dies and node would live on without it,
+ * holding every port. An `exec` in the script made node npm's own child instead, but `cmd.exe` has no `exec`, so
+ * `npm start` did not run on Windows at all. A parent that goes away is re-parented away on POSIX (`ppid`
+ * changes) and no longer answers signal 0 on Windows.
+ */
+function stopWhenOrphaned(stop: () => void): void {
+  const parent = process.ppid;
+  const parentGone = () => {
+    if (process.ppid !== parent) return true;
+    try {
+      process.kill(parent, 0);
+      return false;
+    } catch (error) {
+      // EPERM: it exists, owned by someone else.
+      return (error as NodeJS.ErrnoException).code !== 'EPERM';
+    }
+  };
+  const timer = setInterval(() => {
+    if (!parentGone()) return;
+    clearInterval(timer);
+    stop();
+  }, PARENT_CHECK_MS);
+  timer.unref();
+}

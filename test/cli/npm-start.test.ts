@@ -208,8 +208,8 @@ describe('npm start', () => {
   });
 
   it('stops when npm alone is told to (a process manager, `timeout`, `kill <npm pid>`), leaving nothing running', async () => {
-    // npm passes SIGTERM to the shell it ran the script in, not to what that shell started: the script must
-    // `exec` node, or node lives on without its parent, holding every port.
+    // npm passes SIGTERM to the shell it ran the script in, not to what that shell started: the shell dies, and
+    // node must see that its parent is gone, or it lives on holding every port.
     const child = npmStartThroughNpm([], 'npm-alone');
     const seen = await banner(child);
     process.kill(child.child.pid as number, 'SIGTERM');
