@@ -293,8 +293,8 @@ main().catch((error: unknown) => {
  * (`sh` on Linux and macOS, `cmd.exe` on Windows) and passes a signal sent to npm alone (a process manager,
  * `timeout`, `kill <npm pid>`) to that shell, not to node: the shell dies and node would live on without it,
  * holding every port. An `exec` in the script made node npm's own child instead, but `cmd.exe` has no `exec`, so
- * `npm start` did not run on Windows at all. A parent that goes away is re-parented away on POSIX (`ppid`
- * changes) and no longer answers signal 0 on Windows.
+ * `npm start` did not run on Windows at all. When the parent goes away, this process is re-parented on POSIX
+ * (its `ppid` changes); on Windows the old parent no longer answers signal 0.
  */
 function stopWhenOrphaned(stop: () => void): void {
   const parent = process.ppid;
