@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -293,4 +293,65 @@ describe.runIf(postgresAvailable)('npm start on PostgreSQL', () => {
       await postgres.stop();
     }
   });
+
+  it.each([
+    ['waits 2.5 s, then stops', 'forced to stop after 2.5 s'],
+    ['stops at once on a second Ctrl-C', 'stopped again before everything closed'],
+  ])(
+    'says what is still open, exit 1, when the database stops answering during a stop: %s',
+    async (_, why) => {
+      const postgres = await startPostgres();
+      try {
+        const url = await postgres.createDatabase('npm_start_hangs');
+        const child = npmStart({
+          SERVICEPAY_DATABASE_URL: url,
+          SERVICEPAY_DB: join(folder, `hangs-${why.length}`, 'servicepay.db'),
+        });
+        await banner(child);
+        // The whole cluster paused, as a database host that stopped answering: the service's last write on close
+        // waits for it (a new connection too), while the example shop, on its own SQLite file, closes.
+        const paused = clusterProcesses(postgres.dataDir);
+        const after = (ms: number) =>
+          new Promise<'still running'>((resolve) => setTimeout(resolve, ms, 'still running'));
+        let code: number | null | 'still running';
+        for (const pid of paused) process.kill(pid, 'SIGSTOP');
+        try {
+          child.child.kill('SIGINT');
+          if (why.startsWith('stopped again')) {
+            await after(700);
+            child.child.kill('SIGINT');
+          }
+          // Bounded, so that a stop that never ends still lets the cluster go on and be removed.
+          code = await Promise.race([child.exited, after(10_000)]);
+        } finally {
+          for (const pid of paused) process.kill(pid, 'SIGCONT');
+        }
+        if (code === 'still running') child.child.kill('SIGKILL');
+        expect(code).toBe(1);
+        expect(child.output()).toContain(
+          `npm start: ${why}; still open: the service (API, portal, widget hosts)\n`,
+        );
+      } finally {
+        await postgres.stop();
+      }
+    },
+  );
 });
+
+/** The postmaster of the cluster in `dataDir` and every process it started (its backends and workers). */
+function clusterProcesses(dataDir: string): number[] {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        // The parent pid is the second field after the command name, which may hold spaces.
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false; // gone since the listing
+      }
+    })
+    .map(Number);
+  return [postmaster, ...children];
+}
