@@ -86,6 +86,27 @@ final class SettlementTest extends WordPressTestCase {
 		$this->assertSame( Settlement::ALREADY_PAID, Settlement::apply( $order, $session, 'evt_dropped' ) );
 	}
 
+	public function test_an_order_put_on_hold_while_its_payer_paid_ends_processing_even_when_the_database_drops_that_write(): void {
+		$order = $this->order_with_session( '25.00', $this->session_id() );
+		// The shop owner holds the order while the payer is transferring; WooCommerce lets a payment complete it.
+		$order->update_status( 'on-hold' );
+		wp_cache_flush();
+		$held    = wc_get_order( $order->get_id() );
+		$session = $this->session_of( $held, 'successful' );
+
+		[ $result, $dropped ] = $this->with_status_dropped( 'processing', 1, static fn () => Settlement::apply( $held, $session, 'evt_held_paid' ) );
+		$this->assertSame( 1, $dropped );
+		$this->assertSame( Settlement::SETTLED, $result );
+		wp_cache_flush();
+		$stored = wc_get_order( $order->get_id() );
+		$this->assertSame( 'processing', $stored->get_status() );
+		$this->assertSame( $session['id'], $stored->get_transaction_id() );
+		$this->assertNotNull( $stored->get_date_paid() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'received by bank transfer' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'On hold to Processing' ) );
+		$this->assertSame( Settlement::ALREADY_PAID, Settlement::apply( $stored, $session, 'evt_held_paid' ) );
+	}
+
 	public function test_a_paid_status_the_database_keeps_dropping_is_not_reported_settled_and_the_next_delivery_settles(): void {
 		$order   = $this->order_with_session( '25.00', $this->session_id() );
 		$session = $this->session_of( $order, 'successful' );
