@@ -128,15 +128,18 @@ const send = (res: Response, markup: SafeHtml, status = 200) => {
   res.status(status).type('html').send(markup.value);
 };
 
+/** Who the audit log names for a change made in the portal: the session's key, by id (never the key). */
+const actorOf = (context: PortalContext) => `portal:${context.apiKeyId}`;
+
 /**
  * The business's own view in the portal's environment, as the API services expect a caller: a secret key of
- * that environment, audited as the portal session's key (`portal:<key id>`).
+ * that environment, audited as the portal session's key.
  */
 const callerOf = (context: PortalContext, environment = context.environment): ApiCaller => ({
   kind: 'secret',
   business: context.business,
   environment,
-  actor: `portal:${context.apiKeyId}`,
+  actor: actorOf(context),
 });
 
 const RETURN_PATHS = new Set<string>(SECTIONS.map((section) => section.path));
@@ -280,15 +283,13 @@ export function portalRoutes(deps: PortalDeps): Router {
     const parsed = RollKeyFormSchema.parse(req.body);
     const context = { ...portalContext(res), environment: parsed.environment };
     const rolled = await store.writes.run(async (tx) => {
-      // The audit log names the key this portal session was opened with (its id, never the key).
-      const actor = `portal:${context.apiKeyId}`;
       const result = await rollKeyIn(
         tx,
         context.business.id,
         parsed.environment,
         parsed.kind,
         clock.now(),
-        actor,
+        actorOf(context),
       );
       // Rolling the key this session was opened with ends every other portal session opened with it; the
       // one that rolled it moves to the new key.
