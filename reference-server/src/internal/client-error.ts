@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { ErrorBody, ErrorCode } from '@servicepay/node/protocol';
 import { newRequestId } from '../middleware/request-id.ts';
+import { type ExpressPrototypes, messageClassesFor } from './message-classes.ts';
 
 /** What a request that never reaches the routes is answered with. */
 interface BareAnswer {
@@ -114,6 +115,11 @@ export interface ApiServerOptions {
    * routing and middleware (`refuseOverBudgetEarly`, the 429 of a business over its budget).
    */
   beforeApp?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+  /**
+   * The express app behind `handler`, when it is one: the server makes its requests and responses with the
+   * app's prototypes already in place, so express does not change them on arrival (`messageClassesFor`).
+   */
+  expressApp?: ExpressPrototypes;
 }
 
 const OVER_CAP = Symbol('servicepay.overConnectionCap');
@@ -148,6 +154,7 @@ export function createApiServer(
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(options.headersTimeoutMs / 4))),
       // Answered in the envelope below rather than bare by Node.
       requireHostHeader: false,
+      ...(options.expressApp ? messageClassesFor(options.expressApp) : {}),
     },
     (req, res) => {
       if ((req.socket as Socket & { [OVER_CAP]?: boolean })[OVER_CAP]) {

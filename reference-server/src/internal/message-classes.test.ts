@@ -1,0 +1,80 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import express from 'express';
+import { afterEach, describe, expect, it } from 'vitest';
+import { messageClassesFor } from './message-classes.ts';
+
+// V8's own answer to "do these two objects have the same hidden class"; the flag applies to code compiled after it.
+setFlagsFromString('--allow-natives-syntax');
+const haveSameHiddenClass = new Function('a', 'b', 'return %HaveSameMap(a, b)') as (
+  a: object,
+  b: object,
+) => boolean;
+
+let server: Server | undefined;
+afterEach(() => {
+  server?.close();
+  server = undefined;
+});
+
+/** Serves `app` (with or without the classes), sends a GET to each of `paths`, and returns what the app saw. */
+async function serve(app: express.Express, withClasses: boolean, paths: string[]) {
+  const seen: Array<{ req: IncomingMessage; res: ServerResponse }> = [];
+  app.use((req, res, next) => {
+    seen.push({ req, res });
+    next();
+  });
+  app.get('/hello', (req, res) => {
+    res.json({
+      query: req.query,
+      path: req.path,
+      app: req.app === app,
+      greeting: (req as { greeting?: string }).greeting,
+    });
+  });
+  server = createServer(withClasses ? messageClassesFor(app) : {}, app);
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server?.once('listening', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const get = async (path: string) => {
+    const response = await fetch(base + path);
+    return { status: response.status, body: await response.json() };
+  };
+  const answers = [];
+  for (const path of paths) answers.push(await get(path));
+  return { seen, answers, get };
+}
+
+describe('messageClassesFor', () => {
+  it("gives every request and response the app's prototypes from birth, so all of them share one hidden class", async () => {
+    const app = express();
+    const { seen } = await serve(app, true, ['/hello?a=1', '/hello?b=2', '/hello?c=3']);
+    expect(seen).toHaveLength(3);
+    for (const { req, res } of seen) {
+      expect(Object.getPrototypeOf(req)).toBe(app.request);
+      expect(Object.getPrototypeOf(res)).toBe(app.response);
+      expect(haveSameHiddenClass(req, seen[0]?.req as object)).toBe(true);
+      expect(haveSameHiddenClass(res, seen[0]?.res as object)).toBe(true);
+    }
+  });
+
+  it('is what keeps them shared: on the prototypes express gives on arrival, every request has a class of its own', async () => {
+    const { seen } = await serve(express(), false, ['/hello?a=1', '/hello?b=2']);
+    expect(haveSameHiddenClass(seen[0]?.req as object, seen[1]?.req as object)).toBe(false);
+    expect(haveSameHiddenClass(seen[0]?.res as object, seen[1]?.res as object)).toBe(false);
+  });
+
+  it("keeps express's request and response as they were: its getters, res.json, req.app, and what the app adds to them", async () => {
+    const app = express();
+    app.set('query parser', 'simple');
+    const { answers, get } = await serve(app, true, ['/hello?name=Ada']);
+    // Added after the classes were made, as an app may: found through the classes' prototypes.
+    Object.defineProperty(app.request, 'greeting', { get: () => 'hi', configurable: true });
+    expect(answers).toEqual([{ status: 200, body: { query: { name: 'Ada' }, path: '/hello', app: true } }]);
+    expect(await get('/hello')).toEqual({
+      status: 200,
+      body: { query: {}, path: '/hello', app: true, greeting: 'hi' },
+    });
+  });
+});
