@@ -4,7 +4,10 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock, rollKey } from '../../reference-server/src/index.ts';
 import { createApiServer } from '../../reference-server/src/internal/client-error.ts';
-import { refuseOverBudgetEarly } from '../../reference-server/src/middleware/authenticate.ts';
+import {
+  OVER_BUDGET_MEMO_MS,
+  refuseOverBudgetEarly,
+} from '../../reference-server/src/middleware/authenticate.ts';
 import { call, createSession, expectError } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
@@ -173,7 +176,7 @@ describe('over the budget, answered before the body is read', () => {
     expectError(await list(server, key), 429, 'rate_limited');
   });
 
-  it('a rolled key still answers 401 api_key_revoked, and another business is not refused', async () => {
+  it('a rolled key answers 401 api_key_revoked once its last refusal is a second old, and another business is not refused', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
     server = await startServer({ rateLimit: { perMinute: 1 } }, { clock });
     const shop = await server.createBusiness({ name: 'Rolled' });
@@ -182,7 +185,10 @@ describe('over the budget, answered before the body is read', () => {
     expectError(await list(server, old), 429, 'rate_limited');
     const rolled = await rollKey(server.service.deps.store, shop.business.id, 'test', 'secret', clock.now());
     expect(rolled).toBeDefined();
-    // Not refused early (the key is not live): it goes on to the usual checks, where revocation comes first.
+    // Refused a moment ago, refused again without being read: 429 rather than 401, and let in by neither.
+    expectError(await list(server, old), 429, 'rate_limited');
+    clock.advance(OVER_BUDGET_MEMO_MS);
+    // Read again: no longer live, so not refused early; the usual checks put revocation first.
     expectError(await list(server, old), 401, 'api_key_revoked');
     const created = await call(server.baseUrl, 'POST', '/api/widget/sessions', {
       token: old,
@@ -198,6 +204,33 @@ describe('over the budget, answered before the body is read', () => {
       headers: { 'content-type': 'application/json' },
     });
     expectError(malformed, 400, 'malformed_json');
+  });
+
+  it('reads a key over its budget once a second, not once a request, and lets it in as soon as the budget is back', async () => {
+    const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
+    server = await startServer({ rateLimit: { perMinute: 2 } }, { clock });
+    const key = (await server.createBusiness({ name: 'Flooding' })).keys.test.secretKey;
+    const apiKeys = server.service.deps.store.apiKeys;
+    const findWithOwner = apiKeys.findWithOwner.bind(apiKeys);
+    let reads = 0;
+    apiKeys.findWithOwner = (hash) => {
+      reads += 1;
+      return findWithOwner(hash);
+    };
+    await spend(server, key, 2);
+    reads = 0;
+    for (let i = 0; i < 20; i++) expectError(await list(server, key), 429, 'rate_limited');
+    expect(reads).toBe(1);
+    clock.advance(OVER_BUDGET_MEMO_MS - 1);
+    expectError(await list(server, key), 429, 'rate_limited');
+    expect(reads).toBe(1);
+    clock.advance(1);
+    for (let i = 0; i < 5; i++) expectError(await list(server, key), 429, 'rate_limited');
+    expect(reads).toBe(2);
+    // The window moves on: the remembered refusal does not outlive the spent budget, nor spend any of it.
+    clock.advance(60_000);
+    await spend(server, key, 2);
+    expectError(await list(server, key), 429, 'rate_limited');
   });
 });
 

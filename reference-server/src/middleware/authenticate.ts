@@ -78,24 +78,63 @@ const earlyLookups = new WeakMap<IncomingMessage, { token: string; found: ApiKey
 /** What the over-budget check needs: the key lookup and the business budget, only asked (`peek`). */
 export type BudgetDeps = Pick<AuthDeps, 'store' | 'clock' | 'businessLimiter'>;
 
+/** How long a key found over its business's budget is refused again without reading it (`overBudgetKeys`). */
+export const OVER_BUDGET_MEMO_MS = 1_000;
+
+/** Keys remembered at most; past this many, the memo is emptied and filled again by the keys still refused. */
+const OVER_BUDGET_MEMO_SIZE = 10_000;
+
+/**
+ * Per business budget: secret keys recently found live and over it, by the hex SHA-256 of the key (never the key
+ * itself): their budget name and until when (clock ms) a refusal may skip reading the key. A client over its
+ * budget may send thousands of requests a second, and reading its key was the largest part of refusing each
+ * (a read transaction on SQLite, a round trip on PostgreSQL). Only refusals are remembered, never admissions:
+ * a key rolled within the last second may get this 429 instead of its 401, and is let in by neither.
+ */
+const overBudgetKeys = new WeakMap<RateLimiter, Map<string, { budget: string; until: number }>>();
+
+/** The memo of refusals by this budget (one per service: a test process may run several). */
+function overBudgetKeysOf(limiter: RateLimiter): Map<string, { budget: string; until: number }> {
+  let memo = overBudgetKeys.get(limiter);
+  if (memo === undefined) {
+    memo = new Map();
+    overBudgetKeys.set(limiter, memo);
+  }
+  return memo;
+}
+
 /**
  * The one over-budget decision, for both places that make it: the refusal when the request carries a live
  * secret key of a business over its budget, undefined otherwise (go on to the usual checks). The lookup is
- * remembered for the request either way.
+ * remembered for the request either way; a key refused less than `OVER_BUDGET_MEMO_MS` ago is refused again
+ * from `overBudgetKeys` while its budget stays spent, without reading it.
  */
 async function overBudget(deps: BudgetDeps, req: IncomingMessage): Promise<LimitDecision | undefined> {
   const header = req.headers.authorization;
   if (header === undefined || !header.startsWith('Bearer sk_')) return undefined;
   const token = header.slice('Bearer '.length);
   if (!API_KEY_PATTERN.test(token)) return undefined;
-  const found = await deps.store.apiKeys.findWithOwner(sha256(token));
+  const hash = sha256(token);
+  const memoKey = hash.toString('hex');
+  const now = deps.clock.now();
+  const memo = overBudgetKeysOf(deps.businessLimiter);
+  const remembered = memo.get(memoKey);
+  if (remembered !== undefined) {
+    if (remembered.until > now) {
+      const decision = await deps.businessLimiter.peek(remembered.budget, now);
+      if (!decision.allowed) return decision;
+    }
+    memo.delete(memoKey);
+  }
+  const found = await deps.store.apiKeys.findWithOwner(hash);
   earlyLookups.set(req, { token, found });
   if (!found || found.key.revokedAt !== null || found.key.kind !== 'secret') return undefined;
-  const decision = await deps.businessLimiter.peek(
-    `${found.business.id}:${found.key.environment}`,
-    deps.clock.now(),
-  );
-  return decision.allowed ? undefined : decision;
+  const budget = `${found.business.id}:${found.key.environment}`;
+  const decision = await deps.businessLimiter.peek(budget, now);
+  if (decision.allowed) return undefined;
+  if (memo.size >= OVER_BUDGET_MEMO_SIZE) memo.clear();
+  memo.set(memoKey, { budget, until: now + OVER_BUDGET_MEMO_MS });
+  return decision;
 }
 
 /**
