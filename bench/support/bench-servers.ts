@@ -1,8 +1,12 @@
 /**
  * The servers a benchmark measures, each started in its own process so the load generator does not share
  * its CPU: `node --import tsx bench/support/bench-servers.ts <kind> [options]`, the kind one of `bare`,
- * `express`, `servicepay` and `create-sql-floor`. Prints one JSON line `{ url, secretKey?, dbPath? }` when
- * ready.
+ * `express`, `express-born`, `servicepay` and `create-sql-floor`. Prints one JSON line
+ * `{ url, secretKey?, dbPath? }` when ready.
+ *
+ * `express` is a stock express 5 app (`app.listen`); `express-born` is the same app served as the service's
+ * API server serves its own, with requests and responses born on the app's prototypes
+ * (`internal/message-classes.ts`), which spares V8 a hidden class per request.
  *
  * servicepay options: `--db PATH` serves an existing database (seeded by `seed-sessions.ts`; the caller has
  * its keys) instead of a fresh one with one business; `--rate-limit N` sets the secret-key budget per minute
@@ -15,15 +19,15 @@
  * the remembered answer, committed (fsynced) in batches like the service's, through the service's own
  * repositories and schema. Every value is prepared outside the statements (the token's hash, a sealed answer
  * of the real size), so it measures what any create that keeps its database on the request thread must spend
- * beside the framework: the ceiling of `servicepay` as it is built (an express app, SQLite on the request
- * thread) on this machine.
+ * beside the framework: the ceiling of `servicepay` as it is built (an express app served as the service
+ * serves it, SQLite on the request thread) on this machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import express from 'express';
+import express, { type Express } from 'express';
 import {
   createBusiness,
   createService,
@@ -31,6 +35,7 @@ import {
   openDatabase,
   silentLogger,
 } from '../../reference-server/src/index.ts';
+import { messageClassesFor } from '../../reference-server/src/internal/message-classes.ts';
 import { newTimeOrderedId, randomBytesFromPool, sha256 } from '../../reference-server/src/internal/random.ts';
 import { SecretBox } from '../../reference-server/src/internal/secret-box.ts';
 
@@ -72,15 +77,24 @@ async function bare(): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-async function expressRoute(): Promise<string> {
+/**
+ * Listens with `app` on a loopback port. `bornWithPrototypes`: with the request and response classes the
+ * service's API server uses (`messageClassesFor`), instead of express's own `app.listen`.
+ */
+async function listen(app: Express, bornWithPrototypes: boolean): Promise<string> {
+  const server = bornWithPrototypes ? createServer(messageClassesFor(app), app) : createServer(app);
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function expressRoute(bornWithPrototypes: boolean): Promise<string> {
   const app = express();
   app.use(express.json());
   app.post('/api/widget/sessions', (_req, res) => {
     res.status(201).json(SESSION_LIKE);
   });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return listen(app, bornWithPrototypes);
 }
 
 /** A fresh database file in a folder of its own, removed when this process exits. */
@@ -135,13 +149,8 @@ async function createSqlFloor(): Promise<{ url: string; secretKey: string; dbPat
     });
     res.status(201).json(SESSION_LIKE);
   });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    secretKey: keys.test.secretKey,
-    dbPath,
-  };
+  // Served as the service's API server serves its app.
+  return { url: await listen(app, true), secretKey: keys.test.secretKey, dbPath };
 }
 
 async function servicepay(args: string[]): Promise<{ url: string; secretKey?: string; dbPath: string }> {
@@ -185,15 +194,17 @@ const ready =
   kind === 'bare'
     ? { url: await bare() }
     : kind === 'express'
-      ? { url: await expressRoute() }
-      : kind === 'servicepay'
-        ? await servicepay(args)
-        : kind === 'create-sql-floor'
-          ? await createSqlFloor()
-          : undefined;
+      ? { url: await expressRoute(false) }
+      : kind === 'express-born'
+        ? { url: await expressRoute(true) }
+        : kind === 'servicepay'
+          ? await servicepay(args)
+          : kind === 'create-sql-floor'
+            ? await createSqlFloor()
+            : undefined;
 if (!ready) {
   console.error(
-    'usage: bench-servers.ts bare|express|servicepay|create-sql-floor [--db PATH] [--rate-limit N]',
+    'usage: bench-servers.ts bare|express|express-born|servicepay|create-sql-floor [--db PATH] [--rate-limit N]',
   );
   process.exit(2);
 }

@@ -107,7 +107,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   return JSON.parse(output) as LoadResult;
 }
 
-export type BenchServerKind = 'bare' | 'express' | 'servicepay' | 'create-sql-floor';
+export type BenchServerKind = 'bare' | 'express' | 'express-born' | 'servicepay' | 'create-sql-floor';
 
 export interface BenchServer {
   url: string;
