@@ -590,6 +590,69 @@ describe('timeouts (loopback server that never answers)', () => {
   });
 });
 
+describe('reading the answer (loopback server)', () => {
+  let server: Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => server?.close(resolve));
+    server = undefined;
+  });
+
+  /** A server that answers every request with `respond`; its address. */
+  const serve = async (respond: Parameters<typeof createServer>[1]): Promise<string> => {
+    const listening = createServer(respond);
+    server = listening;
+    await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+  };
+
+  it('reads a body sent in pieces whole, a character split across two pieces included', async () => {
+    const text = JSON.stringify(ok(session({ payer: { name: 'Zoë Ndiaye', email: 'zoe@example.com' } })));
+    const bytes = Buffer.from(text, 'utf8');
+    const split = bytes.indexOf(0xc3) + 1; // between the two bytes of "ë"
+    const baseUrl = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_pieces' });
+      res.write(bytes.subarray(0, split));
+      setTimeout(() => res.end(bytes.subarray(split)), 20);
+    });
+    const client = new ServicePay(TEST_KEY, { baseUrl });
+    const { data, response } = await client.sessions.retrieve('ses_1').withResponse();
+    expect(data.payer.name).toBe('Zoë Ndiaye');
+    expect(response).toMatchObject({ statusCode: 200, requestId: 'req_pieces' });
+    await client.close();
+  });
+
+  it('throws TimeoutError when the body stops arriving after the headers, and closes that exchange', async () => {
+    let hits = 0;
+    const baseUrl = await serve((_req, res) => {
+      hits++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"meta":{"statusCode":200'); // and never the rest
+    });
+    const client = new ServicePay(TEST_KEY, { baseUrl, timeout: 100, maxRetries: 1 });
+    const started = performance.now();
+    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toMatchObject({ code: 'timeout', statusCode: null });
+    expect(hits).toBe(2);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+    await client.close();
+  });
+
+  it("ends a call whose body is arriving when the caller's signal aborts, with its reason", async () => {
+    const baseUrl = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"meta":');
+    });
+    const client = new ServicePay(TEST_KEY, { baseUrl });
+    const controller = new AbortController();
+    const reason = new Error('the payer left');
+    setTimeout(() => controller.abort(reason), 50);
+    await expect(client.sessions.retrieve('ses_1', { signal: controller.signal })).rejects.toBe(reason);
+    await client.close();
+  });
+});
+
 describe('connection errors (loopback, nothing listening)', () => {
   it('throws ConnectionError with the network error as cause', async () => {
     const server = createServer();

@@ -59,10 +59,16 @@ interface RawResponse {
   text: string;
 }
 
+/** One request on its way: its answer, and how to end it early (the answer then rejects with `reason`). */
+interface Exchange {
+  response: Promise<RawResponse>;
+  abort(reason: unknown): void;
+}
+
 type Sender = (
   url: string,
-  init: { method: Method; headers: Record<string, string>; body: string | undefined; signal: AbortSignal },
-) => Promise<RawResponse>;
+  init: { method: Method; headers: Record<string, string>; body: string | undefined },
+) => Exchange;
 
 const requestIdOf = (headers: Record<string, string>): string | null =>
   headers['request-id'] ?? headers['x-request-id'] ?? null;
@@ -86,6 +92,13 @@ const normaliseHeaders = (headers: Record<string, string | string[] | undefined>
     if (first !== undefined) out[name.toLowerCase()] = first;
   }
   return out;
+};
+
+/** The body as text, as undici's `body.text()` reads it: UTF-8, a leading byte-order mark dropped. */
+const utf8Text = (chunks: Buffer[]): string => {
+  const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+  const start = bytes.length > 2 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  return bytes.toString('utf8', start);
 };
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -186,36 +199,84 @@ const loadUndici = (): Promise<typeof import('undici')> => {
   return undiciModule;
 };
 
-/** Sends with undici's `request` (see `loadUndici`). */
+/**
+ * Sends through the dispatcher's own `dispatch`, with a handler that gathers the answer: the exchange undici's
+ * `request` + `body.text()` make, without the response stream, the async resource and the `AbortSignal` (and
+ * its listener) those build for every request. They were most of what a call cost beyond a raw request
+ * (`bench/sdk-request-overhead.ts`: 1.40x a raw `request` with them, issue 12). The timeout and the caller's
+ * signal end the exchange through the handler's controller instead.
+ */
 const undiciSender = (dispatcher: () => Promise<Dispatcher> | Dispatcher): Sender => {
-  return async (url, { method, headers, body, signal }) => {
-    const { request } = await loadUndici();
-    const response = await request(url, {
-      method,
-      headers,
-      body: body ?? null,
-      dispatcher: await dispatcher(),
-      signal,
-    });
-    const text = await response.body.text();
-    return { statusCode: response.statusCode, headers: normaliseHeaders(response.headers), text };
+  return (url, { method, headers, body }) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let abortedWith: { reason: unknown } | undefined;
+    const response = (async () => {
+      const target = await dispatcher();
+      const { origin, pathname, search } = new URL(url);
+      return new Promise<RawResponse>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        let statusCode = 0;
+        let answerHeaders: Record<string, string> = {};
+        target.dispatch(
+          { origin, path: pathname + search, method, headers, body: body ?? null },
+          {
+            onRequestStart(started) {
+              // Aborted before the request was on a connection: end it as soon as it can be.
+              if (abortedWith) started.abort(abortedWith.reason as Error);
+              else controller = started;
+            },
+            onResponseStart(_controller, status, responseHeaders) {
+              // A 1xx is not the answer: the final status and its headers follow.
+              if (status < 200) return;
+              statusCode = status;
+              answerHeaders = normaliseHeaders(responseHeaders);
+            },
+            onResponseData(_controller, chunk) {
+              chunks.push(chunk);
+            },
+            onResponseEnd() {
+              resolve({
+                statusCode,
+                headers: answerHeaders,
+                text: chunks.length === 0 ? '' : utf8Text(chunks),
+              });
+            },
+            onResponseError(_controller, error) {
+              reject(error);
+            },
+          },
+        );
+      });
+    })();
+    return {
+      response,
+      abort(reason) {
+        if (abortedWith) return;
+        abortedWith = { reason };
+        controller?.abort(reason as Error);
+      },
+    };
   };
 };
 
 const fetchSender = (fetchImpl: FetchLike): Sender => {
-  return async (url, { method, headers, body, signal }) => {
-    const response = await fetchImpl(url, {
-      method,
-      headers,
-      ...(body === undefined ? {} : { body }),
-      signal,
-    });
-    const text = await response.text();
-    const out: Record<string, string> = {};
-    response.headers.forEach((value, name) => {
-      out[name.toLowerCase()] = value;
-    });
-    return { statusCode: response.status, headers: out, text };
+  return (url, { method, headers, body }) => {
+    const controller = new AbortController();
+    const response = (async () => {
+      const answer = await fetchImpl(url, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body }),
+        signal: controller.signal,
+      });
+      const text = await answer.text();
+      const out: Record<string, string> = {};
+      answer.headers.forEach((value, name) => {
+        out[name.toLowerCase()] = value;
+      });
+      return { statusCode: answer.status, headers: out, text };
+    })();
+    return { response, abort: (reason) => controller.abort(reason) };
   };
 };
 
@@ -341,16 +402,16 @@ export class HttpTransport implements Transport {
     timeout: number,
     signal: AbortSignal | undefined,
   ): Promise<Attempt> {
-    const controller = new AbortController();
+    const exchange = this.#send(url, { method, headers: { ...headers }, body });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort();
+      exchange.abort(new Error(`No answer within ${timeout} ms.`));
     }, timeout);
-    const forwardAbort = () => controller.abort(signal?.reason);
+    const forwardAbort = () => exchange.abort(signal?.reason);
     signal?.addEventListener('abort', forwardAbort, { once: true });
     try {
-      const raw = await this.#send(url, { method, headers: { ...headers }, body, signal: controller.signal });
+      const raw = await exchange.response;
       const response: ResponseInfo = {
         statusCode: raw.statusCode,
         headers: raw.headers,
