@@ -15,8 +15,8 @@
  * `--existing` skips creating a business there (a second instance on the same database).
  *
  * `create-sql-floor` is the `express` route with the SQLite work of a keyed create and nothing else: the key
- * lookup, the `Idempotency-Key` lookup, and one write-queue job with the reference check, the session insert and
- * the remembered answer, committed (fsynced) in batches like the service's, through the service's own
+ * lookup, the `Idempotency-Key` lookup, and one write-queue job with the session insert (which refuses a used
+ * reference itself) and the remembered answer, committed (fsynced) in batches like the service's, through the service's own
  * repositories and schema. Every value is prepared outside the statements (the token's hash, a sealed answer
  * of the real size), so it measures what any create that keeps its database on the request thread must spend
  * beside the framework: the ceiling of `servicepay` as it is built (an express app served as the service
@@ -123,8 +123,7 @@ async function createSqlFloor(): Promise<{ url: string; secretKey: string; dbPat
     if (!(await store.apiKeys.findWithOwner(keyHash))) throw new Error('the bench key is unknown');
     if (await store.idempotencyKeys.find(scope, key, now - ttlMs)) throw new Error('a bench key was reused');
     await store.writes.run(async (tx) => {
-      if (await tx.sessions.findByReference(business.id, 'test', body.reference)) throw new Error('reused');
-      await tx.sessions.insert({
+      const inserted = await tx.sessions.insert({
         id: newTimeOrderedId('ses', now),
         businessId: business.id,
         environment: 'test',
@@ -141,6 +140,7 @@ async function createSqlFloor(): Promise<{ url: string; secretKey: string; dbPat
         updatedAt: now,
         expiresAt: now + 7_200_000,
       });
+      if (!inserted) throw new Error('a bench reference was reused');
       await tx.idempotencyKeys.claim(
         { scope, key, createdAt: now },
         { requestHash, statusCode: 201, responseBody: sealedAnswer },

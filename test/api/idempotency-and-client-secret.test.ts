@@ -221,7 +221,14 @@ describe('Idempotency-Key on session create: the key commits with the session', 
     const raced = await createWithKey(token, 'raced', sessionParams({ reference: 'raced-1' }));
     expectError(raced, 409, 'idempotency_key_reused');
     expect(store.idempotencyKeys.find).toBe(find);
-    expect(await store.sessions.findByReference(shop.business.id, 'test', 'raced-1')).toBeUndefined();
+    expect(
+      await store.sessions.list({
+        businessId: shop.business.id,
+        environment: 'test',
+        reference: 'raced-1',
+        limit: 1,
+      }),
+    ).toEqual([]);
   });
 });
 

@@ -134,6 +134,20 @@ function bySeqOrder<T>(value: T): unknown {
 }
 
 /** How a call ended, for calls a store may refuse: both stores must refuse the same calls. */
+/** What `insert` stored: it answers undefined only for a used reference, which these scenarios do not reuse. */
+const stored = <T>(record: T | undefined): T => {
+  if (record === undefined) throw new Error('insert wrote nothing: the reference was already used');
+  return record;
+};
+
+/** The session of a business and environment with this reference, read through the list's reference filter. */
+const byReference = async (
+  sessions: SessionPath['sessions'],
+  businessId: string,
+  environment: 'test' | 'live',
+  reference: string,
+) => (await sessions.list({ businessId, environment, reference, limit: 1 }))[0];
+
 const outcome = (call: Promise<unknown>): Promise<'resolved' | 'rejected'> =>
   call.then(
     () => 'resolved',
@@ -200,12 +214,14 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
     return fromSqlite;
   }
 
-  it('sessions: insert answers the stored record, and find, findByClientSecretHash and findByReference read it back', async () => {
+  it('sessions: insert answers the stored record, and find, findByClientSecretHash and the reference filter read it back', async () => {
     const seen = await onBothStores(async ({ sessions }) => {
-      const inserted = await sessions.insert(
-        newSession('ses_find', { payerPhone: '+2348012345678', metadata: { orderId: '7', note: 'gift' } }),
+      const inserted = stored(
+        await sessions.insert(
+          newSession('ses_find', { payerPhone: '+2348012345678', metadata: { orderId: '7', note: 'gift' } }),
+        ),
       );
-      const other = await sessions.insert(newSession('ses_find_other'));
+      const other = stored(await sessions.insert(newSession('ses_find_other')));
       expect(inserted).toMatchObject({
         id: 'ses_find',
         amount: 250_000,
@@ -222,14 +238,14 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
       expect(found).toStrictEqual(inserted);
       expect(found?.clientSecretHash).toBeInstanceOf(Buffer);
       expect(await sessions.findByClientSecretHash(sha256('secret-ses_find'))).toStrictEqual(inserted);
-      expect(await sessions.findByReference('biz_a', 'test', 'order-ses_find')).toStrictEqual(inserted);
+      expect(await byReference(sessions, 'biz_a', 'test', 'order-ses_find')).toStrictEqual(inserted);
       return {
         inserted,
         other,
         unknownId: await sessions.find('ses_nobody'),
         unknownHash: await sessions.findByClientSecretHash(sha256('no such secret')),
-        otherEnvironment: await sessions.findByReference('biz_a', 'live', 'order-ses_find'),
-        otherBusiness: await sessions.findByReference('biz_b', 'test', 'order-ses_find'),
+        otherEnvironment: await byReference(sessions, 'biz_a', 'live', 'order-ses_find'),
+        otherBusiness: await byReference(sessions, 'biz_b', 'test', 'order-ses_find'),
       };
     });
     expect(seen.unknownId).toBeUndefined();
@@ -240,24 +256,29 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
     expect(seen.inserted.payerPhone).toBe('+2348012345678');
   });
 
-  it('sessions: a reference is unique per business and environment on both stores', async () => {
+  it('sessions: a reference is unique per business and environment on both stores: insert writes nothing for a used one', async () => {
     const seen = await onBothStores(async ({ sessions }) => {
       await sessions.insert(newSession('ses_ref_1', { reference: 'order-unique' }));
       return {
-        sameOwner: await outcome(sessions.insert(newSession('ses_ref_2', { reference: 'order-unique' }))),
-        otherEnvironment: await outcome(
-          sessions.insert(newSession('ses_ref_3', { reference: 'order-unique', environment: 'live' })),
-        ),
-        otherBusiness: await outcome(
-          sessions.insert(newSession('ses_ref_4', { reference: 'order-unique', businessId: 'biz_b' })),
-        ),
-        kept: (await sessions.findByReference('biz_a', 'test', 'order-unique'))?.id,
+        sameOwner: await sessions.insert(newSession('ses_ref_2', { reference: 'order-unique' })),
+        sameOwnerStored: await sessions.find('ses_ref_2'),
+        otherEnvironment: (
+          await sessions.insert(newSession('ses_ref_3', { reference: 'order-unique', environment: 'live' }))
+        )?.id,
+        otherBusiness: (
+          await sessions.insert(newSession('ses_ref_4', { reference: 'order-unique', businessId: 'biz_b' }))
+        )?.id,
+        // Only the reference is let pass quietly: any other duplicate (here the id) is still an error.
+        sameId: await outcome(sessions.insert(newSession('ses_ref_1', { reference: 'order-other' }))),
+        kept: (await byReference(sessions, 'biz_a', 'test', 'order-unique'))?.id,
       };
     });
     expect(seen).toEqual({
-      sameOwner: 'rejected',
-      otherEnvironment: 'resolved',
-      otherBusiness: 'resolved',
+      sameOwner: undefined,
+      sameOwnerStored: undefined,
+      otherEnvironment: 'ses_ref_3',
+      otherBusiness: 'ses_ref_4',
+      sameId: 'rejected',
       kept: 'ses_ref_1',
     });
   });
@@ -762,11 +783,15 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
   it('money: amounts up to Number.MAX_SAFE_INTEGER and their currencies come back exactly; zero and fractions are refused', async () => {
     const LARGEST = Number.MAX_SAFE_INTEGER; // 9_007_199_254_740_991, the contract's maximum amount
     const seen = await onBothStores(async ({ sessions, bankNotifications, settledTransfers }) => {
-      const large = await sessions.insert(
-        newSession('ses_money_large', { amount: LARGEST, currency: 'USD', reference: 'money-large' }),
+      const large = stored(
+        await sessions.insert(
+          newSession('ses_money_large', { amount: LARGEST, currency: 'USD', reference: 'money-large' }),
+        ),
       );
-      const smallest = await sessions.insert(
-        newSession('ses_money_small', { amount: 1, currency: 'GHS', reference: 'money-small' }),
+      const smallest = stored(
+        await sessions.insert(
+          newSession('ses_money_small', { amount: 1, currency: 'GHS', reference: 'money-small' }),
+        ),
       );
       await sessions.change(
         'ses_money_large',

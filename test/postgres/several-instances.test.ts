@@ -298,6 +298,34 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
     expect(retry.body.data.id).toBe(created[0]?.body.data.id);
   });
 
+  it('one reference sent to both instances at once makes one session; every other create answers 409, none fails', async () => {
+    const shop = await a.createBusiness({ name: 'Reference Shop' });
+    const key = shop.keys.test.secretKey;
+    const create = (server: RunningServer) =>
+      call(server.baseUrl, 'POST', '/api/widget/sessions', {
+        token: key,
+        json: {
+          amount: 125_000,
+          currency: 'NGN',
+          reference: 'order-both-instances',
+          payer: { name: 'Ada', email: 'ada@example.com' },
+        },
+      });
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => create(i % 2 === 0 ? a : b)));
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+    for (const refused of answers.filter((answer) => answer.status === 409)) {
+      expect(refused.body.meta.code).toBe('reference_already_used');
+    }
+    const stored = await rows<{ id: string; amount: string }>(
+      'SELECT id, amount FROM sessions WHERE business_id = $1 AND reference = $2',
+      [shop.business.id, 'order-both-instances'],
+    );
+    expect(stored).toEqual([
+      { id: answers.find((answer) => answer.status === 201)?.body.data.id, amount: '125000' },
+    ]);
+  });
+
   it('an instance with another secrets key refuses to start, saying which key to give it', async () => {
     // Its own folder: the development key file beside its bank file is a new key, not the one A and B share.
     const elsewhere = mkdtempSync(join(tmpdir(), 'servicepay-other-key-'));

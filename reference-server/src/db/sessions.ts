@@ -112,7 +112,6 @@ export class SessionRepository {
   private readonly insertStatement;
   private readonly findStatement;
   private readonly findByClientSecretStatement;
-  private readonly findByReferenceStatement;
   private readonly markClientSecretUsedStatement;
   private readonly changeStatement;
   private readonly overdueStatement;
@@ -125,14 +124,12 @@ export class SessionRepository {
       `INSERT INTO sessions (id, business_id, environment, reference, status, amount, currency, payer_name,
          payer_email, payer_phone, metadata, client_secret_hash, created_at, updated_at, expires_at)
        VALUES (@id, @businessId, @environment, @reference, @status, @amount, @currency, @payerName,
-         @payerEmail, @payerPhone, @metadata, @clientSecretHash, @createdAt, @updatedAt, @expiresAt)`,
+         @payerEmail, @payerPhone, @metadata, @clientSecretHash, @createdAt, @updatedAt, @expiresAt)
+       ON CONFLICT (business_id, environment, reference) DO NOTHING`,
     );
     this.findStatement = db.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE id = ?');
     this.findByClientSecretStatement = db.prepare<[Buffer], SessionRow>(
       'SELECT * FROM sessions WHERE client_secret_hash = ?',
-    );
-    this.findByReferenceStatement = db.prepare<[string, string, string], SessionRow>(
-      'SELECT * FROM sessions WHERE business_id = ? AND environment = ? AND reference = ?',
     );
     this.markClientSecretUsedStatement = db.prepare<[number, string]>(
       'UPDATE sessions SET client_secret_used_at = ? WHERE id = ? AND client_secret_used_at IS NULL',
@@ -169,12 +166,17 @@ export class SessionRepository {
     );
   }
 
-  /** Inserts a new session and returns it as stored (built from its fields: no read-back on the create path). */
-  insert(session: NewSession): SessionRecord {
-    const { lastInsertRowid } = this.insertStatement.run({
+  /**
+   * Inserts a new session and returns it as stored (built from its fields: no read-back on the create path), or
+   * undefined, writing nothing, when its business already has a session with this reference in this
+   * environment: the unique index decides, in the same statement, so no check can go stale before the write.
+   */
+  insert(session: NewSession): SessionRecord | undefined {
+    const { changes, lastInsertRowid } = this.insertStatement.run({
       ...session,
       metadata: JSON.stringify(session.metadata),
     });
+    if (changes === 0) return undefined;
     return {
       ...session,
       seq: Number(lastInsertRowid),
@@ -192,15 +194,6 @@ export class SessionRepository {
 
   findByClientSecretHash(hash: Buffer): SessionRecord | undefined {
     const row = this.findByClientSecretStatement.get(hash);
-    return row && toSession(row);
-  }
-
-  findByReference(
-    businessId: string,
-    environment: Environment,
-    reference: string,
-  ): SessionRecord | undefined {
-    const row = this.findByReferenceStatement.get(businessId, environment, reference);
     return row && toSession(row);
   }
 

@@ -49,14 +49,6 @@ export class SessionService {
       const now = this.clock.now();
       const scope = { businessId: caller.business.id, environment: caller.environment };
       const reference = params.reference ?? `ref_${randomBase62(20)}`;
-      if (await tx.sessions.findByReference(scope.businessId, scope.environment, reference)) {
-        throw new HttpError(
-          409,
-          'reference_already_used',
-          `A session with reference "${reference}" already exists.`,
-          [{ path: 'reference', message: 'already used by another session' }],
-        );
-      }
       const clientSecret = `cs_${caller.environment}_${randomBase62(32)}`;
       const session = await tx.sessions.insert({
         // Time-ordered: appended to the id index rather than written on a random page of it (issue 12).
@@ -76,6 +68,14 @@ export class SessionService {
         updatedAt: now,
         expiresAt: now + (params.expiresInMinutes ?? this.config.sessionLifetimeMinutes) * 60_000,
       });
+      if (!session) {
+        throw new HttpError(
+          409,
+          'reference_already_used',
+          `A session with reference "${reference}" already exists.`,
+          [{ path: 'reference', message: 'already used by another session' }],
+        );
+      }
       const created: CreatedSession = { ...toSessionView(session, undefined), clientSecret };
       await alongside?.(tx, created);
       return created;

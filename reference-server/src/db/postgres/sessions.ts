@@ -138,12 +138,18 @@ type SessionsContract = Repositories['sessions'];
 export class PostgresSessionRepository implements SessionsContract {
   constructor(private readonly db: Queryable) {}
 
-  /** Inserts a new session and returns it as stored (built from its fields, `seq` from `RETURNING`). */
-  async insert(session: NewSession): Promise<SessionRecord> {
+  /**
+   * Inserts a new session and returns it as stored (built from its fields, `seq` from `RETURNING`), or undefined,
+   * writing nothing, when its business already has a session with this reference in this environment.
+   */
+  async insert(session: NewSession): Promise<SessionRecord | undefined> {
+    // ON CONFLICT on the reference only: a reference another instance is inserting right now is waited for,
+    // then counted as used (no unique-violation retry of the whole job, and no separate read before it).
     const result = (await this.db.query(
       `INSERT INTO sessions (id, business_id, environment, reference, status, amount, currency, payer_name,
          payer_email, payer_phone, metadata, client_secret_hash, created_at, updated_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+       ON CONFLICT (business_id, environment, reference) DO NOTHING
        RETURNING seq`,
       [
         session.id,
@@ -163,9 +169,11 @@ export class PostgresSessionRepository implements SessionsContract {
         session.expiresAt,
       ],
     )) as QueryResult<{ seq: string }>;
+    const inserted = result.rows[0];
+    if (inserted === undefined) return undefined;
     return {
       ...session,
-      seq: exactInteger(firstRow(result).seq),
+      seq: exactInteger(inserted.seq),
       clientSecretUsedAt: null,
       accountNumber: null,
       mismatchReceived: null,
@@ -179,18 +187,6 @@ export class PostgresSessionRepository implements SessionsContract {
 
   async findByClientSecretHash(hash: Buffer): Promise<SessionRecord | undefined> {
     return this.one('SELECT * FROM sessions WHERE client_secret_hash = $1', [hash]);
-  }
-
-  async findByReference(
-    businessId: string,
-    environment: Environment,
-    reference: string,
-  ): Promise<SessionRecord | undefined> {
-    return this.one('SELECT * FROM sessions WHERE business_id = $1 AND environment = $2 AND reference = $3', [
-      businessId,
-      environment,
-      reference,
-    ]);
   }
 
   /** Marks the client secret exchanged; false when it already was (by this instance or another). */
@@ -247,10 +243,4 @@ export class PostgresSessionRepository implements SessionsContract {
   private async all(text: string, values: unknown[]): Promise<SessionRecord[]> {
     return ((await this.db.query(text, values)) as QueryResult<SessionRow>).rows.map(toSession);
   }
-}
-
-function firstRow<T extends object>(result: QueryResult<T>): T {
-  const row = result.rows[0];
-  if (!row) throw new Error('INSERT … RETURNING returned no row');
-  return row;
 }
