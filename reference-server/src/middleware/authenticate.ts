@@ -71,7 +71,7 @@ async function failure(deps: AuthDeps, req: Request, res: Response, error: HttpE
 
 /**
  * The key the over-budget check already looked up for a request, so authenticating it reads the key once.
- * Keyed by the request object, which is the same for `node:http` and express (express only changes its prototype).
+ * Keyed by the request object, which is the same for `node:http` and express (express at most sets its prototype).
  */
 const earlyLookups = new WeakMap<IncomingMessage, { token: string; found: ApiKeyWithOwner | undefined }>();
 
