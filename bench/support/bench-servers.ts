@@ -4,9 +4,9 @@
  * `express`, `express-born`, `servicepay` and `create-sql-floor`. Prints one JSON line
  * `{ url, secretKey?, dbPath? }` when ready.
  *
- * `express` is a stock express 5 app (`app.listen`); `express-born` is the same app served as the service's
- * API server serves its own, with requests and responses born on the app's prototypes
- * (`internal/message-classes.ts`), which spares V8 a hidden class per request.
+ * `express` is a stock express 5 app (served by `createServer(app)`, as `app.listen` does); `express-born` is the
+ * same app served as the service's API server serves its own, with requests and responses born on the app's
+ * prototypes (`internal/message-classes.ts`), which spares V8 a hidden class per request.
  *
  * servicepay options: `--db PATH` serves an existing database (seeded by `seed-sessions.ts`; the caller has
  * its keys) instead of a fresh one with one business; `--rate-limit N` sets the secret-key budget per minute
