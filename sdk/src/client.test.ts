@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MockAgent } from 'undici';
+import { Dispatcher, MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   createdSession,
@@ -650,6 +650,36 @@ describe('reading the answer (loopback server)', () => {
     setTimeout(() => controller.abort(reason), 50);
     await expect(client.sessions.retrieve('ses_1', { signal: controller.signal })).rejects.toBe(reason);
     await client.close();
+  });
+});
+
+describe('a connection that never opens (stand-in dispatcher: no real socket can be held half-open here)', () => {
+  /** Takes every request and never puts it on a connection, as a pool whose connect hangs would. */
+  class NeverConnects extends Dispatcher {
+    requests = 0;
+    override dispatch(): boolean {
+      this.requests++;
+      return true;
+    }
+  }
+
+  it('ends the call at its timeout, retrying first, though the request never reached a connection', async () => {
+    const dispatcher = new NeverConnects();
+    const client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, dispatcher, timeout: 50, maxRetries: 1 });
+    const error = await rejectionOf(client.sessions.retrieve('ses_1'));
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toMatchObject({ code: 'timeout', statusCode: null });
+    expect(dispatcher.requests).toBe(2);
+  });
+
+  it("ends the call when the caller's signal aborts, with its reason", async () => {
+    const dispatcher = new NeverConnects();
+    const client = new ServicePay(TEST_KEY, { baseUrl: ORIGIN, dispatcher });
+    const controller = new AbortController();
+    const reason = new Error('the payer left');
+    setTimeout(() => controller.abort(reason), 20);
+    await expect(client.sessions.retrieve('ses_1', { signal: controller.signal })).rejects.toBe(reason);
+    expect(dispatcher.requests).toBe(1);
   });
 });
 

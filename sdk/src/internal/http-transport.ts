@@ -210,50 +210,60 @@ const undiciSender = (dispatcher: () => Promise<Dispatcher> | Dispatcher): Sende
   return (url, { method, headers, body }) => {
     let controller: Dispatcher.DispatchController | undefined;
     let abortedWith: { reason: unknown } | undefined;
-    const response = (async () => {
+    // Settled from the handler below, or at once by `abort` while the request is not yet on a connection.
+    let resolve!: (answer: RawResponse) => void;
+    let reject!: (error: unknown) => void;
+    const response = new Promise<RawResponse>((settleWith, failWith) => {
+      resolve = settleWith;
+      reject = failWith;
+    });
+    const send = async (): Promise<void> => {
       const target = await dispatcher();
+      if (abortedWith) return;
       const { origin, pathname, search } = new URL(url);
-      return new Promise<RawResponse>((resolve, reject) => {
-        const chunks: Buffer[] = [];
-        let statusCode = 0;
-        let answerHeaders: Record<string, string> = {};
-        target.dispatch(
-          { origin, path: pathname + search, method, headers, body: body ?? null },
-          {
-            onRequestStart(started) {
-              // Aborted before the request was on a connection: end it as soon as it can be.
-              if (abortedWith) started.abort(abortedWith.reason as Error);
-              else controller = started;
-            },
-            onResponseStart(_controller, status, responseHeaders) {
-              // A 1xx is not the answer: the final status and its headers follow.
-              if (status < 200) return;
-              statusCode = status;
-              answerHeaders = normaliseHeaders(responseHeaders);
-            },
-            onResponseData(_controller, chunk) {
-              chunks.push(chunk);
-            },
-            onResponseEnd() {
-              resolve({
-                statusCode,
-                headers: answerHeaders,
-                text: chunks.length === 0 ? '' : utf8Text(chunks),
-              });
-            },
-            onResponseError(_controller, error) {
-              reject(error);
-            },
+      const chunks: Buffer[] = [];
+      let statusCode = 0;
+      let answerHeaders: Record<string, string> = {};
+      target.dispatch(
+        { origin, path: pathname + search, method, headers, body: body ?? null },
+        {
+          onRequestStart(started) {
+            // Ended before the request was on a connection: the call has already rejected; drop the request.
+            if (abortedWith) started.abort(abortedWith.reason as Error);
+            else controller = started;
           },
-        );
-      });
-    })();
+          onResponseStart(_controller, status, responseHeaders) {
+            // A 1xx is not the answer: the final status and its headers follow.
+            if (status < 200) return;
+            statusCode = status;
+            answerHeaders = normaliseHeaders(responseHeaders);
+          },
+          onResponseData(_controller, chunk) {
+            chunks.push(chunk);
+          },
+          onResponseEnd() {
+            resolve({
+              statusCode,
+              headers: answerHeaders,
+              text: chunks.length === 0 ? '' : utf8Text(chunks),
+            });
+          },
+          onResponseError(_controller, error) {
+            reject(error);
+          },
+        },
+      );
+    };
+    send().catch(reject);
     return {
       response,
       abort(reason) {
         if (abortedWith) return;
         abortedWith = { reason };
-        controller?.abort(reason as Error);
+        // On a connection: undici ends it and answers onResponseError with the reason. Not yet (the agent is
+        // loading, or the pool has not connected): nothing would answer until it did, so the call ends here.
+        if (controller) controller.abort(reason as Error);
+        else reject(reason);
       },
     };
   };
