@@ -251,8 +251,6 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
         maxConnections: config.maxConnections,
         // A business over its budget is answered 429 here, before express (issue 12).
         beforeApp: refuseOverBudgetEarly({ store, clock, businessLimiter: limiters.business }),
-        // Requests and responses born with express's prototypes keep shared hidden classes (issue 12).
-        expressApp: app,
       });
       server.listen(config.port, config.host);
       await once(server, 'listening');

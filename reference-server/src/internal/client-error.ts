@@ -115,12 +115,14 @@ export interface ApiServerOptions {
    * routing and middleware (`refuseOverBudgetEarly`, the 429 of a business over its budget).
    */
   beforeApp?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
-  /**
-   * The express app behind `handler`, when it is one: the server makes its requests and responses with the
-   * app's prototypes already in place, so express does not change them on arrival (`messageClassesFor`).
-   */
-  expressApp?: ExpressPrototypes;
 }
+
+/** An express app has the prototypes it gives every request and response; a bare listener has not. */
+const isExpressApp = (handler: object): handler is ExpressPrototypes =>
+  'request' in handler &&
+  typeof handler.request === 'object' &&
+  'response' in handler &&
+  typeof handler.response === 'object';
 
 const OVER_CAP = Symbol('servicepay.overConnectionCap');
 
@@ -134,7 +136,9 @@ const CAP_MARGIN = 64;
  * too slowly (408, after `headersTimeoutMs`/`requestTimeoutMs` instead of Node's 60 s/300 s), and requests on
  * a connection over `maxConnections` (503, then the connection closes). Past `maxConnections` + 64, Node
  * refuses connections before a byte is read: the only bound on sockets that send nothing. `beforeApp` may
- * answer a request before the app sees it (the 429 of a business over its budget).
+ * answer a request before the app sees it (the 429 of a business over its budget). When `handler` is an
+ * express app, its requests and responses are made with the app's prototypes already in place
+ * (`messageClassesFor`), so express does not change them on arrival.
  *
  * @example
  * const server = createApiServer(createApp(deps), { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 4096 });
@@ -154,7 +158,8 @@ export function createApiServer(
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(options.headersTimeoutMs / 4))),
       // Answered in the envelope below rather than bare by Node.
       requireHostHeader: false,
-      ...(options.expressApp ? messageClassesFor(options.expressApp) : {}),
+      // An express app's requests and responses are made with its prototypes in place (messageClassesFor).
+      ...(isExpressApp(handler) ? messageClassesFor(handler) : {}),
     },
     (req, res) => {
       if ((req.socket as Socket & { [OVER_CAP]?: boolean })[OVER_CAP]) {

@@ -1,8 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createApiServer } from './client-error.ts';
 import { messageClassesFor } from './message-classes.ts';
 
 // V8's own answer to "do these two objects have the same hidden class"; the flag applies to code compiled after it.
@@ -76,5 +77,39 @@ describe('messageClassesFor', () => {
       status: 200,
       body: { query: {}, path: '/hello', app: true, greeting: 'hi' },
     });
+  });
+
+  it("is what the API server does for an express app it serves, before anything else sees the request; a bare listener keeps Node's classes", async () => {
+    const options = { headersTimeoutMs: 5_000, requestTimeoutMs: 5_000, maxConnections: 10 };
+    const arrived: IncomingMessage[] = [];
+    const app = express();
+    app.get('/hello', (_req, res) => {
+      res.json({ ok: true });
+    });
+    // beforeApp runs in the server's own listener, before express: the prototype is already the app's there.
+    server = createApiServer(app, {
+      ...options,
+      beforeApp: async (req) => {
+        arrived.push(req);
+        return false;
+      },
+    });
+    server.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server?.once('listening', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    for (const path of ['/hello?a=1', '/hello?b=2']) expect((await fetch(base + path)).status).toBe(200);
+    expect(arrived.map((req) => Object.getPrototypeOf(req))).toEqual([app.request, app.request]);
+    expect(haveSameHiddenClass(arrived[0] as object, arrived[1] as object)).toBe(true);
+    server.close();
+
+    const bare: IncomingMessage[] = [];
+    server = createApiServer((req, res) => {
+      bare.push(req);
+      res.end('ok');
+    }, options);
+    server.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server?.once('listening', resolve));
+    expect((await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`)).status).toBe(200);
+    expect(bare[0]?.constructor).toBe(IncomingMessage);
   });
 });
