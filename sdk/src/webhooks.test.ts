@@ -86,6 +86,45 @@ describe.each(variants)('%s', (_name, verify) => {
     await expect(codeOf(verify(payload, onlyNew, [OLD_SECRET]))).resolves.toBe('webhook_signature_mismatch');
   });
 
+  it('skips a v1= that is not hex wherever it stands, and finds the good one among many', async () => {
+    const t = now();
+    const good = sign(SECRET, t, payload);
+    const notHex = `${good.slice(0, 63)}g`;
+    const others = Array.from({ length: 11 }, (_, i) => `v1=${sign(`whsec_other${i}`, t, payload)}`).join(
+      ',',
+    );
+    for (const header of [
+      `t=${t},v1=${notHex},v1=${good}`,
+      `t=${t},v1=${good},v1=${notHex}`,
+      // More signatures than the synchronous verifier keeps buffers for (eight): the good one first and last.
+      `t=${t},v1=${good},${others}`,
+      `t=${t},${others},v1=${good}`,
+    ]) {
+      await expect(verify(payload, header, SECRET)).resolves.toMatchObject({ id: 'evt_1' });
+    }
+    await expect(codeOf(verify(payload, `t=${t},${others}`, SECRET))).resolves.toBe(
+      'webhook_signature_mismatch',
+    );
+  });
+
+  it('verifies with each of many secrets in turn and never with one it was not given', async () => {
+    // More secrets than the synchronous verifier keeps prepared keys for (sixteen), visited twice.
+    const secrets = Array.from({ length: 20 }, (_, i) => `whsec_turn${String(i).padStart(26, '0')}`);
+    for (const round of [1, 2]) {
+      for (const [index, secret] of secrets.entries()) {
+        const header = generateTestHeader({ payload, secret });
+        await expect(
+          verify(payload, header, secret),
+          `round ${round}, secret ${index}`,
+        ).resolves.toMatchObject({
+          id: 'evt_1',
+        });
+        const other = secrets[(index + 1) % secrets.length] as string;
+        await expect(codeOf(verify(payload, header, other))).resolves.toBe('webhook_signature_mismatch');
+      }
+    }
+  });
+
   it('ignores signature schemes it does not know', async () => {
     const t = now();
     const header = `t=${t},v0=${'0'.repeat(64)},v1=${sign(SECRET, t, payload)}`;

@@ -37,16 +37,21 @@ const compile = (schema: z.ZodType): Guard | undefined => {
   const def = definitionOf(schema);
   switch (def.type) {
     case 'object': {
-      const fields: [string, Guard][] = [];
+      const keys: string[] = [];
+      const guards: Guard[] = [];
       for (const [key, field] of Object.entries(def.shape ?? {})) {
         const guard = compile(field);
         if (guard === undefined) return undefined;
-        fields.push([key, guard]);
+        keys.push(key);
+        guards.push(guard);
       }
-      // Loose, like `build`'s `z.looseObject`: keys the guard does not know are kept, never checked.
+      // Loose, like `build`'s `z.looseObject`: keys the guard does not know are kept, never checked. Two
+      // arrays and an index rather than `[key, guard]` pairs: the destructuring cost a tenth of the guard.
       return (value) => {
         if (!isPlainRecord(value)) return false;
-        for (const [key, guard] of fields) if (!guard(value[key])) return false;
+        for (let i = 0; i < keys.length; i++) {
+          if (!(guards[i] as Guard)(value[keys[i] as string])) return false;
+        }
         return true;
       };
     }
