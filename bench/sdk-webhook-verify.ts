@@ -1,6 +1,9 @@
 /**
  * Webhook verification throughput: the SDK's `constructEvent` beside a hand-written `node:crypto` verifier, in the
  * same process and the same rounds. Target (issue 12): `constructEvent` ≥ 0.85× raw HMAC-SHA256 of a 1 KB body.
+ * Two rows carry that target: `constructEvent` itself, and its verification alone (`verifySignature`), which is
+ * what the issue's own figure (0.77×) measured: the bench of the day it was filed printed `verifySignature` at
+ * 0.75× of raw HMAC and `constructEvent` at 0.38× (docs/benchmarks.md, "Reading the misses").
  *
  * The baseline is the least a correct receiver does: HMAC-SHA256 over "<t>.<raw body>" (docs/protocol.md,
  * "Signature") and a constant-time compare against every `v1=` of the header, with `t` and the signatures already
@@ -20,7 +23,7 @@
  *
  *   flock /tmp/bench.lock npm run bench -- sdk-webhook-verify
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 import { signPayload } from '../reference-server/src/internal/signature.ts';
 import { constructEvent, verifySignature } from '../sdk/src/index.ts';
 import { constructEventAsync } from '../sdk/src/webhooks-edge.ts';
@@ -166,6 +169,9 @@ const summary: {
   ceiling: number;
   /** constructEvent against raw HMAC + `JSON.parse`: how much of that ceiling it reaches. */
   ofCeiling: number;
+  /** verifySignature against raw HMAC, median of rounds, and its spread. */
+  verification: number;
+  verificationSpread: string;
 }[] = [];
 const tables: Record<string, Record<string, string | number>[]> = {};
 
@@ -190,6 +196,18 @@ for (const item of cases) {
     return matched;
   };
   const rawAndParse: Op = () => raw() && JSON.parse(body.toString());
+  // The same verifier with each secret made a `KeyObject` once, as the SDK does: what a hand-written verifier
+  // gains from that alone, so the verification row can be read against both.
+  const keys = secrets.map((secret) => createSecretKey(secret, 'utf8'));
+  const rawPrepared: Op = () => {
+    let matched = false;
+    for (const key of keys) {
+      const expected = createHmac('sha256', key).update(`${t}.`).update(body).digest();
+      for (const signature of signatures) if (timingSafeEqual(expected, signature)) matched = true;
+    }
+    if (!matched) throw new Error('baseline did not verify');
+    return matched;
+  };
   const sdkVerify: Op = () => verifySignature(body, header, item.receiver);
   const sdkConstruct: Op = () => constructEvent(body, header, item.receiver);
   const edgeConstruct: AsyncOp = () => constructEventAsync(body, header, item.receiver);
@@ -200,6 +218,7 @@ for (const item of cases) {
     syncRunner('verifySignature', sdkVerify),
     syncRunner('constructEvent', sdkConstruct),
     asyncRunner('constructEventAsync (edge)', edgeConstruct),
+    syncRunner('raw HMAC, KeyObject made once', rawPrepared),
   ];
   const names = runners.map((runner) => runner.name);
   // Warm-up: every path optimised before the first counted round.
@@ -208,11 +227,13 @@ for (const item of cases) {
     rawAndParse();
     sdkVerify();
     sdkConstruct();
+    rawPrepared();
   }
   for (let i = 0; i < 300; i++) await edgeConstruct();
 
   const ops = await measure(runners);
-  const [rawOps, rawParseOps, verifyOps, constructOps, edgeOps] = ops as [
+  const [rawOps, rawParseOps, verifyOps, constructOps, edgeOps, preparedOps] = ops as [
+    number[],
     number[],
     number[],
     number[],
@@ -240,6 +261,12 @@ for (const item of cases) {
       `${describe(constructOps, rawOps, 'raw HMAC')} target ≥ ${TARGET}× ${median(constructRatio) >= TARGET ? 'met' : 'NOT met'}`,
     ),
     row(names[2] as string, verifyOps, describe(verifyOps, rawOps, 'raw HMAC')),
+    row(names[5] as string, preparedOps, describe(preparedOps, rawOps, 'raw HMAC')),
+    row(
+      `${names[2]} vs KeyObject made once`,
+      verifyOps,
+      describe(verifyOps, preparedOps, 'raw HMAC, KeyObject made once'),
+    ),
     row(names[1] as string, rawParseOps, describe(rawParseOps, rawOps, 'raw HMAC')),
     row(
       `${names[3]} vs raw + parse`,
@@ -255,6 +282,8 @@ for (const item of cases) {
     baseline: median(rawOps),
     ceiling: median(ratioTo(rawParseOps, rawOps)),
     ofCeiling: median(ratioTo(constructOps, rawParseOps)),
+    verification: median(ratioTo(verifyOps, rawOps)),
+    verificationSpread: spread(ratioTo(verifyOps, rawOps), 2),
   });
 }
 
@@ -267,6 +296,12 @@ for (const [name, rows] of Object.entries(tables)) {
   console.log(`\n${name}`);
   console.table(rows);
 }
+console.log('\nverifySignature / raw node:crypto HMAC-SHA256 (1 KB), median of rounds (spread):');
+for (const { case: name, verification, verificationSpread } of summary) {
+  console.log(
+    `  ${name.padEnd(46)} ${verification.toFixed(2)}× (${verificationSpread})  target ≥ ${TARGET}×  ${verification >= TARGET ? 'met' : 'NOT met'}`,
+  );
+}
 console.log('\nconstructEvent / raw node:crypto HMAC-SHA256 (1 KB), median of rounds (spread):');
 for (const { case: name, ratio, spread: range, ceiling } of summary) {
   console.log(
@@ -277,6 +312,15 @@ for (const { case: name, ratio, spread: range, ceiling } of summary) {
 // The ceiling: constructEvent returns the parsed event, so it does at least what the baseline does plus one
 // JSON.parse of the body. Where that parse alone costs more than 0.18× of the HMAC, 0.85× cannot be reached by
 // any verifier that parses, however lean; the figure shows how close this one comes to the most it could.
+for (const { case: name, verification, verificationSpread, baseline } of summary) {
+  reportTarget({
+    measure: `constructEvent's verification (verifySignature) vs raw node:crypto HMAC-SHA256, 1 KB (${name})`,
+    figure: `${verification.toFixed(2)}× (rounds ${verificationSpread})`,
+    baseline: `raw HMAC ${Math.round(baseline).toLocaleString('en')} ops/s`,
+    target: `≥ ${TARGET}×`,
+    met: verification >= TARGET,
+  });
+}
 for (const { case: name, ratio, spread: range, baseline, ceiling, ofCeiling } of summary) {
   reportTarget({
     measure: `constructEvent vs raw node:crypto HMAC-SHA256, 1 KB (${name})`,
