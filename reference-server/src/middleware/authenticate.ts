@@ -10,6 +10,7 @@ import type { Clock } from '../internal/clock.ts';
 import { sha256 } from '../internal/random.ts';
 import type { LimitDecision, RateLimiter } from '../internal/sliding-window-limiter.ts';
 import { addressKey, answerRateLimited, enforceLimit, withinLimit } from './rate-limit.ts';
+import { RefusalMemo } from './refusal-memo.ts';
 import { newRequestId } from './request-id.ts';
 
 /** The open checkout of one session, once `requireWidgetToken` let the request through. */
@@ -78,27 +79,17 @@ const earlyLookups = new WeakMap<IncomingMessage, { token: string; found: ApiKey
 /** What the over-budget check needs: the key lookup and the business budget, only asked (`peek`). */
 export type BudgetDeps = Pick<AuthDeps, 'store' | 'clock' | 'businessLimiter'>;
 
-/** How long a key found over its business's budget is refused again without reading it (`overBudgetKeys`). */
+/** How long a key found over its business's budget is refused again without reading it (`RefusalMemo`). */
 export const OVER_BUDGET_MEMO_MS = 1_000;
 
-/** Keys remembered at most; past this many, the memo is emptied and filled again by the keys still refused. */
-const OVER_BUDGET_MEMO_SIZE = 10_000;
+/** The refusals of each business budget (one per service: a test process may run several). */
+const refusalMemos = new WeakMap<RateLimiter, RefusalMemo>();
 
-/**
- * Per business budget: secret keys recently found live and over it, by the hex SHA-256 of the key (never the key
- * itself): their budget name and until when (clock ms) a refusal may skip reading the key. A client over its
- * budget may send thousands of requests a second, and reading its key was the largest part of refusing each
- * (a read transaction on SQLite, a round trip on PostgreSQL). Only refusals are remembered, never admissions:
- * a key rolled within the last second may get this 429 instead of its 401, and is let in by neither.
- */
-const overBudgetKeys = new WeakMap<RateLimiter, Map<string, { budget: string; until: number }>>();
-
-/** The memo of refusals by this budget (one per service: a test process may run several). */
-function overBudgetKeysOf(limiter: RateLimiter): Map<string, { budget: string; until: number }> {
-  let memo = overBudgetKeys.get(limiter);
+function refusalMemoOf(limiter: RateLimiter): RefusalMemo {
+  let memo = refusalMemos.get(limiter);
   if (memo === undefined) {
-    memo = new Map();
-    overBudgetKeys.set(limiter, memo);
+    memo = new RefusalMemo();
+    refusalMemos.set(limiter, memo);
   }
   return memo;
 }
@@ -107,7 +98,7 @@ function overBudgetKeysOf(limiter: RateLimiter): Map<string, { budget: string; u
  * The one over-budget decision, for both places that make it: the refusal when the request carries a live
  * secret key of a business over its budget, undefined otherwise (go on to the usual checks). The lookup is
  * remembered for the request either way; a key refused less than `OVER_BUDGET_MEMO_MS` ago is refused again
- * from `overBudgetKeys` while its budget stays spent, without reading it.
+ * from its `RefusalMemo` while its budget stays spent, without reading it.
  */
 async function overBudget(deps: BudgetDeps, req: IncomingMessage): Promise<LimitDecision | undefined> {
   const header = req.headers.authorization;
@@ -117,14 +108,12 @@ async function overBudget(deps: BudgetDeps, req: IncomingMessage): Promise<Limit
   const hash = sha256(token);
   const memoKey = hash.toString('hex');
   const now = deps.clock.now();
-  const memo = overBudgetKeysOf(deps.businessLimiter);
-  const remembered = memo.get(memoKey);
-  if (remembered !== undefined) {
-    if (remembered.until > now) {
-      const decision = await deps.businessLimiter.peek(remembered.budget, now);
-      if (!decision.allowed) return decision;
-    }
-    memo.delete(memoKey);
+  const memo = refusalMemoOf(deps.businessLimiter);
+  const refusedBy = memo.recall(memoKey, now);
+  if (refusedBy !== undefined) {
+    const decision = await deps.businessLimiter.peek(refusedBy, now);
+    if (!decision.allowed) return decision;
+    memo.forget(memoKey);
   }
   const found = await deps.store.apiKeys.findWithOwner(hash);
   earlyLookups.set(req, { token, found });
@@ -132,8 +121,7 @@ async function overBudget(deps: BudgetDeps, req: IncomingMessage): Promise<Limit
   const budget = `${found.business.id}:${found.key.environment}`;
   const decision = await deps.businessLimiter.peek(budget, now);
   if (decision.allowed) return undefined;
-  if (memo.size >= OVER_BUDGET_MEMO_SIZE) memo.clear();
-  memo.set(memoKey, { budget, until: now + OVER_BUDGET_MEMO_MS });
+  memo.remember(memoKey, budget, now + OVER_BUDGET_MEMO_MS);
   return decision;
 }
 
