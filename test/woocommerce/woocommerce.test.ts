@@ -149,15 +149,18 @@ describe.runIf(wooStackAvailable)(
       await service?.close();
     }, 60_000);
 
+    /** The gateway's settings form as the tests fill it, the secret key aside. */
+    const gatewaySettings = () => ({
+      enabled: true,
+      title: 'Bank transfer',
+      testmode: true,
+      api_url: service.baseUrl,
+      test_widget_url: widgetUrls.test,
+      live_widget_url: widgetUrls.live,
+    });
+
     it('settings: a publishable key is refused with its reason, keys never reach the page, re-saving keeps one webhook endpoint', async () => {
-      const base = {
-        enabled: true,
-        title: 'Bank transfer',
-        testmode: true,
-        api_url: service.baseUrl,
-        test_widget_url: widgetUrls.test,
-        live_widget_url: widgetUrls.live,
-      };
+      const base = gatewaySettings();
       const publishable = await admin.saveGatewaySettings({
         ...base,
         test_secret_key: keys.test.publishableKey,
@@ -191,6 +194,84 @@ describe.runIf(wooStackAvailable)(
       const stored = await woo.wp('endpoints');
       expect(stored.test.id).toBe(endpoints[0]?.id);
       expect(JSON.stringify(stored)).not.toContain('whsec_');
+    });
+
+    it("settings: re-saving finds the shop's endpoint by its URL when the shop lost its record, makes a new one when the service lost it, and the shop verifies what the service then signs", async () => {
+      const resave = async () => {
+        const saved = await admin.saveGatewaySettings({ ...gatewaySettings(), test_secret_key: '' });
+        expect(saved.errors).toEqual([]);
+        return saved;
+      };
+      /** Cancels a new session; the answer the shop gave its `session.cancelled` delivery to `endpointId`. */
+      const answerToACancelledEvent = async (endpointId: string) => {
+        const deliveries = async () =>
+          (
+            await call(service.baseUrl, 'GET', `/api/webhooks/${endpointId}/deliveries?limit=100`, {
+              token: secretKey(),
+            })
+          ).body.data as Array<{
+            id: string;
+            eventType: string;
+            status: string;
+            attempts: Array<{ statusCode: number | null }>;
+          }>;
+        const before = new Set((await deliveries()).map((delivery) => delivery.id));
+        const created = await call(service.baseUrl, 'POST', '/api/widget/sessions', {
+          token: secretKey(),
+          json: { amount: 100_000, currency: 'NGN', payer: { name: 'Ada', email: 'ada@example.com' } },
+        });
+        const id = (created.body.data as { id: string }).id;
+        const cancelled = await call(service.baseUrl, 'POST', `/api/widget/sessions/${id}/cancel`, {
+          token: secretKey(),
+        });
+        expect(cancelled.status).toBe(200);
+        const delivery = await until(`the session.cancelled event of ${id} to be attempted`, async () =>
+          (await deliveries()).find(
+            (candidate) =>
+              !before.has(candidate.id) &&
+              candidate.eventType === 'session.cancelled' &&
+              candidate.attempts.length > 0,
+          ),
+        );
+        return { status: delivery.status, statusCode: delivery.attempts[0]?.statusCode };
+      };
+      const [original] = await ourEndpoints();
+      const { secret: first } = await woo.wp('webhook-secret');
+      expect(first).toMatch(/^whsec_/);
+
+      // The shop lost its record (a restored database, a reinstall): found again by its URL, not duplicated,
+      // and its secret rolled, since the service shows a secret only once.
+      expect(await woo.wp('forget-endpoints')).toEqual({ endpoints: null });
+      await resave();
+      expect((await ourEndpoints()).map((endpoint) => endpoint.id)).toEqual([original?.id]);
+      expect((await woo.wp('endpoints')).test.id).toBe(original?.id);
+      const { secret: rolled } = await woo.wp('webhook-secret');
+      expect(rolled).toMatch(/^whsec_/);
+      expect(rolled).not.toBe(first);
+      expect(await answerToACancelledEvent(original?.id ?? '')).toEqual({
+        status: 'succeeded',
+        statusCode: 200,
+      });
+
+      // The service lost it (deleted by the merchant in the portal): a new one, its secret kept by the shop.
+      const deleted = await call(service.baseUrl, 'DELETE', `/api/webhooks/${original?.id}`, {
+        token: secretKey(),
+      });
+      expect(deleted.status).toBe(200);
+      expect((await resave()).messages.join(' ')).toMatch(/webhook endpoint we_/);
+      const endpoints = await ourEndpoints();
+      expect(endpoints).toHaveLength(1);
+      const [replacement] = endpoints;
+      expect(replacement?.id).not.toBe(original?.id);
+      expect(replacement?.enabled).toBe(true);
+      expect((await woo.wp('endpoints')).test.id).toBe(replacement?.id);
+      const { secret: renewed } = await woo.wp('webhook-secret');
+      expect(renewed).toMatch(/^whsec_/);
+      expect(renewed).not.toBe(rolled);
+      expect(await answerToACancelledEvent(replacement?.id ?? '')).toEqual({
+        status: 'succeeded',
+        statusCode: 200,
+      });
     });
 
     it('PHPUnit group "wordpress" passes inside this WooCommerce (claims raced by separate PHP processes)', async () => {

@@ -8,6 +8,7 @@
  *   uninstall                    deactivates and deletes it; prints what is left of its options and table
  *   endpoints                    the webhook endpoints the shop stored (ids and sealed secrets)
  *   webhook-secret               the test environment's signing secret, to sign a replayed delivery
+ *   forget-endpoints             deletes the stored endpoints, as a restored database or a reinstall would
  *   product {price, stock}       a simple product with managed stock
  *   stock <product id>           its stock quantity
  *   order <order id>             the order as a test reads it: status, totals, session meta, notes, and its status as
@@ -73,6 +74,9 @@ switch ( $command ) {
 		);
 	case 'endpoints':
 		$out( get_option( 'servicepay_webhook_endpoints', null ) );
+	case 'forget-endpoints':
+		delete_option( \ServicePay\WooCommerce\Webhooks\EndpointStore::OPTION );
+		$out( array( 'endpoints' => get_option( \ServicePay\WooCommerce\Webhooks\EndpointStore::OPTION, null ) ) );
 	case 'webhook-secret':
 		// The test replays a delivery itself, signed as the service signs it, with the secret the shop holds.
 		$out( array( 'secret' => \ServicePay\WooCommerce\Webhooks\EndpointStore::secrets()['test'] ?? null ) );
