@@ -9,6 +9,7 @@ import {
   nowSeconds,
   parseSignatureHeader,
   type RawBody,
+  SIGNATURE_BYTES,
   SIGNATURE_HEADER,
   type SignatureHeader,
   type SignatureSlot,
@@ -34,12 +35,13 @@ type NodeCrypto = typeof import('node:crypto');
 // heap before comparing, which cost more than the rest of the header's reading. Past the eighth signature of
 // one header (the service sends one per active secret: one, two while a secret rolls), each gets a new array.
 const REUSED_SLOTS = 8;
-const slotBytes = new ArrayBuffer(REUSED_SLOTS * 32);
+const slotBytes = new ArrayBuffer(REUSED_SLOTS * SIGNATURE_BYTES);
 const reusedSlots = Array.from(
   { length: REUSED_SLOTS },
-  (_, index) => new Uint8Array(slotBytes, index * 32, 32),
+  (_, index) => new Uint8Array(slotBytes, index * SIGNATURE_BYTES, SIGNATURE_BYTES),
 );
-const reusedSlot: SignatureSlot = (index) => reusedSlots[index] ?? new Uint8Array(new ArrayBuffer(32));
+const reusedSlot: SignatureSlot = (index) =>
+  reusedSlots[index] ?? new Uint8Array(new ArrayBuffer(SIGNATURE_BYTES));
 
 /**
  * `node:crypto`, taken when first needed rather than imported: the module then loads in runtimes without it

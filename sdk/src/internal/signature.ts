@@ -87,7 +87,7 @@ for (let digit = 0; digit < 16; digit++) {
 const hexValue = (code: number): number => (code < 128 ? (HEX_VALUES[code] as number) : -1);
 
 /** The byte length of a `v1=` signature (HMAC-SHA256). */
-const SIGNATURE_BYTES = SIGNATURE_HEX_LENGTH / 2;
+export const SIGNATURE_BYTES = SIGNATURE_HEX_LENGTH / 2;
 
 /** The 32 bytes the `index`-th valid signature of a header is decoded into. */
 export type SignatureSlot = (index: number) => Uint8Array<ArrayBuffer>;
