@@ -235,6 +235,15 @@ describe.runIf(wooStackAvailable)(
         );
         return { status: delivery.status, statusCode: delivery.attempts[0]?.statusCode };
       };
+      /** The shop stores `endpointId` with a readable secret other than `previous`, the one the service signs with. */
+      const expectShopToHold = async (endpointId: string, previous: string): Promise<string> => {
+        expect((await woo.wp('endpoints')).test.id).toBe(endpointId);
+        const { secret } = await woo.wp('webhook-secret');
+        expect(secret).toMatch(/^whsec_/);
+        expect(secret).not.toBe(previous);
+        expect(await answerToACancelledEvent(endpointId)).toEqual({ status: 'succeeded', statusCode: 200 });
+        return secret;
+      };
       const [original] = await ourEndpoints();
       const { secret: first } = await woo.wp('webhook-secret');
       expect(first).toMatch(/^whsec_/);
@@ -244,14 +253,7 @@ describe.runIf(wooStackAvailable)(
       expect(await woo.wp('forget-endpoints')).toEqual({ endpoints: null });
       await resave();
       expect((await ourEndpoints()).map((endpoint) => endpoint.id)).toEqual([original?.id]);
-      expect((await woo.wp('endpoints')).test.id).toBe(original?.id);
-      const { secret: rolled } = await woo.wp('webhook-secret');
-      expect(rolled).toMatch(/^whsec_/);
-      expect(rolled).not.toBe(first);
-      expect(await answerToACancelledEvent(original?.id ?? '')).toEqual({
-        status: 'succeeded',
-        statusCode: 200,
-      });
+      const rolled = await expectShopToHold(original?.id ?? '', first);
 
       // The service lost it (deleted by the merchant in the portal): a new one, its secret kept by the shop.
       const deleted = await call(service.baseUrl, 'DELETE', `/api/webhooks/${original?.id}`, {
@@ -264,14 +266,7 @@ describe.runIf(wooStackAvailable)(
       const [replacement] = endpoints;
       expect(replacement?.id).not.toBe(original?.id);
       expect(replacement?.enabled).toBe(true);
-      expect((await woo.wp('endpoints')).test.id).toBe(replacement?.id);
-      const { secret: renewed } = await woo.wp('webhook-secret');
-      expect(renewed).toMatch(/^whsec_/);
-      expect(renewed).not.toBe(rolled);
-      expect(await answerToACancelledEvent(replacement?.id ?? '')).toEqual({
-        status: 'succeeded',
-        statusCode: 200,
-      });
+      await expectShopToHold(replacement?.id ?? '', rolled);
     });
 
     it('PHPUnit group "wordpress" passes inside this WooCommerce (claims raced by separate PHP processes)', async () => {
