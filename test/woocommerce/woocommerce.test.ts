@@ -196,7 +196,7 @@ describe.runIf(wooStackAvailable)(
       expect(JSON.stringify(stored)).not.toContain('whsec_');
     });
 
-    it("settings: re-saving finds the shop's endpoint by its URL when the shop lost its record, makes a new one when the service lost it, and the shop verifies what the service then signs", async () => {
+    it("settings: re-saving finds the shop's endpoint by its URL when the shop lost its record, makes a new one when the service lost it or the key is another business's, and the shop verifies what the service then signs", async () => {
       const resave = async () => {
         const saved = await admin.saveGatewaySettings({ ...gatewaySettings(), test_secret_key: '' });
         expect(saved.errors).toEqual([]);
@@ -266,7 +266,27 @@ describe.runIf(wooStackAvailable)(
       const [replacement] = endpoints;
       expect(replacement?.id).not.toBe(original?.id);
       expect(replacement?.enabled).toBe(true);
-      await expectShopToHold(replacement?.id ?? '', rolled);
+      const renewed = await expectShopToHold(replacement?.id ?? '', rolled);
+
+      // Another business's key: the stored endpoint is not that business's (the service will not say it
+      // exists), so one is made there; back to this shop's own key, its endpoint here is found by URL again.
+      const other = await service.createBusiness({ name: 'Another Shop' });
+      const elsewhere = await admin.saveGatewaySettings({
+        ...gatewaySettings(),
+        test_secret_key: other.keys.test.secretKey,
+      });
+      expect(elsewhere.errors).toEqual([]);
+      const theirs = (
+        await call(service.baseUrl, 'GET', '/api/webhooks?environment=test&limit=100', {
+          token: other.keys.test.secretKey,
+        })
+      ).body.data as Array<{ id: string; url: string }>;
+      expect(theirs.map((endpoint) => endpoint.url)).toEqual([`${woo.url}/wp-json/servicepay/v1/webhook`]);
+      expect((await woo.wp('endpoints')).test.id).toBe(theirs[0]?.id);
+      const back = await admin.saveGatewaySettings({ ...gatewaySettings(), test_secret_key: secretKey() });
+      expect(back.errors).toEqual([]);
+      expect((await ourEndpoints()).map((endpoint) => endpoint.id)).toEqual([replacement?.id]);
+      await expectShopToHold(replacement?.id ?? '', renewed);
     });
 
     it('PHPUnit group "wordpress" passes inside this WooCommerce (claims raced by separate PHP processes)', async () => {
