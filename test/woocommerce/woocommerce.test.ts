@@ -310,9 +310,10 @@ describe.runIf(wooStackAvailable)(
           'servicepay-woocommerce/build/classic.js',
           'servicepay-woocommerce/build/classic.asset.php',
           'servicepay-woocommerce/languages/',
+          'servicepay-woocommerce/languages/servicepay-woocommerce.pot',
         ]),
       );
-      // No tests, script sources, build tooling, source maps or dotfiles (languages/.gitkeep).
+      // No tests, script sources, build tooling, source maps or dotfiles.
       expect(
         entries.filter((entry) =>
           /\/(tests|client|bin|node_modules)\/|\/(package(-lock)?\.json|tsconfig\.json|phpunit\.xml)$|\.map$|\/\./.test(

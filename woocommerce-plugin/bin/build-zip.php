@@ -37,7 +37,7 @@ foreach ( $ship as $entry ) {
 	$files = new RecursiveIteratorIterator( new RecursiveDirectoryIterator( $path, FilesystemIterator::SKIP_DOTS ) );
 	foreach ( $files as $file ) {
 		$relative = substr( $file->getPathname(), strlen( $root ) + 1 );
-		// Source maps, and dotfiles such as languages/.gitkeep (which only keeps the empty folder in git).
+		// Source maps, and dotfiles (editor and OS leftovers).
 		if ( str_ends_with( $relative, '.map' ) || str_starts_with( $file->getFilename(), '.' ) ) {
 			continue;
 		}
