@@ -23,7 +23,8 @@ const mainFile = 'servicepay-woocommerce.php';
 /** Files under `dir` (relative to the plugin) whose names end with one of `endings`, sorted. */
 const filesUnder = (dir, endings) =>
   readdirSync(join(root, dir), { recursive: true })
-    .map((name) => join(dir, String(name)))
+    // Forward slashes whatever the OS: they are the references the template carries.
+    .map((name) => `${dir}/${String(name).replaceAll('\\', '/')}`)
     .filter((name) => endings.some((ending) => name.endsWith(ending)))
     .sort();
 
@@ -57,7 +58,7 @@ const quoted = (text) => `"${text.replaceAll('\\', '\\\\').replaceAll('"', '\\"'
 const work = mkdtempSync(join(tmpdir(), 'servicepay-pot-'));
 try {
   const extracted = join(work, 'extracted.pot');
-  const xgettext = (language, keywords, files, join) =>
+  const xgettext = (language, keywords, files, appendToExisting) =>
     execFileSync(
       'xgettext',
       [
@@ -69,7 +70,7 @@ try {
         '--add-location=file',
         '--no-wrap',
         '--force-po',
-        ...(join ? ['--join-existing'] : []),
+        ...(appendToExisting ? ['--join-existing'] : []),
         '--keyword',
         ...keywords.map((keyword) => `--keyword=${keyword}`),
         `--output=${extracted}`,
