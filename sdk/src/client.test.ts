@@ -636,6 +636,30 @@ describe('reading the answer (loopback server)', () => {
     await client.close();
   });
 
+  it('reads the final answer after an informational 103 a proxy sent first, with its own status and headers', async () => {
+    const baseUrl = await serve((_req, res) => {
+      res.writeEarlyHints({ link: '</widget.js>; rel=preload; as=script' });
+      res.writeHead(200, { 'content-type': 'application/json', 'request-id': 'req_after_hints' });
+      res.end(JSON.stringify(ok(session())));
+    });
+    const client = new ServicePay(TEST_KEY, { baseUrl });
+    const { data, response } = await client.sessions.retrieve('ses_1').withResponse();
+    expect(data.id).toBe(session().id);
+    expect(response).toMatchObject({ statusCode: 200, requestId: 'req_after_hints' });
+    expect(response.headers.link).toBeUndefined();
+    await client.close();
+  });
+
+  it('reads a body that starts with a UTF-8 byte-order mark, as a proxy may re-encode it', async () => {
+    const baseUrl = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(ok(session())))]));
+    });
+    const client = new ServicePay(TEST_KEY, { baseUrl });
+    await expect(client.sessions.retrieve('ses_1')).resolves.toMatchObject({ id: session().id });
+    await client.close();
+  });
+
   it("ends a call whose body is arriving when the caller's signal aborts, with its reason", async () => {
     const baseUrl = await serve((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });

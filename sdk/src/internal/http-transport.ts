@@ -233,8 +233,7 @@ const undiciSender = (dispatcher: () => Promise<Dispatcher> | Dispatcher): Sende
             else controller = started;
           },
           onResponseStart(_controller, status, responseHeaders) {
-            // A 1xx is not the answer: the final status and its headers follow.
-            if (status < 200) return;
+            // An informational 1xx (a proxy's 103) may come first: the final answer's start replaces it.
             statusCode = status;
             answerHeaders = normaliseHeaders(responseHeaders);
           },
