@@ -79,6 +79,15 @@ describe('messageClassesFor', () => {
     });
   });
 
+  it('gives a second server of the same app the same classes, not another level of prototypes', () => {
+    const app = express();
+    const original = app.request;
+    const first = messageClassesFor(app);
+    expect(messageClassesFor(app)).toBe(first);
+    expect(Object.getPrototypeOf(app.request)).toBe(original);
+    expect(first.IncomingMessage.prototype).toBe(app.request);
+  });
+
   it("is what the API server does for an express app it serves, before anything else sees the request; a bare listener keeps Node's classes", async () => {
     const options = { headersTimeoutMs: 5_000, requestTimeoutMs: 5_000, maxConnections: 10 };
     const arrived: IncomingMessage[] = [];

@@ -12,6 +12,8 @@ export interface MessageClasses {
   ServerResponse: typeof ServerResponse;
 }
 
+const classesMade = new WeakMap<ExpressPrototypes, MessageClasses>();
+
 /**
  * Request and response classes whose instances are born with the express app's prototypes, so that express
  * no longer changes their prototype on arrival. Points `app.request` and `app.response` at these classes'
@@ -31,6 +33,9 @@ export interface MessageClasses {
  * const server = createServer({ ...messageClassesFor(app) }, app);
  */
 export function messageClassesFor(app: ExpressPrototypes): MessageClasses {
+  // A second server for the same app gets the same classes, rather than a further level of prototypes.
+  const made = classesMade.get(app);
+  if (made) return made;
   class Request extends IncomingMessage {}
   class Response extends ServerResponse {}
   Object.setPrototypeOf(Request.prototype, app.request);
@@ -38,5 +43,7 @@ export function messageClassesFor(app: ExpressPrototypes): MessageClasses {
   app.request = Request.prototype;
   app.response = Response.prototype;
   // Node makes a response with the request it answers; its generic parameter is left to Node.
-  return { IncomingMessage: Request, ServerResponse: Response as typeof ServerResponse };
+  const classes = { IncomingMessage: Request, ServerResponse: Response as typeof ServerResponse };
+  classesMade.set(app, classes);
+  return classes;
 }
