@@ -45,14 +45,24 @@ export interface ApiKeyWithOwner {
   business: Business;
 }
 
+/**
+ * How many keys `findWithOwner` keeps in memory at most; past it, it forgets them all and starts again. Only keys
+ * that exist are kept (an unknown token is never remembered), so a client sending made-up keys cannot grow it.
+ */
+export const REMEMBERED_KEYS_MAX = 10_000;
+
 export class ApiKeyRepository {
   private readonly insertStatement;
   private readonly findByHashStatement;
   private readonly findWithOwnerStatement;
+  private readonly credentialsVersionStatement;
   private readonly activeStatement;
   private readonly revokeStatement;
+  /** Keys found outside a transaction, by the base64 of their hash, valid while `credentials_version` is `rememberedAt`. */
+  private readonly remembered = new Map<string, ApiKeyWithOwner>();
+  private rememberedAt = -1;
 
-  constructor(db: SqliteDatabase) {
+  constructor(private readonly db: SqliteDatabase) {
     this.insertStatement = db.prepare(
       `INSERT INTO api_keys (id, business_id, environment, kind, key_hash, prefix, last4, created_at)
        VALUES (@id, @businessId, @environment, @kind, @keyHash, @prefix, @last4, @createdAt)`,
@@ -69,6 +79,10 @@ export class ApiKeyRepository {
        FROM api_keys JOIN businesses ON businesses.id = api_keys.business_id
        WHERE api_keys.key_hash = ?`,
     );
+    // Bumped by triggers on every change to api_keys and businesses (migration 009).
+    this.credentialsVersionStatement = db
+      .prepare<[], number>('SELECT version FROM credentials_version WHERE only_row = 1')
+      .pluck();
     this.activeStatement = db.prepare<[string, string, string], ApiKeyRow>(
       'SELECT * FROM api_keys WHERE business_id = ? AND environment = ? AND kind = ? AND revoked_at IS NULL',
     );
@@ -87,23 +101,55 @@ export class ApiKeyRepository {
   }
 
   /**
-   * The key with this hash and its business, read together (revoked keys too: the caller says why they fail).
+   * The key with this hash and its business, as committed now (revoked keys too: the caller says why they fail).
+   * Every authenticated request asks, so a key found once is remembered and answered again while
+   * `credentials_version` (one row, bumped by a trigger on any change to a key or a business, by any connection)
+   * still reads what it read when the key was found: one small read instead of a join, and never an answer older
+   * than the last commit, so a key rolled by this process or by the CLI on the same file stops at the next
+   * request. Inside a transaction (a write job) the rows may be uncommitted: read, never remembered. The answer
+   * is frozen; it may be shared by every request with the key.
    *
    * @example
    * const found = repository.findWithOwner(sha256(token)); // { key, business } | undefined
    */
   findWithOwner(hash: Buffer): ApiKeyWithOwner | undefined {
+    if (this.db.inTransaction) return this.readWithOwner(hash);
+    const version = this.credentialsVersionStatement.get();
+    if (version !== this.rememberedAt) {
+      this.remembered.clear();
+      this.rememberedAt = version as number;
+    }
+    const rememberedAs = hash.toString('base64');
+    const known = this.remembered.get(rememberedAs);
+    if (known) return known;
+    // Read after the version: a change committed in between makes the version differ at the next request, which
+    // then forgets this answer; the answer is never older than the version it is kept under.
+    const found = this.readWithOwner(hash);
+    if (found) {
+      if (this.remembered.size >= REMEMBERED_KEYS_MAX) this.remembered.clear();
+      this.remembered.set(rememberedAs, found);
+    }
+    return found;
+  }
+
+  /** How many keys are remembered now (at most `REMEMBERED_KEYS_MAX`). */
+  get rememberedCount(): number {
+    return this.remembered.size;
+  }
+
+  private readWithOwner(hash: Buffer): ApiKeyWithOwner | undefined {
     const row = this.findWithOwnerStatement.get(hash);
     return (
-      row && {
-        key: toApiKey(row),
-        business: {
+      row &&
+      Object.freeze({
+        key: Object.freeze(toApiKey(row)),
+        business: Object.freeze({
           id: row.business_id,
           name: row.business_name,
           kycApproved: row.business_kyc_status === 'approved',
           createdAt: row.business_created_at,
-        },
-      }
+        }),
+      })
     );
   }
 

@@ -201,8 +201,9 @@ async function identifyKey(deps: AuthDeps, req: Request, res: Response, token: s
       new HttpError(401, 'invalid_api_key', 'That is not a ServicePay API key.'),
     );
   }
-  // Read for every request, never cached across requests: a key rolled by this process or by the CLI on the same
-  // file stops at once. Within one request, refuseOverBudget's lookup of the same token is that read.
+  // Asked for every request, and answered as committed now: a key rolled by this process or by the CLI on the
+  // same file stops at once (on SQLite a remembered key is checked against a change counter first:
+  // `ApiKeyRepository.findWithOwner`). Within one request, refuseOverBudget's lookup of the same token is that one.
   const early = earlyLookups.get(req);
   const found =
     early && early.token === token ? early.found : await deps.store.apiKeys.findWithOwner(sha256(token));
