@@ -15,6 +15,7 @@ import { migratePostgres } from './db/postgres/migrate-postgres.ts';
 import { PostgresRateLimiter } from './db/postgres/postgres-rate-limiter.ts';
 import { createPostgresStore } from './db/postgres/postgres-store.ts';
 import { createStore, type Store } from './db/store.ts';
+import { WalCheckpointer } from './db/wal-checkpointer.ts';
 import { type Broadcaster, InProcessBroadcaster } from './events/broadcaster.ts';
 import { WebhookOutbox } from './events/outbox.ts';
 import { PostgresBroadcaster } from './events/postgres-broadcaster.ts';
@@ -99,6 +100,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   // On PostgreSQL an instance keeps nothing in a local file: the simulated bank's books are in the shared
   // database too, so the bank is one party for every instance, as a real bank is.
   let db: SqliteDatabase | undefined;
+  let checkpointer: WalCheckpointer | undefined;
   let store: Store;
   let bankBooks: BankBooks;
   if (pool) {
@@ -110,7 +112,16 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     bankBooks = new PostgresBankBooks(pool);
   } else {
     db = openDatabase(config.dbPath);
-    store = createStore(db, onEffectError);
+    // Checkpoints off the event loop (db/wal-checkpointer.ts); an in-memory database has no WAL.
+    if (config.dbPath !== ':memory:') {
+      checkpointer = WalCheckpointer.attach(db, config.dbPath, (error) =>
+        logger.error('WAL checkpoint failed', {
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      );
+    }
+    const checkpointing = checkpointer;
+    store = createStore(db, onEffectError, checkpointing && (() => checkpointing.committed()));
     bankBooks = new SqliteBankBooks(db);
   }
   const secretBox = new SecretBox(secretsKey);
@@ -288,6 +299,8 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       await store.writes.run(async () => undefined).catch(() => undefined);
       await postgresBroadcaster?.close();
       await pool?.end();
+      // The thread's connection first: the last connection to close checkpoints the WAL and removes it.
+      await checkpointer?.close();
       db?.close();
     },
   };

@@ -40,7 +40,12 @@ export interface SqliteStore extends Store {
  * const store = createStore(openDatabase(path), (error) => logger.error('after-commit effect failed', { error }));
  * const session = await store.sessions.find('ses_…');
  */
-export function createStore(db: SqliteDatabase, onEffectError: (error: unknown) => void): SqliteStore {
+export function createStore(
+  db: SqliteDatabase,
+  onEffectError: (error: unknown) => void,
+  /** Told after each committed batch of writes (the service's `WalCheckpointer`). */
+  afterCommit?: () => void,
+): SqliteStore {
   const repositories: Repositories = {
     businesses: asyncView(new BusinessRepository(db)),
     apiKeys: asyncView(new ApiKeyRepository(db)),
@@ -61,7 +66,7 @@ export function createStore(db: SqliteDatabase, onEffectError: (error: unknown) 
   return {
     ...repositories,
     db,
-    writes: new WriteQueue(db, repositories, onEffectError),
+    writes: new WriteQueue(db, repositories, onEffectError, undefined, afterCommit),
     // Throws once the handle is closed ("The database connection is not open").
     ping: async () => {
       probe.get();

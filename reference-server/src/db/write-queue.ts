@@ -41,6 +41,8 @@ export class WriteQueue<R = Repositories> implements Writes<R> {
     /** Told of an after-commit effect that threw; the write itself is committed and stays so. */
     private readonly onEffectError: (error: unknown) => void,
     private readonly maxBatch = 512,
+    /** Told after each batch is committed (the service's WAL checkpointer counts them). */
+    private readonly afterCommit: () => void = () => {},
   ) {
     this.statements = {
       begin: db.prepare('BEGIN'),
@@ -70,6 +72,7 @@ export class WriteQueue<R = Repositories> implements Writes<R> {
       this.statements.begin.run();
       for (const job of batch) outcomes.push(await this.runInSavepoint(job));
       this.statements.commit.run();
+      this.afterCommit();
     } catch (error) {
       // The commit itself failed (disk full, I/O error): nothing of this batch is durable.
       commitError = error;
