@@ -89,9 +89,14 @@ export class WalCheckpointer {
     const due = this.started ? CHECKPOINT_EVERY_COMMITS : FIRST_CHECKPOINT_AFTER_COMMITS;
     if (this.commitsSinceAsked < due) return;
     this.commitsSinceAsked = 0;
-    this.running = true;
     this.started = true;
-    this.workerOf().postMessage('checkpoint');
+    try {
+      this.workerOf().postMessage('checkpoint');
+      this.running = true;
+    } catch (error) {
+      // No thread (out of resources): the WAL waits for the next pass, or for the close's own checkpoint.
+      this.onError(error);
+    }
   }
 
   /** Stops the thread and closes its connection; call before closing `db`. */

@@ -128,6 +128,30 @@ describe('WriteQueue', () => {
     expect(committed()).toEqual(['e']);
   });
 
+  it('tells its commit hook of each committed batch, and a hook that throws fails no committed job', async () => {
+    let commits = 0;
+    const hooked = new WriteQueue<Record<string, never>>(
+      db,
+      {},
+      (error) => effectErrors.push(error),
+      undefined,
+      () => {
+        commits++;
+        throw new Error('no thread for the checkpointer');
+      },
+    );
+    const values = await Promise.all([
+      hooked.run(async () => insert('h1').changes),
+      hooked.run(async () => insert('h2').changes),
+    ]);
+    expect(values).toEqual([1, 1]);
+    expect(commits).toBe(1);
+    expect(committed()).toEqual(['h1', 'h2']);
+    expect((effectErrors[0] as Error).message).toBe('no thread for the checkpointer');
+    await expect(hooked.run(async () => insert('h3').changes)).resolves.toBe(1);
+    expect(commits).toBe(2);
+  });
+
   it('splits more jobs than the batch size over several commits, all of them landing', async () => {
     const small = new WriteQueue(db, {}, (error) => effectErrors.push(error), 3);
     await Promise.all(

@@ -72,11 +72,18 @@ export class WriteQueue<R = Repositories> implements Writes<R> {
       this.statements.begin.run();
       for (const job of batch) outcomes.push(await this.runInSavepoint(job));
       this.statements.commit.run();
-      this.afterCommit();
     } catch (error) {
       // The commit itself failed (disk full, I/O error): nothing of this batch is durable.
       commitError = error;
       if (this.db.inTransaction) this.statements.rollback.run();
+    }
+    if (commitError === undefined) {
+      // Outside the try above: whatever it does, the batch is committed and its jobs are told so.
+      try {
+        this.afterCommit();
+      } catch (error) {
+        this.onEffectError(error);
+      }
     }
     // The next batch starts only after this one ended: two never share the transaction.
     this.scheduled = this.pending.length > 0;
