@@ -3,18 +3,23 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { SqliteDatabase } from './database.ts';
 
+/** Commits before the first checkpoint: a service that writes little never starts the thread. */
+export const FIRST_CHECKPOINT_AFTER_COMMITS = 64;
 /**
- * Commits between two checkpoints (a pass is asked for only when the last one has ended), and before the first,
- * so a service that writes little never starts the thread. Passes every 8 commits were 3–4 % slower at 10k and
- * at 1M sessions (A/B, 2026-11-27): a larger pass writes a page changed by several batches once, and fsyncs
- * the file less often.
+ * Commits between two checkpoints once running (a pass is asked for only when the last one has ended). Passes
+ * every 64 commits made 3–4 % more creates (a larger pass writes a page several batches changed once, and
+ * fsyncs the file less often), but at 1M sessions their bursts of writes all over the file doubled a create's
+ * p99 (21 to 42 ms, 28 ms with the catch-up passes below) and took p99.9 from 30 to about 50 ms
+ * (`npm run bench -- list-latency`, 2026-11-27).
  */
-export const CHECKPOINT_EVERY_COMMITS = 64;
+export const CHECKPOINT_EVERY_COMMITS = 8;
 /**
  * WAL frames (pages) past which the event loop finishes a checkpoint itself, so that the next write starts the
  * WAL again from its beginning: 4096 frames of 4 KiB, 16 MiB. See `WalCheckpointer`.
  */
 export const RESTART_WAL_AT_FRAMES = 4096;
+/** Frames a pass may have copied for the event loop to finish the checkpoint itself (else one more pass runs). */
+const FEW_FRAMES = 256;
 
 /** What `PRAGMA wal_checkpoint` answers: whether it was blocked, the WAL's frames, how many are in the file now. */
 export interface CheckpointResult {
@@ -57,9 +62,9 @@ parentPort.on('message', (message) => {
  *
  * A WAL only starts again from its beginning when a write finds every frame copied, and under steady writes a
  * pass on the thread never ends with nothing new behind it, so the file would grow for as long as the load
- * lasts. When a pass reports `RESTART_WAL_AT_FRAMES` or more, the event loop checkpoints the few frames
- * committed since, itself, between batches (the thread is idle then), and the next write starts the WAL
- * again. Errors are reported to `onError` and the next pass is tried as usual; SQLite's own checkpoint on
+ * lasts. When a pass reports `RESTART_WAL_AT_FRAMES` or more, passes follow one another until one copies
+ * only a few frames; then the event loop checkpoints the few frames committed since, itself, between batches
+ * (the thread is idle then), and the next write starts the WAL again. Errors are reported to `onError` and the next pass is tried as usual; SQLite's own checkpoint on
  * close still runs when the service closes the file.
  *
  * @example
@@ -70,6 +75,8 @@ export class WalCheckpointer {
   private worker: Worker | undefined;
   private running = false;
   private commitsSinceAsked = 0;
+  private started = false;
+  private checkpointedBefore = 0;
   private closed = false;
 
   private constructor(
@@ -88,7 +95,13 @@ export class WalCheckpointer {
   committed(): void {
     this.commitsSinceAsked++;
     if (this.running || this.closed) return;
-    if (this.commitsSinceAsked < CHECKPOINT_EVERY_COMMITS) return;
+    const due = this.started ? CHECKPOINT_EVERY_COMMITS : FIRST_CHECKPOINT_AFTER_COMMITS;
+    if (this.commitsSinceAsked < due) return;
+    this.started = true;
+    this.askForPass();
+  }
+
+  private askForPass(): void {
     this.commitsSinceAsked = 0;
     try {
       this.workerOf().postMessage('checkpoint');
@@ -132,8 +145,21 @@ export class WalCheckpointer {
       this.onError(new Error(`WAL checkpoint failed: ${reply.error}`));
       return;
     }
+    const { log, checkpointed } = reply.result;
+    // Frames this pass copied (the count starts again from 0 when the WAL restarts).
+    const copied =
+      checkpointed >= this.checkpointedBefore ? checkpointed - this.checkpointedBefore : checkpointed;
+    this.checkpointedBefore = checkpointed;
+    if (this.closed || log < RESTART_WAL_AT_FRAMES) return;
+    // Catch up on the thread first: each pass copies what was committed during the last one, so passes get
+    // shorter, and the event loop is left only the few frames of the last (long passes at 1M sessions left it
+    // hundreds of pages scattered over the file: a create's p99 went from 28 to 42 ms without this).
+    if (copied > FEW_FRAMES) {
+      this.askForPass();
+      return;
+    }
     // A batch runs from BEGIN to COMMIT within one turn of the event loop, so none is open here; checked anyway.
-    if (this.closed || reply.result.log < RESTART_WAL_AT_FRAMES || this.db.inTransaction) return;
+    if (this.db.inTransaction) return;
     try {
       this.db.pragma('wal_checkpoint(PASSIVE)');
     } catch (error) {
