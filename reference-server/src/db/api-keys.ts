@@ -1,4 +1,5 @@
 import type { Environment, KeyKind } from '@servicepay/node/protocol';
+import { BoundedMap } from '../internal/bounded-map.ts';
 import type { Business } from './businesses.ts';
 import type { SqliteDatabase } from './database.ts';
 
@@ -58,8 +59,11 @@ export class ApiKeyRepository {
   private readonly credentialsVersionStatement;
   private readonly activeStatement;
   private readonly revokeStatement;
-  /** Keys found outside a transaction, by the base64 of their hash, valid while `credentials_version` is `rememberedAt`. */
-  private readonly remembered = new Map<string, ApiKeyWithOwner>();
+  /**
+   * Keys found outside a transaction, by the base64 of their hash; valid while `credentials_version` reads
+   * `rememberedAt`.
+   */
+  private readonly remembered = new BoundedMap<string, ApiKeyWithOwner>(REMEMBERED_KEYS_MAX);
   private rememberedAt = -1;
 
   constructor(private readonly db: SqliteDatabase) {
@@ -125,10 +129,7 @@ export class ApiKeyRepository {
     // Read after the version: a change committed in between makes the version differ at the next request, which
     // then forgets this answer; the answer is never older than the version it is kept under.
     const found = this.readWithOwner(hash);
-    if (found) {
-      if (this.remembered.size >= REMEMBERED_KEYS_MAX) this.remembered.clear();
-      this.remembered.set(rememberedAs, found);
-    }
+    if (found) this.remembered.set(rememberedAs, found);
     return found;
   }
 

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import type { Environment } from '@servicepay/node/protocol';
 import type { Store } from '../db/store.ts';
 import type { DueDelivery } from '../db/webhook-deliveries.ts';
+import { BoundedMap } from '../internal/bounded-map.ts';
 import { type Clock, toIso } from '../internal/clock.ts';
 import { type Logger, redact } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
@@ -143,7 +144,8 @@ export class WebhookWorker {
   private timerAt = Number.POSITIVE_INFINITY;
   private readonly inFlight = new Map<string, { promise: Promise<void>; controller: AbortController }>();
   private picking: Promise<void> | undefined;
-  private readonly secretCache = new Map<string, string>();
+  /** Signing secrets opened, by their sealed form: at most 1024, then it starts again. */
+  private readonly secretCache = new BoundedMap<string, string>(1024);
   private readonly concurrency: number;
   private readonly random: () => number;
   private readonly revealsAnswerOf: (address: string) => boolean;
@@ -277,7 +279,6 @@ export class WebhookWorker {
     let secret = this.secretCache.get(ciphertext);
     if (secret === undefined) {
       secret = this.options.secretBox.open(ciphertext);
-      if (this.secretCache.size >= 1024) this.secretCache.clear();
       this.secretCache.set(ciphertext, secret);
     }
     return secret;

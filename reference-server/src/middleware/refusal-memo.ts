@@ -1,3 +1,5 @@
+import { BoundedMap } from '../internal/bounded-map.ts';
+
 /**
  * Secret keys recently found live and over their business's budget, by the hex SHA-256 of the key (never the
  * key itself): the budget that refused each, and until when (clock ms) a refusal may skip reading the key. A
@@ -14,9 +16,11 @@
  * memo.recall(keyHash, now); // 'biz_1:test' until then, undefined (and forgotten) after
  */
 export class RefusalMemo {
-  private readonly refusals = new Map<string, { budget: string; until: number }>();
+  private readonly refusals: BoundedMap<string, { budget: string; until: number }>;
 
-  constructor(private readonly maxKeys = 10_000) {}
+  constructor(maxKeys = 10_000) {
+    this.refusals = new BoundedMap(maxKeys);
+  }
 
   /** How many keys are remembered now. */
   get size(): number {
@@ -34,7 +38,6 @@ export class RefusalMemo {
 
   /** Remembers a refusal until `until` (clock ms), emptying the memo first when it is full. */
   remember(keyHash: string, budget: string, until: number): void {
-    if (this.refusals.size >= this.maxKeys && !this.refusals.has(keyHash)) this.refusals.clear();
     this.refusals.set(keyHash, { budget, until });
   }
 
