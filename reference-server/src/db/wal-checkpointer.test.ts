@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase, type SqliteDatabase } from './database.ts';
 import { RESTART_WAL_AT_FRAMES, WalCheckpointer } from './wal-checkpointer.ts';
@@ -78,6 +78,21 @@ describe('WalCheckpointer', () => {
   it('turns SQLite’s checkpoint on commit off, so no COMMIT of the service copies pages into the file', () => {
     WalCheckpointer.attach(db, path, (error) => errors.push(error));
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+  });
+
+  it('when its thread cannot run, says so once, hands checkpoints back to SQLite, and every write still commits', async () => {
+    // The thread opens its own connection by path: one it cannot open makes it fail as a lost disk would.
+    const checkpointer = WalCheckpointer.attach(db, join(folder, 'missing', 'servicepay.db'), (error) =>
+      errors.push(error),
+    );
+    await writeSteadily(100, () => checkpointer.committed());
+    for (let i = 0; i < 50 && errors.length === 0; i++) await sleep(20);
+    await writeSteadily(100, () => checkpointer.committed());
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toMatch(/unable to open|directory does not exist|SQLITE_CANTOPEN/i);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    expect(db.prepare('SELECT count(*) FROM filler').pluck().get()).toBe(200);
+    await checkpointer.close();
   });
 
   it('closes its thread and connection, after which closing the service’s connection removes the WAL', async () => {

@@ -18,6 +18,8 @@ export const CHECKPOINT_EVERY_COMMITS = 8;
  * WAL again from its beginning: 4096 frames of 4 KiB, 16 MiB. See `WalCheckpointer`.
  */
 export const RESTART_WAL_AT_FRAMES = 4096;
+/** SQLite's own threshold (pages) for a checkpoint on commit, restored if the thread fails. */
+const SQLITE_DEFAULT_AUTOCHECKPOINT = 1000;
 /** Frames a pass may have copied for the event loop to finish the checkpoint itself (else one more pass runs). */
 const FEW_FRAMES = 256;
 
@@ -64,8 +66,9 @@ parentPort.on('message', (message) => {
  * on the thread never ends with nothing new behind it, so the file would grow for as long as the load lasts. When
  * a pass reports `RESTART_WAL_AT_FRAMES` or more, passes follow one another until one copies only a few frames;
  * then the event loop checkpoints the few frames committed since, itself, between batches (the thread is idle
- * then), and the next write starts the WAL again. Errors are reported to `onError` and the next pass is tried as
- * usual; SQLite's own checkpoint on close still runs when the service closes the file.
+ * then), and the next write starts the WAL again. A pass that fails is reported to `onError` and the next is
+ * tried as usual; if the thread itself fails, it is reported and SQLite's own checkpoint on commit is turned back
+ * on. SQLite's own checkpoint on close still runs when the service closes the file.
  *
  * @example
  * const checkpointer = WalCheckpointer.attach(db, path, (error) => logger.error('checkpoint failed', { error }));
@@ -130,10 +133,14 @@ export class WalCheckpointer {
     // The service's close ends it; a process that never closes its service must still be able to exit.
     worker.unref();
     worker.on('message', (reply: WorkerReply) => this.passEnded(reply));
+    // The thread itself failed (it could not open the file, or crashed): SQLite's own checkpoint on commit takes
+    // over again, so the WAL stays bounded, and no thread is started again.
     worker.on('error', (error) => {
       this.onError(error);
       this.worker = undefined;
       this.running = false;
+      this.closed = true;
+      this.db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_AUTOCHECKPOINT}`);
     });
     this.worker = worker;
     return worker;
