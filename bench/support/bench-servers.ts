@@ -38,6 +38,7 @@ import {
 import { messageClassesFor } from '../../reference-server/src/internal/message-classes.ts';
 import { newTimeOrderedId, randomBytesFromPool, sha256 } from '../../reference-server/src/internal/random.ts';
 import { SecretBox } from '../../reference-server/src/internal/secret-box.ts';
+import { newClientSecret } from '../../reference-server/src/sessions/client-secret.ts';
 
 /** What the baselines answer: the same size and shape as a created session. */
 const SESSION_LIKE = {
@@ -135,7 +136,7 @@ async function createSqlFloor(): Promise<{ url: string; secretKey: string; dbPat
         payerEmail: 'ada@example.com',
         payerPhone: null,
         metadata: {},
-        clientSecretHash: randomBytesFromPool(32),
+        clientSecretHash: newClientSecret('test', now).lookupKey,
         createdAt: now,
         updatedAt: now,
         expiresAt: now + 7_200_000,

@@ -4,11 +4,14 @@
  * environments (one session in four live), unique references, one session a second, and statuses as they age:
  * only the newest sessions are still open (pending, awaiting payment, a rare mismatch), older ones are
  * successful, expired or cancelled. Open sessions expire in the future, so the expiry sweeper has nothing to
- * do when the server starts on the file.
+ * do when the server starts on the file. Each client secret is stored as the service stores one made at the
+ * session's creation (`sessions/client-secret.ts`): the time digits, then 32 bytes that stand for its hash.
  */
+import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../../reference-server/src/db/database.ts';
 import { createStore } from '../../reference-server/src/db/store.ts';
 import { createBusiness } from '../../reference-server/src/index.ts';
+import { timeOrderedPrefix } from '../../reference-server/src/internal/random.ts';
 
 const BUSINESSES = 5;
 /** The newest sessions that may still be open. */
@@ -45,6 +48,9 @@ export async function seedSessions(dbPath: string, total: number, now = Date.now
   try {
     db.exec('CREATE TABLE bench_businesses (k INTEGER PRIMARY KEY, id TEXT NOT NULL, key TEXT NOT NULL)');
     const store = createStore(db, () => undefined);
+    db.function('seeded_client_secret_key', (createdAt) =>
+      Buffer.concat([Buffer.from(timeOrderedPrefix(Number(createdAt)), 'latin1'), randomBytes(32)]),
+    );
     for (let k = 0; k < BUSINESSES; k++) {
       const created = await createBusiness(store, `Seeded Shop ${k}`, true, now);
       db.prepare('INSERT INTO bench_businesses (k, id, key) VALUES (?, ?, ?)').run(
@@ -65,7 +71,7 @@ export async function seedSessions(dbPath: string, total: number, now = Date.now
            printf('order-%d', i),
            ${STATUS_SQL},
            1000 + (i % 997) * 100, 'NGN', 'Payer ' || (i % 5000), 'payer' || (i % 5000) || '@example.com',
-           '{"cart":"' || i || '"}', randomblob(32),
+           '{"cart":"' || i || '"}', seeded_client_secret_key(@now - (@total - i) * 1000),
            @now - (@total - i) * 1000, @now - (@total - i) * 1000,
            CASE WHEN i > @total - ${OPEN_WINDOW} THEN @now + 7200000 ELSE @now - (@total - i) * 1000 + 7200000 END
          FROM m`,

@@ -303,7 +303,7 @@ describe('403 rows of spec §7', () => {
     const approved = await server.createBusiness({ name: 'Live Shop', kycApproved: true });
     const live = await createSession(server.baseUrl, approved.keys.live.secretKey);
     expect(live.environment).toBe('live');
-    expect(live.clientSecret).toMatch(/^cs_live_[0-9A-Za-z]{32}$/);
+    expect(live.clientSecret).toMatch(/^cs_live_[0-9A-Za-z]{40}$/);
     const opened = await bootstrap(server.baseUrl, live.clientSecret);
     const transfer = await call(server.baseUrl, 'POST', '/api/test/transfers', {
       token: approved.keys.live.secretKey,

@@ -200,7 +200,7 @@ describe('logs', () => {
     const logged = JSON.stringify(entries);
     for (const secret of secrets) expect(logged).not.toContain(secret);
     expect(logged).not.toMatch(
-      /\b(sk|pk)_(test|live)_[0-9A-Za-z]{32}|\bcs_(test|live)_[0-9A-Za-z]{32}|\bwt_[0-9A-Za-z]{32}/,
+      /\b(sk|pk)_(test|live)_[0-9A-Za-z]{32}|\bcs_(test|live)_[0-9A-Za-z]{32,40}|\bwt_[0-9A-Za-z]{32}/,
     );
   });
 });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Repositories } from '../../reference-server/src/db/repositories.ts';
 import type { Store } from '../../reference-server/src/db/store.ts';
 import { ManualClock } from '../../reference-server/src/index.ts';
+import { randomBase62, sha256 } from '../../reference-server/src/internal/random.ts';
 import { bootstrap, call, createSession, expectError, sessionParams } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
@@ -234,8 +235,11 @@ describe('Idempotency-Key on session create: the key commits with the session', 
 
 describe('client secret', () => {
   let token: string;
+  let businessId: string;
   beforeAll(async () => {
-    token = (await server.createBusiness({ name: 'Checkout' })).keys.test.secretKey;
+    const shop = await server.createBusiness({ name: 'Checkout' });
+    token = shop.keys.test.secretKey;
+    businessId = shop.business.id;
   });
 
   it('is exchanged once; the second exchange is refused with 409', async () => {
@@ -306,12 +310,49 @@ describe('client secret', () => {
     ['too short', 'cs_test_abc'],
     ['the wrong prefix', `cs_prod_${'a'.repeat(32)}`],
     ['a secret key', `sk_test_${'a'.repeat(32)}`],
-    ['well formed but unknown', `cs_test_${'a'.repeat(32)}`],
+    ['well formed but unknown', `cs_test_${'a'.repeat(40)}`],
+    [
+      'well formed as secrets were made before they were time-ordered, but unknown',
+      `cs_test_${'a'.repeat(32)}`,
+    ],
   ])('that is %s answers 400 invalid_client_secret', async (_what, clientSecret) => {
     expectError(
       await call(server.baseUrl, 'POST', '/api/widget/bootstrap', { json: { clientSecret } }),
       400,
       'invalid_client_secret',
+    );
+  });
+
+  it('made before secrets were time-ordered (stored as its bare SHA-256) still opens its checkout, once', async () => {
+    // A session written by an earlier version of the service: a 32-character secret, its hash alone stored.
+    const clientSecret = `cs_test_${randomBase62(32)}`;
+    const now = clock.now();
+    const id = `ses_before${randomBase62(14)}`;
+    await server.service.deps.store.writes.run(async (tx) => {
+      await tx.sessions.insert({
+        id,
+        businessId,
+        environment: 'test',
+        reference: `before-${id}`,
+        status: 'pending',
+        amount: 125_000,
+        currency: 'NGN',
+        payerName: 'Ada Lovelace',
+        payerEmail: 'ada@example.com',
+        payerPhone: null,
+        metadata: {},
+        clientSecretHash: sha256(clientSecret),
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: now + 30 * 60_000,
+      });
+    });
+    const opened = await bootstrap(server.baseUrl, clientSecret);
+    expect(opened.session).toMatchObject({ id, status: 'awaiting_payment', amount: 125_000 });
+    expectError(
+      await call(server.baseUrl, 'POST', '/api/widget/bootstrap', { json: { clientSecret } }),
+      409,
+      'client_secret_already_used',
     );
   });
 

@@ -54,7 +54,7 @@ describe('create: validation', () => {
       paidAt: null,
     });
     expect(created.id).toMatch(/^ses_[0-9A-Za-z]+$/);
-    expect(created.clientSecret).toMatch(/^cs_test_[0-9A-Za-z]{32}$/);
+    expect(created.clientSecret).toMatch(/^cs_test_[0-9A-Za-z]{40}$/);
     expect(Date.parse(created.expiresAt) - Date.parse(created.createdAt)).toBe(120 * 60_000);
   });
 

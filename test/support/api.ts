@@ -102,7 +102,7 @@ export function rawCall(
 }
 
 const SECRET_VALUE =
-  /\b(sk|pk)_(test|live)_[0-9A-Za-z]{32}\b|\bcs_(test|live)_[0-9A-Za-z]{32}\b|\bwt_[0-9A-Za-z]{32}\b/;
+  /\b(sk|pk)_(test|live)_[0-9A-Za-z]{32}\b|\bcs_(test|live)_[0-9A-Za-z]{32,40}\b|\bwt_[0-9A-Za-z]{32}\b/;
 
 /** What no error response may carry: a stack frame, SQL, or the value of a key, client secret or token. */
 export function expectNoLeak(text: string): void {

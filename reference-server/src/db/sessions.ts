@@ -16,6 +16,7 @@ export interface SessionRecord {
   payerEmail: string;
   payerPhone: string | null;
   metadata: Record<string, string>;
+  /** The client secret's lookup key: its SHA-256, after 8 digits of its creation time (`client-secret.ts`). */
   clientSecretHash: Buffer;
   clientSecretUsedAt: number | null;
   /** The account currently offered to the payer, if any. */

@@ -57,20 +57,31 @@ export function newId(prefix: string): string {
 }
 
 /**
- * Like `newId`, but the 24 characters start with `at` (epoch ms) in 8 fixed-width base62 digits, then 16 random
- * ones (95 bits: still unguessable). Base62's digits are in ASCII order, so these ids sort by creation time: a
- * new one lands at the end of the id index instead of on a random page of it. At a million sessions that is
- * one page written per commit for the index instead of one per new session (issue 12: create at 1M vs at 10k).
+ * `at` (epoch ms) as 8 fixed-width base62 digits. Base62's digits are in ASCII order, so these strings sort by
+ * time: a value that starts with them lands at the end of its index instead of on a random page of it. At a
+ * million sessions that is one page written per commit for the index instead of one per new session (issue 12:
+ * create at 1M vs at 10k).
+ *
+ * @example
+ * timeOrderedPrefix(Date.now()); // '0QzXbT5a'
+ */
+export function timeOrderedPrefix(at: number): string {
+  let time = '';
+  for (let rest = Math.max(0, Math.floor(at)), i = 0; i < 8; i++, rest = Math.floor(rest / 62)) {
+    time = BASE62[rest % 62] + time;
+  }
+  return time;
+}
+
+/**
+ * Like `newId`, but the 24 characters are `timeOrderedPrefix(at)` then 16 random ones (95 bits: still
+ * unguessable), so the ids sort by creation time.
  *
  * @example
  * newTimeOrderedId('ses', Date.now()); // 'ses_0QzXbT5a' + 16 random base62
  */
 export function newTimeOrderedId(prefix: string, at: number): string {
-  let time = '';
-  for (let rest = Math.max(0, Math.floor(at)), i = 0; i < 8; i++, rest = Math.floor(rest / 62)) {
-    time = BASE62[rest % 62] + time;
-  }
-  return `${prefix}_${time}${randomBase62(16)}`;
+  return `${prefix}_${timeOrderedPrefix(at)}${randomBase62(16)}`;
 }
 
 /** A 10-digit account number that does not start with 0 (banks print them as numbers). */

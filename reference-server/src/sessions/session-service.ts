@@ -17,11 +17,10 @@ import { HttpError, notFound, WriteConflict } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newTimeOrderedId, randomBase62, sha256 } from '../internal/random.ts';
+import { clientSecretLookupKey, newClientSecret } from './client-secret.ts';
 import type { ClosedAccount, SessionLifecycle } from './session-lifecycle.ts';
 import { isTerminal } from './session-lifecycle.ts';
 import { toPublicSession, toSessionView } from './session-views.ts';
-
-const CLIENT_SECRET_PATTERN = /^cs_(test|live)_[0-9A-Za-z]{32}$/;
 
 /** The rules of a payment session, behind the routes. Every write runs in the write queue. */
 export class SessionService {
@@ -49,7 +48,8 @@ export class SessionService {
       const now = this.clock.now();
       const scope = { businessId: caller.business.id, environment: caller.environment };
       const reference = params.reference ?? `ref_${randomBase62(20)}`;
-      const clientSecret = `cs_${caller.environment}_${randomBase62(32)}`;
+      // Time-ordered, like the id: its lookup key is appended to the index (client-secret.ts).
+      const { clientSecret, lookupKey } = newClientSecret(caller.environment, now);
       const session = await tx.sessions.insert({
         // Time-ordered: appended to the id index rather than written on a random page of it (issue 12).
         id: newTimeOrderedId('ses', now),
@@ -63,7 +63,7 @@ export class SessionService {
         payerEmail: params.payer.email,
         payerPhone: params.payer.phone ?? null,
         metadata: params.metadata ?? {},
-        clientSecretHash: sha256(clientSecret),
+        clientSecretHash: lookupKey,
         createdAt: now,
         updatedAt: now,
         expiresAt: now + (params.expiresInMinutes ?? this.config.sessionLifetimeMinutes) * 60_000,
@@ -167,7 +167,8 @@ export class SessionService {
    * the bank before the write job (see `prepareAccount`).
    */
   async bootstrap(clientSecret: string): Promise<BootstrapResult> {
-    if (!CLIENT_SECRET_PATTERN.test(clientSecret)) {
+    const hash = clientSecretLookupKey(clientSecret);
+    if (!hash) {
       throw new HttpError(
         400,
         'invalid_client_secret',
@@ -175,7 +176,6 @@ export class SessionService {
         [{ path: 'clientSecret', message: 'not a client secret' }],
       );
     }
-    const hash = sha256(clientSecret);
     const now = this.clock.now();
     const before = await this.store.sessions.findByClientSecretHash(hash);
     // A secret that will be refused gets no account; the job checks everything again.
