@@ -195,7 +195,7 @@ try {
           warmupMs: 1000,
           token: table.seeded.secretKey,
           body: 'session',
-          idempotencyKey: true,
+          idempotencyKey: 'sdk',
           expectStatus: 201,
         }),
       );

@@ -124,7 +124,7 @@ const createOn = (server: BenchServer, token: string, connections: number): Load
   warmupMs: WARMUP_MS,
   token,
   body: 'session',
-  idempotencyKey: true,
+  idempotencyKey: 'sdk',
   expectStatus: 201,
 });
 

@@ -9,7 +9,9 @@
  * milliseconds (its own histogram rounds to whole ones, too coarse for a 1 ms list answer), from the first
  * response after the warm-up to the end of the run; requests still in flight when the run ends are not counted.
  */
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import { newIdempotencyKey } from '../../sdk/src/internal/idempotency-key.ts';
 import type { LoadOptions, LoadResult } from './load.ts';
 
 const options = JSON.parse(process.argv[2] ?? '') as LoadOptions;
@@ -30,6 +32,20 @@ const staticHeaders: Record<string, string> = {
   ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
 };
 
+/** The headers of one request: the fixed ones, and a fresh `Idempotency-Key` if the run sends one. */
+const headersOfRequest = (): Record<string, string> => {
+  const headers: Record<string, string> = { ...staticHeaders };
+  if (options.idempotencyKey === 'sdk') headers['idempotency-key'] = newIdempotencyKey();
+  if (options.idempotencyKey === 'uuidv4') headers['idempotency-key'] = randomUUID();
+  return headers;
+};
+
+/** The one request of a `sameRequest` run, made once. */
+const sameRequest = () => ({
+  headers: headersOfRequest(),
+  ...(options.body === 'session' ? { body: sessionBody(0) } : {}),
+});
+
 const latencies: number[] = [];
 const statuses: Record<string, number> = {};
 let expected = 0;
@@ -45,26 +61,27 @@ const instance = autocannon(
     duration: (options.warmupMs + options.durationMs) / 1000,
     timeout: 30,
     requests: [
-      {
-        method: options.method,
-        path: options.path,
-        setupRequest: (request) => {
-          const index = sent++;
-          const headers: Record<string, string> = { ...staticHeaders };
-          if (options.idempotencyKey) headers['idempotency-key'] = `bench-${runId}-${index}`;
-          return {
-            ...request,
-            headers,
-            ...(options.body === 'session' ? { body: sessionBody(index) } : {}),
-          };
-        },
-      },
+      options.sameRequest
+        ? { method: options.method, path: options.path, ...sameRequest() }
+        : {
+            method: options.method,
+            path: options.path,
+            setupRequest: (request) => {
+              const index = sent++;
+              return {
+                ...request,
+                headers: headersOfRequest(),
+                ...(options.body === 'session' ? { body: sessionBody(index) } : {}),
+              };
+            },
+          },
     ],
   },
   () => undefined,
 );
 
 let measuredFrom = 0;
+let cpuFrom = process.cpuUsage();
 instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
   if (!measuring) return;
   latencies.push(responseTime);
@@ -78,10 +95,12 @@ instance.on('reqError', () => {
 setTimeout(() => {
   measuring = true;
   measuredFrom = performance.now();
+  cpuFrom = process.cpuUsage();
 }, options.warmupMs);
 
 instance.on('done', () => {
   const seconds = (performance.now() - measuredFrom) / 1000;
+  const cpu = process.cpuUsage(cpuFrom);
   latencies.sort((a, b) => a - b);
   const at = (q: number) =>
     latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
@@ -92,6 +111,7 @@ instance.on('done', () => {
     statuses,
     seconds,
     perSecond: expected / seconds,
+    generatorCpuShare: (cpu.user + cpu.system) / 1e6 / seconds,
     p50Ms: at(0.5),
     p99Ms: at(0.99),
     p999Ms: at(0.999),

@@ -24,8 +24,18 @@ export interface LoadOptions {
   token?: string;
   /** `session`: a session-create JSON body, unique reference per request. */
   body?: 'session';
-  /** Sends a fresh `Idempotency-Key` on every request, as the SDK does on every POST. */
-  idempotencyKey?: boolean;
+  /**
+   * A fresh `Idempotency-Key` on every request: `sdk`, the key the SDK sends on a POST when its caller gives
+   * none (a UUIDv7: it starts with the time); `uuidv4`, a random UUID, as a caller that makes its own keys with
+   * `crypto.randomUUID()` sends. Absent: no key.
+   */
+  idempotencyKey?: 'sdk' | 'uuidv4';
+  /**
+   * Every request the same bytes (one body, one key), built once by the generator instead of once per request:
+   * a client retrying one refused create. For a server that answers without reading the body (a 429), so the
+   * rate measures the server, not the generator's request building (about 30 µs of its CPU per request).
+   */
+  sameRequest?: boolean;
   /** The status a request should get; any other counts as an error. */
   expectStatus: number;
 }
@@ -41,6 +51,11 @@ export interface LoadResult {
   seconds: number;
   /** Responses with `expectStatus` per second. */
   perSecond: number;
+  /**
+   * CPU the load generator itself used while measuring, as a share of one core (1 = a whole core). Near 1, the
+   * rate is bounded by the generator, not by the server: on a 2-core machine they share the cores.
+   */
+  generatorCpuShare: number;
   p50Ms: number;
   p99Ms: number;
   p999Ms: number;
@@ -75,6 +90,7 @@ export function combine(results: readonly LoadResult[]): LoadResult {
     statuses,
     seconds,
     perSecond: expected / seconds,
+    generatorCpuShare: sum((result) => result.generatorCpuShare * result.seconds) / seconds,
     p50Ms: at(0.5),
     p99Ms: at(0.99),
     p999Ms: at(0.999),

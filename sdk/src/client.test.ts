@@ -123,6 +123,35 @@ describe('ServicePay transport (mocked transport)', () => {
     expect(JSON.parse(body)).toEqual(PARAMS);
   });
 
+  it("makes a POST's own Idempotency-Key a UUIDv7 of the time it is sent, so later keys sort after earlier ones", async () => {
+    const keys: string[] = [];
+    api.agent
+      .get(ORIGIN)
+      .intercept({ path: '/api/widget/sessions', method: 'POST' })
+      .reply((options) => {
+        keys.push(headerOf(options.headers, 'idempotency-key') as string);
+        return {
+          statusCode: 201,
+          data: ok(createdSession(), 201),
+          responseOptions: { headers: JSON_HEADERS },
+        };
+      })
+      .times(2);
+    const before = Date.now();
+    await api.client.sessions.create(PARAMS);
+    await new Promise((resolve) => setTimeout(resolve, 3));
+    await api.client.sessions.create(PARAMS);
+    const after = Date.now();
+    for (const key of keys) {
+      expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      // The first 48 bits are the milliseconds since the epoch at which the key was made.
+      const madeAt = Number.parseInt(key.replace('-', '').slice(0, 12), 16);
+      expect(madeAt).toBeGreaterThanOrEqual(before);
+      expect(madeAt).toBeLessThanOrEqual(after);
+    }
+    expect((keys[0] as string) < (keys[1] as string)).toBe(true);
+  });
+
   it('sends no Idempotency-Key and no body on GET', async () => {
     let seen: unknown;
     api.agent

@@ -9,8 +9,9 @@ import {
   rmSync,
   symlinkSync,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { createContext, runInContext } from 'node:vm';
@@ -18,6 +19,8 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
+/** What the SDK may depend on: the HTTP client, the schemas, and the UUIDv7 of its idempotency keys. */
+const DEPENDENCIES = ['undici', 'uuid', 'zod'];
 const sdkDir = fileURLToPath(new URL('..', import.meta.url));
 const rootDir = join(sdkDir, '..');
 const bin = (name: string) => join(rootDir, 'node_modules', '.bin', name);
@@ -41,7 +44,7 @@ beforeAll(async () => {
   if (name === undefined) throw new Error('npm pack made no tarball');
   tarball = join(workDir, name);
   // A project that installed the tarball: the package unpacked into node_modules, its dependencies linked
-  // from the repository's own node_modules.
+  // from where the SDK itself resolves them (uuid: the SDK's own copy, not an older one hoisted for a tool).
   const project = join(workDir, 'project');
   mkdirSync(join(project, 'node_modules', '@servicepay'), { recursive: true });
   await run('tar', ['-xzf', tarball, '-C', join(project, 'node_modules', '@servicepay')]);
@@ -49,8 +52,11 @@ beforeAll(async () => {
     join(project, 'node_modules', '@servicepay', 'package'),
     join(project, 'node_modules', '@servicepay', 'node'),
   ]);
-  for (const dep of ['undici', 'zod'])
-    symlinkSync(join(rootDir, 'node_modules', dep), join(project, 'node_modules', dep));
+  const resolveFromSdk = createRequire(join(sdkDir, 'package.json'));
+  for (const dep of DEPENDENCIES) {
+    const installed = dirname(resolveFromSdk.resolve(`${dep}/package.json`));
+    symlinkSync(installed, join(project, 'node_modules', dep));
+  }
 }, 120_000);
 
 afterAll(() => {
@@ -83,12 +89,12 @@ describe('the published package', () => {
     expect(license).toContain('ServicePay contributors');
   });
 
-  it('depends on undici and zod only, and its code imports nothing else (nor node:* at load)', async () => {
+  it('depends on undici, uuid and zod only, and its code imports nothing else (nor node:* at load)', async () => {
     const pkg = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
       peerDependencies?: unknown;
     };
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['undici', 'zod']);
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(DEPENDENCIES);
     expect(pkg.peerDependencies).toBeUndefined();
     const dist = join(workDir, 'package', 'dist');
     const imported = new Set<string>();
@@ -100,7 +106,7 @@ describe('the published package', () => {
         if (name !== undefined && !name.startsWith('.')) imported.add(name);
       }
     }
-    expect([...imported].filter((name) => !name.startsWith('node:')).sort()).toEqual(['undici', 'zod']);
+    expect([...imported].filter((name) => !name.startsWith('node:')).sort()).toEqual(DEPENDENCIES);
     // node:crypto is taken with process.getBuiltinModule when a synchronous helper first needs it.
     expect([...imported].filter((name) => name.startsWith('node:'))).toEqual([]);
   });

@@ -16,6 +16,7 @@ import {
   TimeoutError,
 } from '../errors.ts';
 import type { Environment, FieldError } from '../protocol/index.ts';
+import { newIdempotencyKey } from './idempotency-key.ts';
 import { toQueryString } from './query.ts';
 import { backoffDelay, DEFAULT_MAX_RETRY_AFTER_MS, isRetryableStatus, parseRetryAfter } from './retry.ts';
 import { sleep } from './sleep.ts';
@@ -368,7 +369,7 @@ export class HttpTransport implements Transport {
       headers['content-type'] = 'application/json';
     }
     if (call.method === 'POST')
-      headers['idempotency-key'] = call.options?.idempotencyKey ?? crypto.randomUUID();
+      headers['idempotency-key'] = call.options?.idempotencyKey ?? newIdempotencyKey();
 
     for (let retry = 0; ; retry++) {
       signal?.throwIfAborted();
