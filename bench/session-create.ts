@@ -186,7 +186,7 @@ console.log(
   `429 answer vs create: ${fmt(all.limited.perSecond, 0)}/s vs ${fmt(all.keyed.perSecond, 0)}/s = ${fmt(limitRatio, 2)}× cheaper; target ≥ ${RATE_LIMIT_TARGET}× → ${verdict(limitRatio >= RATE_LIMIT_TARGET)}`,
 );
 console.log(
-  `  (server CPU per answer, for reading the throughput: a 429 costs ${fmt(cpuPerAnswer('keyed') / cpuPerAnswer('limited'), 1)}× less server CPU than a keyed create; the 429 throughput is also bounded by the load generator on the same two cores)`,
+  `  (server CPU per answer, for reading the throughput: a 429 costs ${fmt(cpuPerAnswer('keyed') / cpuPerAnswer('limited'), 1)}× less server CPU than a keyed create; the generator used ${fmt(all.limited.generatorCpuShare, 2)} of a core during the 429 runs)`,
 );
 const perSecond = (result: LoadResult) => `${Math.round(result.perSecond).toLocaleString('en')}/s`;
 reportTarget({
