@@ -58,7 +58,7 @@ const SESSION_LIKE = {
     updatedAt: '2026-11-21T20:00:00.000Z',
     expiresAt: '2026-11-21T22:00:00.000Z',
     paidAt: null,
-    clientSecret: 'cs_test_0123456789abcdefghijklmnopqrstuv',
+    clientSecret: 'cs_test_0QzXbT5a0123456789abcdefghijklmnopqrstuv',
   },
 };
 
