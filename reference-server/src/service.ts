@@ -120,8 +120,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
         }),
       );
     }
-    const checkpointing = checkpointer;
-    store = createStore(db, onEffectError, checkpointing && (() => checkpointing.committed()));
+    store = createStore(db, onEffectError, () => checkpointer?.committed());
     bankBooks = new SqliteBankBooks(db);
   }
   const secretBox = new SecretBox(secretsKey);

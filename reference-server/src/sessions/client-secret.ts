@@ -18,6 +18,10 @@ import { randomBase62, sha256, timeOrderedPrefix } from '../internal/random.ts';
 const CURRENT = /^cs_(?:test|live)_([0-9A-Za-z]{8})[0-9A-Za-z]{32}$/;
 const BEFORE_TIME_ORDERED = /^cs_(?:test|live)_[0-9A-Za-z]{32}$/;
 
+/** The stored form of a secret in the current form: its time digits (ASCII), then its SHA-256. */
+const timeOrderedKey = (time: string, clientSecret: string): Buffer =>
+  Buffer.concat([Buffer.from(time, 'latin1'), sha256(clientSecret)]);
+
 export interface NewClientSecret {
   /** Shown once, in the create's answer. */
   clientSecret: string;
@@ -32,7 +36,7 @@ export interface NewClientSecret {
 export function newClientSecret(environment: Environment, at: number): NewClientSecret {
   const time = timeOrderedPrefix(at);
   const clientSecret = `cs_${environment}_${time}${randomBase62(32)}`;
-  return { clientSecret, lookupKey: Buffer.concat([Buffer.from(time, 'latin1'), sha256(clientSecret)]) };
+  return { clientSecret, lookupKey: timeOrderedKey(time, clientSecret) };
 }
 
 /**
@@ -43,6 +47,6 @@ export function newClientSecret(environment: Environment, at: number): NewClient
  */
 export function clientSecretLookupKey(clientSecret: string): Buffer | undefined {
   const current = CURRENT.exec(clientSecret);
-  if (current) return Buffer.concat([Buffer.from(current[1] as string, 'latin1'), sha256(clientSecret)]);
+  if (current) return timeOrderedKey(current[1] as string, clientSecret);
   return BEFORE_TIME_ORDERED.test(clientSecret) ? sha256(clientSecret) : undefined;
 }
