@@ -105,6 +105,28 @@ describe('expiry across a restart', () => {
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body.data.clientSecret).toBe(created.clientSecret);
   });
+
+  it('a client secret made before a restart opens its checkout after it, once', async () => {
+    const dbPath = tempDbPath();
+    const first = await start({}, { dbPath });
+    const key = (await first.createBusiness()).keys.test.secretKey;
+    const created = await createSession(first.baseUrl, key, { reference: 'opened-after-restart' });
+    await stop(first);
+    const second = await start({}, { dbPath });
+    const opened = await bootstrap(second.baseUrl, created.clientSecret);
+    expect(opened.session).toMatchObject({
+      id: created.id,
+      status: 'awaiting_payment',
+      amount: created.amount,
+    });
+    expectError(
+      await call(second.baseUrl, 'POST', '/api/widget/bootstrap', {
+        json: { clientSecret: created.clientSecret },
+      }),
+      409,
+      'client_secret_already_used',
+    );
+  });
 });
 
 describe('durability', () => {
