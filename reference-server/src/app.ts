@@ -2,6 +2,7 @@ import express, { type Express, type Router } from 'express';
 import type { BankNotificationProcessor } from './bank/notification-processor.ts';
 import type { SimulatedBank } from './bank/simulated-bank.ts';
 import type { ServerConfig } from './config.ts';
+import type { StorageHealth } from './db/storage-health.ts';
 import type { Store } from './db/store.ts';
 import type { Broadcaster } from './events/broadcaster.ts';
 import type { PushStreams } from './events/push-streams.ts';
@@ -53,6 +54,11 @@ export interface AppDeps {
   widgetOrigins?: () => ReadonlySet<string>;
   /** The developer portal (`portal/portal-routes.ts`), mounted at `/portal` before the JSON body parser. */
   portal?: Router;
+  /**
+   * Whether the store takes writes (`createService` watches its writes with it): `/health` answers 503 while
+   * its disk is full. Absent: `/health` asks only whether the database answers.
+   */
+  storageHealth?: StorageHealth;
 }
 
 /** The service's HTTP API as an express app. It never listens: `createService(...).start()` does. */
@@ -93,8 +99,9 @@ export function createApp(deps: AppDeps): Express {
   // A business over its budget is answered 429 before routing and before its body is read (issue 12): by the
   // server before express (`refuseOverBudgetEarly`), here for the checkout's routes (their CORS headers).
   app.use(refuseOverBudget(auth));
-  // 503 while the database does not answer: a load balancer takes the instance out until it does.
-  app.get('/health', healthRoute(deps.store, deps.logger));
+  // 503 while the database does not answer or its disk is full: a load balancer takes the instance out until
+  // it does.
+  app.get('/health', healthRoute(deps.store, deps.logger, deps.storageHealth));
   const bank: BankRouteDeps = {
     processor: deps.processor,
     bank: deps.bank,
@@ -118,6 +125,6 @@ export function createApp(deps: AppDeps): Express {
   app.use(sessionEventRoutes(auth, deps.pushStreams));
   app.use(webhookEndpointRoutes(auth, deps.webhooks));
   app.use(routeNotFound);
-  app.use(errorHandler(deps.logger));
+  app.use(errorHandler(deps.logger, (error) => deps.storageHealth?.noteFailure(error)));
   return app;
 }

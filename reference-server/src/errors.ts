@@ -38,3 +38,24 @@ export class WriteConflict extends HttpError {
     super(409, code, message);
   }
 }
+
+/**
+ * Seconds a client is told to wait (`Retry-After`) when a write failed for lack of space: a full disk is freed
+ * by an operator or a cleanup job, in minutes rather than the second a lost connection takes to come back, and
+ * every client retrying within a second would only add to the writes that fail (protocol.md, "A full disk").
+ */
+export const STORAGE_FULL_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * The answer to a request whose write found no space: 503 `service_unavailable` with `Retry-After`. Nothing of
+ * the request was kept, so the same request (with the same `Idempotency-Key`) succeeds once there is space.
+ *
+ * @example
+ * if (storageFull(error)) return sendError(res, storageFullError());
+ */
+export const storageFullError = (
+  message = 'The service cannot store anything right now: its disk is full. Nothing of this request was kept; retry after Retry-After seconds (with the same Idempotency-Key for a POST).',
+): HttpError =>
+  new HttpError(503, 'service_unavailable', message, undefined, {
+    'Retry-After': String(STORAGE_FULL_RETRY_AFTER_SECONDS),
+  });

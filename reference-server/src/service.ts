@@ -14,6 +14,7 @@ import { PostgresBankBooks } from './db/postgres/bank-books.ts';
 import { migratePostgres } from './db/postgres/migrate-postgres.ts';
 import { PostgresRateLimiter } from './db/postgres/postgres-rate-limiter.ts';
 import { createPostgresStore } from './db/postgres/postgres-store.ts';
+import { StorageHealth } from './db/storage-health.ts';
 import { createStore, type Store } from './db/store.ts';
 import { WalCheckpointer } from './db/wal-checkpointer.ts';
 import { type Broadcaster, InProcessBroadcaster } from './events/broadcaster.ts';
@@ -123,6 +124,9 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     store = createStore(db, onEffectError, () => checkpointer?.committed());
     bankBooks = new SqliteBankBooks(db);
   }
+  // Every write is watched: one that fails for lack of space turns /health to 503 until a probe write succeeds.
+  const storageHealth = new StorageHealth({ probeWrite: () => store.probeWrite(), logger });
+  store = { ...store, writes: storageHealth.watch(store.writes) };
   const secretBox = new SecretBox(secretsKey);
   let listeningUrl: string | undefined;
   const bank = new SimulatedBank({
@@ -210,6 +214,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     pushStreams,
     webhooks,
     widgetOrigins: () => widgetHosts.origins(),
+    storageHealth,
   };
   let server: Server | undefined;
   let pruneTimer: NodeJS.Timeout | undefined;

@@ -48,6 +48,8 @@ export function independentlyVerify(rawBody: Buffer, header: string, secret: str
 }
 
 export interface Received {
+  /** The path it was posted to (each endpoint of one receiver may have its own). */
+  path: string;
   headers: IncomingMessage['headers'];
   raw: Buffer;
   body: Json;
@@ -64,7 +66,13 @@ export async function startReceiver(
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const raw = Buffer.concat(chunks);
-      const entry = { headers: req.headers, raw, body: JSON.parse(raw.toString('utf8')), at: Date.now() };
+      const entry = {
+        path: req.url ?? '',
+        headers: req.headers,
+        raw,
+        body: JSON.parse(raw.toString('utf8')),
+        at: Date.now(),
+      };
       received.push(entry);
       answer(entry, res);
     });

@@ -56,6 +56,12 @@ function postgresUser(): { uid: number; gid: number } | undefined {
 
 const runAs = postgresUser();
 
+/**
+ * The user the scratch server runs as when the tests run as root (the `postgres` system user), else undefined
+ * (it runs as the tests do): a folder the server must own, such as a tablespace's, is handed to it.
+ */
+export const postgresServerUser: { uid: number; gid: number } | undefined = runAs;
+
 /** Why the PostgreSQL suites cannot run here, or undefined when they can. */
 export const postgresMissingReason: string | undefined = !binDir
   ? `no PostgreSQL server binaries (initdb, pg_ctl, postgres) in ${

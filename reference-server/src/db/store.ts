@@ -28,6 +28,13 @@ export interface Store extends Repositories {
    * in flight at a time however many callers ask; on SQLite: a statement on the open handle.
    */
   ping(): Promise<void>;
+  /**
+   * Resolves once one small write that needs new space on disk has been committed, rejects with the store's
+   * error when it cannot be (`storageFull` tells a full disk): how `StorageHealth` finds out that space is back.
+   * On SQLite: a counter bumped through the write queue (each commit appends to the WAL); on PostgreSQL: a row
+   * in a fresh temporary table (a new file in the database's tablespace), rolled back.
+   */
+  probeWrite(): Promise<void>;
 }
 
 /** The embedded store: one SQLite connection; its handle stays reachable for the CLI, tests and benches. */
@@ -63,13 +70,19 @@ export function createStore(
     webhookDeliveries: asyncView(new WebhookDeliveryRepository(db)),
   };
   const probe = db.prepare('SELECT 1');
+  const bumpProbe = db.prepare('UPDATE storage_probe SET probes = probes + 1 WHERE only_row = 1');
+  const writes = new WriteQueue(db, repositories, onEffectError, undefined, afterCommit);
   return {
     ...repositories,
     db,
-    writes: new WriteQueue(db, repositories, onEffectError, undefined, afterCommit),
+    writes,
     // Throws once the handle is closed ("The database connection is not open").
     ping: async () => {
       probe.get();
     },
+    probeWrite: () =>
+      writes.run(async () => {
+        bumpProbe.run();
+      }),
   };
 }

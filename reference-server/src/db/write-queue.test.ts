@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WriteQueue } from './write-queue.ts';
+import { mountSmallDisk, type SmallDisk, smallDiskAvailable } from '../../../test/support/small-disk.ts';
+import { storageFull } from './storage-errors.ts';
+import { TransactionRolledBackError, WriteQueue } from './write-queue.ts';
 
 let folder: string;
 let db: Database.Database;
@@ -194,5 +196,89 @@ describe('WriteQueue', () => {
     await queue.run(async () => undefined);
     expect(order).toEqual(['f', 'g sees f']);
     expect(committed()).toEqual(['f', 'g']);
+  });
+});
+
+// A real full disk (a tmpfs filled to ENOSPC; test/api/storage-full.test.ts says in one line when none can be
+// mounted). When a job writes more than SQLite's page cache holds, SQLite spills pages into the WAL before the
+// commit; on a full disk that fails with SQLITE_FULL, and SQLite rolls back the whole transaction, every earlier
+// job of the batch with it, not only the statement.
+describe.runIf(smallDiskAvailable)('WriteQueue on a full disk', () => {
+  let disk: SmallDisk;
+  let full: Database.Database;
+  let fullReader: Database.Database;
+  let fullQueue: WriteQueue<Record<string, never>>;
+
+  beforeEach(() => {
+    disk = mountSmallDisk(16);
+    const path = join(disk.path, 'queue.db');
+    full = new Database(path);
+    full.pragma('journal_mode = WAL');
+    full.pragma('synchronous = FULL');
+    full.exec('CREATE TABLE items (name TEXT PRIMARY KEY)');
+    fullReader = new Database(path, { readonly: true });
+    fullQueue = new WriteQueue(full, {}, (error) => effectErrors.push(error));
+  });
+
+  afterEach(() => {
+    fullReader.close();
+    full.close();
+    disk.remove();
+  });
+
+  const add = (name: string) => full.prepare('INSERT INTO items (name) VALUES (?)').run(name);
+  /** More than the 2 MiB page cache: SQLite writes pages to the WAL before the commit. */
+  const addMany = (prefix: string) => {
+    for (let i = 0; i < 4_000; i++) add(`${prefix}-${i}-${'x'.repeat(1_000)}`);
+  };
+  const names = () => (fullReader.prepare('SELECT name FROM items').pluck().all() as string[]).sort();
+
+  it('fails every job of a batch that SQLite rolled back, each with the full-disk error, and commits the next batch once there is space', async () => {
+    disk.fill();
+    const results = await Promise.allSettled([
+      fullQueue.run(async () => {
+        add('before');
+      }),
+      fullQueue.run(async () => {
+        addMany('spill');
+      }),
+      fullQueue.run(async () => {
+        add('after');
+      }),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const result of results) {
+      const reason = (result as PromiseRejectedResult).reason;
+      expect({ code: reason.code, full: storageFull(reason) }).toEqual({ code: 'SQLITE_FULL', full: true });
+    }
+    expect(full.inTransaction).toBe(false);
+    expect(names()).toEqual([]);
+
+    disk.free();
+    await Promise.all([fullQueue.run(async () => add('a')), fullQueue.run(async () => add('b'))]);
+    expect(names()).toEqual(['a', 'b']);
+  });
+
+  it('fails the batch of a job that caught the full-disk error and went on: nothing of it is written', async () => {
+    disk.fill();
+    const swallowed: unknown[] = [];
+    const results = await Promise.allSettled([
+      fullQueue.run(async () => {
+        add('first');
+      }),
+      fullQueue.run(async () => {
+        try {
+          addMany('spill');
+        } catch (error) {
+          swallowed.push(error);
+        }
+      }),
+    ]);
+    expect(storageFull(swallowed[0])).toBe(true);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    expect((results[0] as PromiseRejectedResult).reason).toBeInstanceOf(TransactionRolledBackError);
+    expect(full.inTransaction).toBe(false);
+    disk.free();
+    expect(names()).toEqual([]);
   });
 });

@@ -73,7 +73,8 @@ export class WriteQueue<R = Repositories> implements Writes<R> {
       for (const job of batch) outcomes.push(await this.runInSavepoint(job));
       this.statements.commit.run();
     } catch (error) {
-      // The commit itself failed (disk full, I/O error): nothing of this batch is durable.
+      // The commit itself failed (disk full, I/O error), or a job's statement did and SQLite rolled the whole
+      // transaction back with it (see runInSavepoint): nothing of this batch is durable.
       commitError = error;
       if (this.db.inTransaction) this.statements.rollback.run();
     }
@@ -107,14 +108,35 @@ export class WriteQueue<R = Repositories> implements Writes<R> {
   private async runInSavepoint(job: Job<R>): Promise<Outcome> {
     const effects: Array<() => void> = [];
     this.statements.savepoint.run();
+    let value: unknown;
     try {
-      const value = await job.work(this.tx, { afterCommit: (effect) => effects.push(effect) });
-      this.statements.release.run();
-      return { ok: true, value, effects };
+      value = await job.work(this.tx, { afterCommit: (effect) => effects.push(effect) });
     } catch (error) {
+      // SQLite answers some failures (SQLITE_FULL, an I/O error) by rolling back the whole transaction, not
+      // only the statement: then there is no savepoint to return to, and the jobs before this one are undone
+      // too. The batch fails with this job's error, which says why (a full disk answers 503, not 500).
+      if (!this.db.inTransaction) throw error;
       this.statements.rollbackTo.run();
       this.statements.release.run();
       return { ok: false, error };
     }
+    // The job caught such a failure itself and returned: what it wrote before is gone with the transaction.
+    if (!this.db.inTransaction) throw new TransactionRolledBackError();
+    this.statements.release.run();
+    return { ok: true, value, effects };
+  }
+}
+
+/**
+ * A write job returned normally although SQLite had rolled its batch's transaction back under it (a statement
+ * failed with `SQLITE_FULL` or an I/O error and the job caught the error): nothing of the batch was written, and
+ * every job of it is told so with this error.
+ */
+export class TransactionRolledBackError extends Error {
+  override readonly name = 'TransactionRolledBackError';
+  constructor() {
+    super(
+      'SQLite rolled back the write batch after a statement failed inside a job that went on; nothing was written',
+    );
   }
 }

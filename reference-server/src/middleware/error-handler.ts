@@ -2,7 +2,8 @@ import type { ErrorBody, ErrorCode, FieldError } from '@servicepay/node/protocol
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ZodError } from 'zod';
 import { databaseUnavailable } from '../db/postgres/postgres-write-queue.ts';
-import { HttpError } from '../errors.ts';
+import { storageFull } from '../db/storage-errors.ts';
+import { HttpError, storageFullError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
 
 const STATUS_TEXT: Record<number, string> = {
@@ -82,9 +83,13 @@ function fromClientFault(status: number, type: unknown): HttpError {
 /**
  * The one place errors become responses. A client's fault answers 4xx with a clear message; anything else is
  * the service's fault: logged with the request id (never the request itself) and answered 500 without details,
- * or 503 `service_unavailable` with `Retry-After` when the database could not be reached.
+ * or 503 `service_unavailable` with `Retry-After` when a write found no space (`onStorageFull` is told, so that
+ * `/health` answers 503 too) or the database could not be reached.
  */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+export function errorHandler(
+  logger: Logger,
+  onStorageFull: (error: unknown) => void = () => {},
+): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     if (res.headersSent) {
       res.destroy();
@@ -96,6 +101,16 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const status = typeof fault.status === 'number' ? fault.status : fault.statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500)
       return sendError(res, fromClientFault(status, fault.type));
+    // Before the outage check, which takes any errno-like code (ENOSPC too) for a lost connection.
+    if (storageFull(error)) {
+      onStorageFull(error);
+      logger.warn('write refused: no space left', {
+        requestId: res.locals.requestId,
+        route: req.route?.path,
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return sendError(res, storageFullError());
+    }
     if (databaseUnavailable(error)) {
       // The database is down or unreachable (PostgreSQL): nothing the client sent is at fault, and a retry
       // may well succeed. A write whose COMMIT got no answer may have taken effect: the client's retry with

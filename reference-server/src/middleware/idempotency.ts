@@ -30,6 +30,16 @@ interface WriteClaim {
 
 const writeClaims = new WeakMap<Response, WriteClaim>();
 
+/** A key's pending mark whose settling write failed: what that write was to store. */
+type Unsettled =
+  | { kind: 'forget' }
+  | { kind: 'answer'; requestHash: Buffer; statusCode: number; sealed: string; createdAt: number };
+
+/** Pending marks this process remembers having left (beyond it, the oldest is forgotten: it answers 409). */
+const MAX_UNSETTLED = 10_000;
+/** How often the settling writes that failed are tried again, while any are left. */
+const RESETTLE_EVERY_MS = 5_000;
+
 /**
  * `Idempotency-Key` for every POST the SDK retries. The first successful (2xx) answer to a key is remembered
  * per caller scope (business and environment for a key, the session for a widget token) with a hash of the
@@ -51,6 +61,15 @@ const writeClaims = new WeakMap<Response, WriteClaim>();
  */
 export class IdempotentRequests {
   private readonly inFlight = new Map<string, Promise<void>>();
+  /**
+   * Pending marks left behind by a request of this process that did answer, because the write that was to
+   * settle the key (forget it after a failure, remember a success) failed itself: a full disk fails the
+   * route's write and then the forget too. Kept by lock key, tried again every few seconds and at once when
+   * the same key comes back, so that the key is not mistaken for one cut off by a restart (409) once the
+   * storage takes writes again.
+   */
+  private readonly unsettled = new Map<string, Unsettled>();
+  private resettleTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: IdempotencyDeps) {}
 
@@ -85,11 +104,17 @@ export class IdempotentRequests {
       `${req.method} ${req.originalUrl}\n${canonicalJson(req.body ?? {})}`,
       'buffer',
     );
-    const release = await this.lock(`${scope}\n${key}`);
+    const lockKey = `${scope}\n${key}`;
+    const release = await this.lock(lockKey);
     let handedOver = false;
     try {
       const { store, clock, secretBox, ttlMs } = this.deps;
-      const earlier = await store.idempotencyKeys.find(scope, key, clock.now() - ttlMs);
+      let earlier = await store.idempotencyKeys.find(scope, key, clock.now() - ttlMs);
+      // Our own mark, which a failed write left pending: settle it now (a failure here answers as the write's).
+      if (earlier?.statusCode === PENDING_STATUS && this.unsettled.has(lockKey)) {
+        await this.resettle(lockKey);
+        earlier = await store.idempotencyKeys.find(scope, key, clock.now() - ttlMs);
+      }
       if (earlier?.statusCode === PENDING_STATUS) {
         // No request of this process holds the key (we hold its lock), so its first request was cut off by a
         // restart after it started: it may have taken effect. Running it again could do it twice.
@@ -167,6 +192,67 @@ export class IdempotentRequests {
     }
   }
 
+  /**
+   * Writes what settles the pending mark of `lockKey` (`unsettled`): forgets the key, or remembers the answer
+   * that was sent. Rejects with the store's error when that write fails; the entry then stays for the next try.
+   */
+  private async resettle(lockKey: string): Promise<void> {
+    const outcome = this.unsettled.get(lockKey);
+    if (!outcome) return;
+    const newline = lockKey.indexOf('\n');
+    const scope = lockKey.slice(0, newline);
+    const key = lockKey.slice(newline + 1);
+    try {
+      await this.deps.store.writes.run((tx) =>
+        outcome.kind === 'forget'
+          ? tx.idempotencyKeys.forget(scope, key)
+          : tx.idempotencyKeys.remember(
+              { scope, key, createdAt: outcome.createdAt },
+              {
+                requestHash: outcome.requestHash,
+                statusCode: outcome.statusCode,
+                responseBody: outcome.sealed,
+              },
+            ),
+      );
+    } catch (error) {
+      this.deps.logger.error('could not record an idempotent request; will try again', {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      // The oldest is given up first when too many are left (its key then answers 409, as before).
+      if (this.unsettled.size > MAX_UNSETTLED)
+        this.unsettled.delete(this.unsettled.keys().next().value as string);
+      this.scheduleResettle();
+      throw error;
+    }
+    // Unless a newer request with the key left an entry of its own meanwhile.
+    if (this.unsettled.get(lockKey) === outcome) this.unsettled.delete(lockKey);
+  }
+
+  /** Tries the failed settling writes again every few seconds, while any are left. */
+  private scheduleResettle(): void {
+    if (this.resettleTimer) return;
+    this.resettleTimer = setTimeout(() => {
+      this.resettleTimer = undefined;
+      void (async () => {
+        for (const lockKey of [...this.unsettled.keys()]) {
+          // Under the key's lock: never beside a request that is settling or reading the same key.
+          const release = await this.lock(lockKey);
+          try {
+            await this.resettle(lockKey);
+          } catch {
+            // Scheduled again by resettle; the rest would fail the same way now.
+            return;
+          } finally {
+            release();
+          }
+        }
+      })();
+    }, RESETTLE_EVERY_MS);
+    // A service that is closing must not be held open by it.
+    this.resettleTimer.unref();
+  }
+
   /** Waits for any request holding `lockKey`, then holds it; resolves to the release function. */
   private async lock(lockKey: string): Promise<() => void> {
     for (let held = this.inFlight.get(lockKey); held; held = this.inFlight.get(lockKey)) await held;
@@ -190,38 +276,42 @@ export class IdempotentRequests {
     entry: { scope: string; key: string; requestHash: Buffer },
     release: () => void,
   ): void {
-    const { store, clock, secretBox, logger } = this.deps;
+    const { clock, secretBox } = this.deps;
     const json = res.json.bind(res);
+    const lockKey = `${entry.scope}\n${entry.key}`;
     let settled = false;
-    const settle = (work: (tx: Repositories) => Promise<void>) =>
-      store.writes.run(work).catch((error: unknown) => {
-        // The route's answer stands (after a success, a 5xx would invite a second effect).
-        logger.error('could not record an idempotent request', { error: String(error) });
+    const settle = (outcome: Unsettled) => {
+      this.unsettled.set(lockKey, outcome);
+      return this.resettle(lockKey).catch(() => {
+        // The route's answer stands (after a success, a 5xx would invite a second effect); the write is tried
+        // again later (scheduleResettle), and logged by resettle.
       });
+    };
     res.on('finish', () => {
       if (settled) return;
       // Answered without res.json (not a route of this service today): forget the key rather than strand it.
       settled = true;
-      void settle((tx) => tx.idempotencyKeys.forget(entry.scope, entry.key)).finally(release);
+      void settle({ kind: 'forget' }).finally(release);
     });
     res.json = (body: unknown) => {
       res.json = json;
       settled = true;
       const statusCode = res.statusCode;
       if (statusCode < 200 || statusCode >= 300) {
-        void settle((tx) => tx.idempotencyKeys.forget(entry.scope, entry.key)).finally(() => {
+        void settle({ kind: 'forget' }).finally(() => {
           release();
           json(body);
         });
         return res;
       }
       const text = JSON.stringify(body);
-      void settle((tx) =>
-        tx.idempotencyKeys.remember(
-          { scope: entry.scope, key: entry.key, createdAt: clock.now() },
-          { requestHash: entry.requestHash, statusCode, responseBody: secretBox.seal(text) },
-        ),
-      ).finally(() => {
+      void settle({
+        kind: 'answer',
+        requestHash: entry.requestHash,
+        statusCode,
+        sealed: secretBox.seal(text),
+        createdAt: clock.now(),
+      }).finally(() => {
         release();
         sendJsonText(res, statusCode, text);
       });

@@ -72,7 +72,33 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
     ...bind(pool),
     writes: new PostgresWriteQueue(pool, bind, { onEffectError: options.onEffectError }),
     ping: pinger(pool, options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS),
+    probeWrite: () => probeWrite(pool),
   };
+}
+
+/**
+ * `Store.probeWrite` on PostgreSQL: one row into a temporary table made for it, then rolled back. A new table is
+ * a new file, so the insert must extend it by a page in the database's tablespace, and fails with `53100`
+ * (`disk_full`) while that is full, as a client's insert into a full table does. (An update of a probe row in
+ * a table of its own would reuse the space of its page and succeed on a full disk.)
+ */
+async function probeWrite(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    try {
+      await client.query('CREATE TEMPORARY TABLE storage_probe (probe integer) ON COMMIT DROP');
+      await client.query('INSERT INTO storage_probe (probe) VALUES (1)');
+    } finally {
+      await client.query('ROLLBACK').catch((error: Error) => {
+        broken = error;
+      });
+    }
+  } finally {
+    // A connection that could not even roll back is closed rather than lent to the next job.
+    client.release(broken);
+  }
 }
 
 /**
