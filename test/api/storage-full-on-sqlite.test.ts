@@ -26,6 +26,27 @@ async function healthyAgain(server: RunningServer): Promise<void> {
   });
 }
 
+/** Signs in to the developer portal with `secretKey` as a browser would: the form's CSRF token, then the post. */
+async function portalSignIn(server: RunningServer, secretKey: string) {
+  const page = await fetch(`${server.baseUrl}/portal/sign-in`);
+  const cookie = page.headers
+    .getSetCookie()
+    .map((set) => set.split(';')[0])
+    .join('; ');
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+  const response = await fetch(`${server.baseUrl}/portal/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: {
+      cookie,
+      origin: server.baseUrl,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ _csrf: csrf, secretKey }).toString(),
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
 describe.runIf(smallDiskAvailable)('with the SQLite file on a real disk (tmpfs) filled to ENOSPC', () => {
   let full: FullDiskServer;
   let server: RunningServer;
@@ -33,7 +54,7 @@ describe.runIf(smallDiskAvailable)('with the SQLite file on a real disk (tmpfs) 
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
 
   beforeAll(async () => {
-    full = await startServerOnSmallDisk(64, { databaseUrl: null });
+    full = await startServerOnSmallDisk(64, { databaseUrl: null, rateLimit: { perMinute: 100_000 } });
     server = full.server;
     secretKey = (await server.createBusiness()).keys.test.secretKey;
     receiver = await startReceiver();
@@ -86,6 +107,20 @@ describe.runIf(smallDiskAvailable)('with the SQLite file on a real disk (tmpfs) 
     expect(replayed.status).toBe(201);
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(replayed.body.data.id).toBe(registered.body.data.id);
+  });
+
+  it('answers a portal form that must write 503 with Retry-After, as a page, and the same form once there is space', async () => {
+    expect((await portalSignIn(server, secretKey)).status).toBe(303);
+    full.disk.fill();
+    // Signing in stores a portal session.
+    const refused = await portalSignIn(server, secretKey);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe(String(STORAGE_FULL_RETRY_AFTER_SECONDS));
+    expect(refused.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(refused.text).toContain('disk is full');
+    full.disk.free();
+    await healthyAgain(server);
+    expect((await portalSignIn(server, secretKey)).status).toBe(303);
   });
 
   it('keeps checkpointing on its thread after the disk was full: the WAL checkpointer survives', async () => {

@@ -15,8 +15,9 @@ import express, {
 import { ZodError } from 'zod';
 import type { SimulatedBank } from '../bank/simulated-bank.ts';
 import { rollKeyIn } from '../businesses/onboarding.ts';
+import { storageFull } from '../db/storage-errors.ts';
 import type { Store } from '../db/store.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError, storageFullError } from '../errors.ts';
 import type { Webhooks } from '../events/webhooks.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
@@ -531,12 +532,18 @@ function transferNotice(
 
 /** Portal errors as pages: the status and a message for people; faults of the service are logged. */
 function portalErrorHandler(logger: Logger): ErrorRequestHandler {
-  return (error: unknown, req: Request, res: Response, _next) => {
+  return (raised: unknown, req: Request, res: Response, _next) => {
     if (res.headersSent) {
       res.destroy();
       return;
     }
     const context = res.locals.portal as PortalContext | undefined;
+    // A full disk is the API's 503 here too: nothing was kept, and the same form works once there is space.
+    const error = storageFull(raised)
+      ? storageFullError(
+          'The service cannot store anything right now: its disk is full. Nothing was changed; try again in a minute.',
+        )
+      : raised;
     let status = 500;
     let message = 'Something went wrong on our side. It has been logged.';
     if (error instanceof HttpError) {

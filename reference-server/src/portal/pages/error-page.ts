@@ -11,6 +11,7 @@ const TITLES: Record<number, string> = {
   415: 'Unsupported form',
   429: 'Too many attempts',
   500: 'Something went wrong',
+  503: 'Not available right now',
 };
 
 /**
