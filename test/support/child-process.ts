@@ -28,12 +28,17 @@ export interface RunningProcess {
 export function startProcess(
   command: string,
   args: string[],
-  options: { cwd?: string; env?: Record<string, string | undefined> } = {},
+  options: {
+    cwd?: string;
+    env?: Record<string, string | undefined>;
+    /** A file descriptor for the child's standard error instead of a pipe (its output then has stdout only). */
+    stderr?: number;
+  } = {},
 ): RunningProcess {
   const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', options.stderr ?? 'pipe'],
   });
   let out = '';
   const listeners = new Set<() => void>();

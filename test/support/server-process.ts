@@ -13,6 +13,8 @@ export interface ServerProcessOptions {
   secretsKeyFile?: string;
   /** Extra environment, such as `SERVICEPAY_BANK_SECRET` (the same value on every instance). */
   env?: Record<string, string>;
+  /** A file descriptor for its standard error (its log) instead of a pipe: `output()` then has stdout only. */
+  stderr?: number;
 }
 
 /** A `servicepay-server start` process that printed its ready line. */
@@ -73,6 +75,7 @@ export async function startServerProcess(options: ServerProcessOptions): Promise
         NODE_ENV: undefined,
         ...options.env,
       },
+      ...(options.stderr === undefined ? {} : { stderr: options.stderr }),
     },
   );
   started.add(child);
