@@ -178,6 +178,8 @@ async function servicepay(args: string[]): Promise<{ url: string; secretKey?: st
         widgetPerMinutePerAddress: 1_000_000_000,
         streamsPerAddress: 1_000_000,
       },
+      // And so would the connections one address may hold.
+      maxConnectionsPerAddress: 1_000_000,
     },
     { logger: silentLogger },
   );

@@ -60,6 +60,7 @@ const service = createService(
     liveWidgetPort: 0,
     rateLimit: { perMinute: 10_000_000, widgetPerMinutePerAddress: 10_000_000, streamsPerAddress: 1_000_000 },
     maxConnections: 100_000,
+    maxConnectionsPerAddress: 100_000,
   },
   { logger: silentLogger },
 );

@@ -35,6 +35,8 @@ const service = createService(
       streamsPerAddress: 1_000_000,
     },
     maxConnections: 100_000,
+    // The same for the connections one address may hold: every stream of the bench comes from loopback.
+    maxConnectionsPerAddress: 100_000,
   },
   { logger: silentLogger },
 );

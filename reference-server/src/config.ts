@@ -67,6 +67,12 @@ export interface ServerConfig {
   requestTimeoutMs: number;
   /** Open connections at most; one more is answered 503 in the envelope and closed. */
   maxConnections: number;
+  /**
+   * Open connections one client address may hold (an IPv6 client counts by its /64); one more is answered 503
+   * in the envelope at once and closed, so that one address cannot take the connections every other client
+   * needs. The proxies in `trustedProxies` are exempt: a load balancer is one address carrying every client.
+   */
+  maxConnectionsPerAddress: number;
   /** Largest JSON body accepted, in bytes. */
   bodyLimitBytes: number;
   /** How long an Idempotency-Key is remembered. */
@@ -122,6 +128,7 @@ export function defaultConfig(): ServerConfig {
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
     maxConnections: 4096,
+    maxConnectionsPerAddress: 256,
     bodyLimitBytes: 64 * 1024,
     idempotencyKeyTtlHours: 24,
     sweepIntervalMs: 1000,

@@ -29,6 +29,7 @@ import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
 import { loadSecretsKey } from './internal/secrets-key.ts';
 import { type RateLimiter, SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
+import { trustedProxyMatcher } from './internal/trusted-proxies.ts';
 import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
 import { portalRoutes } from './portal/portal-routes.ts';
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
@@ -264,6 +265,9 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
         headersTimeoutMs: config.headersTimeoutMs,
         requestTimeoutMs: config.requestTimeoutMs,
         maxConnections: config.maxConnections,
+        maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+        // A load balancer carries every client's connections: only the total cap applies to it.
+        uncappedPeer: trustedProxyMatcher(config.trustedProxies),
         // A business over its budget is answered 429 here, before express (issue 12).
         beforeApp: refuseOverBudgetEarly({ store, clock, businessLimiter: limiters.business }),
       });

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   parseTrustedProxies,
@@ -44,6 +46,38 @@ describe('behind a trusted load balancer (here: loopback, where the test connect
     const forged = await bootstrapFrom(server, '198.51.100.1, 203.0.113.7');
     expect(forged.status).toBe(429);
     expect(forged.body.meta.code).toBe('rate_limited');
+  });
+});
+
+describe('the connections one address may hold (maxConnectionsPerAddress)', () => {
+  /** `count` connections from loopback that send nothing, then one request on another: its status. */
+  async function requestBeside(server: RunningServer, count: number): Promise<number> {
+    const { port } = new URL(server.baseUrl);
+    const held = await Promise.all(
+      Array.from({ length: count }, async () => {
+        const socket = connect(Number(port), '127.0.0.1');
+        socket.on('error', () => {});
+        await once(socket, 'connect');
+        return socket;
+      }),
+    );
+    try {
+      return (await call(server.baseUrl, 'GET', '/health', { headers: { connection: 'close' } })).status;
+    } finally {
+      for (const socket of held) socket.destroy();
+    }
+  }
+
+  it('caps a peer that is not a trusted proxy, and never the balancer named in trustedProxies', async () => {
+    const capped = await startServer({ maxConnectionsPerAddress: 2 });
+    const balanced = await startServer({ maxConnectionsPerAddress: 2, trustedProxies: ['loopback'] });
+    try {
+      expect(await requestBeside(capped, 2)).toBe(503);
+      expect(await requestBeside(balanced, 6)).toBe(200);
+    } finally {
+      await capped.close();
+      await balanced.close();
+    }
   });
 });
 

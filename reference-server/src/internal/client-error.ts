@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { ErrorBody, ErrorCode } from '@servicepay/node/protocol';
 import { newRequestId } from '../middleware/request-id.ts';
 import { type ExpressPrototypes, messageClassesFor } from './message-classes.ts';
+import { addressKeyOf } from './peer-address.ts';
 
 /** What a request that never reaches the routes is answered with. */
 interface BareAnswer {
@@ -110,6 +111,13 @@ export interface ApiServerOptions {
   /** Open connections answered normally; the requests of any beyond get 503 and their connection is closed. */
   maxConnections: number;
   /**
+   * Open connections one peer address may hold (an IPv6 peer counts by its /64); one beyond is answered 503 at
+   * once, before it sends a byte, and closed. Default: no cap of its own (only `maxConnections`).
+   */
+  maxConnectionsPerAddress?: number;
+  /** Peers the per-address cap does not count (trusted load balancers, which carry every client). */
+  uncappedPeer?: (address: string) => boolean;
+  /**
    * Asked first about every request that gets this far (under the connection cap, with a `Host`): answers it
    * itself and returns true, or returns false to hand it to the app. For answers cheaper than the app's
    * routing and middleware (`refuseOverBudgetEarly`, the 429 of a business over its budget).
@@ -129,13 +137,32 @@ const OVER_CAP = Symbol('servicepay.overConnectionCap');
 /** Beyond the soft cap, a margin of connections still answered 503; past it Node refuses them outright. */
 const CAP_MARGIN = 64;
 
+/** A peer over its own connection cap: answered at once on the bare socket, which is then closed. */
+function refuseConnection(socket: Socket): void {
+  // Closed for good once the answer is out, without waiting for the peer to close its side.
+  socket.once('finish', () => socket.destroy());
+  writeRaw(
+    socket,
+    {
+      status: 503,
+      reason: 'Service Unavailable',
+      code: 'service_unavailable',
+      message: 'This address has too many open connections to the service; close some, then retry.',
+      headers: { 'Retry-After': '1' },
+    },
+    newRequestId(),
+  );
+}
+
 /**
  * The HTTP server the API listens with. Every request gets its answer in the envelope with a `Request-Id`,
  * including those Node would answer itself, bare: no `Host` header on HTTP/1.1 (400), an `Expect` other than
  * `100-continue` (417), `CONNECT` (405, where Node would just drop the socket), headers or a body that arrive
  * too slowly (408, after `headersTimeoutMs`/`requestTimeoutMs` instead of Node's 60 s/300 s), and requests on
- * a connection over `maxConnections` (503, then the connection closes). Past `maxConnections` + 64, Node
- * refuses connections before a byte is read: the only bound on sockets that send nothing. `beforeApp` may
+ * a connection over `maxConnections` (503, then the connection closes). One peer address holds at most
+ * `maxConnectionsPerAddress` connections (`uncappedPeer` exempt): one more is answered 503 the moment it is
+ * accepted and closed, so a flood of idle sockets from one address never takes the places every other client
+ * needs. Past `maxConnections` + 64, Node refuses connections before a byte is read. `beforeApp` may
  * answer a request before the app sees it (the 429 of a business over its budget). When `handler` is an
  * express app, its requests and responses are made with the app's prototypes already in place
  * (`messageClassesFor`), so express does not change them on arrival.
@@ -193,12 +220,27 @@ export function createApiServer(
     },
   );
   server.maxConnections = options.maxConnections + CAP_MARGIN;
+  const perAddressCap = options.maxConnectionsPerAddress ?? Number.POSITIVE_INFINITY;
+  const heldByAddress = new Map<string, number>();
   server.on('connection', (socket: Socket & { [OVER_CAP]?: boolean }) => {
     open += 1;
     if (open > options.maxConnections) socket[OVER_CAP] = true;
     socket.once('close', () => {
       open -= 1;
     });
+    const peer = socket.remoteAddress;
+    // Gone already (reset before it was accepted), or a balancer: nothing to count.
+    if (peer === undefined || perAddressCap === Number.POSITIVE_INFINITY || options.uncappedPeer?.(peer))
+      return;
+    const address = addressKeyOf(peer);
+    const held = (heldByAddress.get(address) ?? 0) + 1;
+    heldByAddress.set(address, held);
+    socket.once('close', () => {
+      const left = (heldByAddress.get(address) ?? 1) - 1;
+      if (left > 0) heldByAddress.set(address, left);
+      else heldByAddress.delete(address);
+    });
+    if (held > perAddressCap) refuseConnection(socket);
   });
   server.on('clientError', answerUnparsableRequest);
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {

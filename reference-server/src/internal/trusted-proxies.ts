@@ -51,3 +51,53 @@ function isRange(entry: string): boolean {
     return false;
   }
 }
+
+/** The ranges behind each preset, as express (`proxy-addr`) reads them. */
+const PRESET_RANGES: Record<string, string[]> = {
+  loopback: ['127.0.0.1/8', '::1/128'],
+  linklocal: ['169.254.0.0/16', 'fe80::/10'],
+  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+};
+
+type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/** An address as IPv4 when it is one (an IPv4-mapped IPv6 address included), else as IPv6; undefined if none. */
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  if (!ipaddr.isValid(address)) return undefined;
+  const parsed = ipaddr.parse(address);
+  return parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()
+    ? (parsed as ipaddr.IPv6).toIPv4Address()
+    : parsed;
+}
+
+/**
+ * Whether a socket's peer is one of the trusted proxies `entries` lists (as `parseTrustedProxies` returns them):
+ * the same addresses, ranges and presets express believes `X-Forwarded-For` from. For what trusts a peer before
+ * express sees the request: the per-address connection cap, which a load balancer (one peer carrying every
+ * client) is exempt from.
+ *
+ * @example
+ * const trusted = trustedProxyMatcher(['10.0.0.0/8', 'loopback']);
+ * trusted('::ffff:10.1.2.3'); // true
+ */
+export function trustedProxyMatcher(entries: readonly string[]): (address: string) => boolean {
+  const ranges: Range[] = entries
+    .flatMap((entry) => PRESET_RANGES[entry] ?? [entry])
+    .map((entry) => {
+      if (entry.includes('/')) return ipaddr.parseCIDR(entry);
+      const address = parseAddress(entry) as ipaddr.IPv4 | ipaddr.IPv6;
+      return [address, address.kind() === 'ipv4' ? 32 : 128] as Range;
+    })
+    .map(([address, bits]): Range => {
+      // A range written as IPv4-mapped IPv6 (::ffff:10.0.0.0/104) matches the IPv4 addresses it holds.
+      if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96)
+        return [(address as ipaddr.IPv6).toIPv4Address(), bits - 96];
+      return [address, bits];
+    });
+  if (ranges.length === 0) return () => false;
+  return (address) => {
+    const parsed = parseAddress(address);
+    if (!parsed) return false;
+    return ranges.some(([range, bits]) => range.kind() === parsed.kind() && parsed.match(range, bits));
+  };
+}

@@ -1,9 +1,9 @@
 import type { ServerResponse } from 'node:http';
 import type { ErrorBody } from '@servicepay/node/protocol';
 import type { Request, RequestHandler, Response } from 'express';
-import ipaddr from 'ipaddr.js';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
+import { addressKeyOf } from '../internal/peer-address.ts';
 import type { LimitDecision, RateLimiter } from '../internal/sliding-window-limiter.ts';
 import { sendErrorEnvelope } from './error-handler.ts';
 
@@ -82,14 +82,7 @@ export function enforceLimit(res: Response, decision: LimitDecision): void {
  * limiter.hit(`checkout:${addressKey(req)}`, clock.now());
  */
 export function addressKey(req: Request): string {
-  const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
-  if (!ipaddr.IPv6.isValid(ip)) return ip;
-  const v6 = ipaddr.IPv6.parse(ip);
-  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
-  return `${v6.parts
-    .slice(0, 4)
-    .map((part) => part.toString(16))
-    .join(':')}::/64`;
+  return addressKeyOf(req.ip ?? req.socket.remoteAddress ?? 'unknown');
 }
 
 /**
