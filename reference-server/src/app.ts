@@ -15,7 +15,7 @@ import { type AuthDeps, refuseOverBudget } from './middleware/authenticate.ts';
 import { widgetCors } from './middleware/cors.ts';
 import { errorHandler, routeNotFound } from './middleware/error-handler.ts';
 import { IdempotentRequests } from './middleware/idempotency.ts';
-import { jsonBody } from './middleware/json-body.ts';
+import { jsonBody, refuseOversizedBody } from './middleware/json-body.ts';
 import { rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
@@ -96,6 +96,9 @@ export function createApp(deps: AppDeps): Express {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
+  // A body announced over the limit is refused before it is read, on every route (the portal's forms and the
+  // bank's notifications read theirs themselves).
+  app.use(refuseOversizedBody(deps.config.bodyLimitBytes));
   // A business over its budget is answered 429 before routing and before its body is read (issue 12): by the
   // server before express (`refuseOverBudgetEarly`), here for the checkout's routes (their CORS headers).
   app.use(refuseOverBudget(auth));

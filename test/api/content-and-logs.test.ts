@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Logger, ManualClock } from '../../reference-server/src/index.ts';
 import {
@@ -101,6 +103,50 @@ describe('content rules', () => {
       json: { ...sessionParams(), metadata },
     });
     expectError(response, 413, 'payload_too_large');
+  });
+
+  it('a body announced over the limit → 413 at once, before the body arrives, and the connection closed', async () => {
+    /** Headers announcing 10 MB, then 5 bytes of it, and nothing more: what comes back within a second. */
+    const announce = async (path: string, headers: string) => {
+      const socket = connect(Number(new URL(server.baseUrl).port), '127.0.0.1');
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      let answer = '';
+      socket.on('data', (chunk: Buffer) => {
+        answer += chunk.toString();
+      });
+      const closed = once(socket, 'close').then(() => true);
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\n${headers}Content-Length: 10485760\r\n\r\nhello`);
+      // Held until the request timeout (30 s), then 408, when the body parser waited for the whole body.
+      const closedAtOnce = await Promise.race([
+        closed,
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000)),
+      ]);
+      socket.destroy();
+      const [head = '', body = ''] = answer.split('\r\n\r\n');
+      return { closedAtOnce, head, body };
+    };
+    const json = 'Content-Type: application/json\r\n';
+    for (const [path, headers] of [
+      ['/api/widget/sessions', `Authorization: Bearer ${key}\r\n${json}`],
+      ['/api/widget/bootstrap', json],
+      ['/bank/notifications', `${json}X-Bank-Signature: t=1,v1=00\r\n`],
+    ] as const) {
+      const { closedAtOnce, head, body } = await announce(path, headers);
+      expect({ path, closedAtOnce, status: head.split(' ')[1] }).toEqual({
+        path,
+        closedAtOnce: true,
+        status: '413',
+      });
+      expect(JSON.parse(body).meta).toMatchObject({ statusCode: 413, code: 'payload_too_large' });
+      expect(head.toLowerCase()).toContain('\r\nconnection: close');
+    }
+    // The portal's forms have a limit of their own (16 KiB), and answer a page.
+    const form = await announce('/portal/sign-in', 'Content-Type: application/x-www-form-urlencoded\r\n');
+    expect({ closedAtOnce: form.closedAtOnce, status: form.head.split(' ')[1] }).toEqual({
+      closedAtOnce: true,
+      status: '413',
+    });
   });
 
   it('a bank notification over 64 KiB → 413 in the envelope', async () => {

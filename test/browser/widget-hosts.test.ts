@@ -53,6 +53,41 @@ describe('widget hosts', () => {
     expect(manifest.files['widget.js']).toMatchObject({ url: `/v${VERSION}/widget.js`, integrity: expected });
   });
 
+  it('list in manifest.json the size and SRI hash of the very bytes each host serves, its own checkout page included', async () => {
+    const pages: string[] = [];
+    for (const host of [server.widgetUrls.test, server.widgetUrls.live]) {
+      for (const channel of ['latest', `v${VERSION}`]) {
+        const response = await get(`${host}/${channel}/manifest.json`);
+        // It describes this host's page, which carries the host's settings: revalidated like the page.
+        expect(response.headers.get('cache-control')).toBe('no-cache');
+        const manifest = (await response.json()) as {
+          files: Record<string, { url: string; integrity: string; bytes: number }>;
+        };
+        expect(Object.keys(manifest.files).sort()).toEqual([
+          'frame.css',
+          'frame.html',
+          'frame.js',
+          'widget.js',
+        ]);
+        for (const [name, listed] of Object.entries(manifest.files)) {
+          const bytes = Buffer.from(await (await get(`${host}${listed.url}`)).arrayBuffer());
+          const integrity = `sha384-${createHash('sha384').update(bytes).digest('base64')}`;
+          expect({ host, channel, name, bytes: listed.bytes, integrity: listed.integrity }).toEqual({
+            host,
+            channel,
+            name,
+            bytes: bytes.byteLength,
+            integrity,
+          });
+          if (name === 'frame.html') pages.push(bytes.toString('utf8'));
+        }
+      }
+    }
+    // Each host's page is its own (its environment is in it), so each manifest lists its own page.
+    expect(pages[0]).toContain('data-environment="test"');
+    expect(pages[2]).toContain('data-environment="live"');
+  });
+
   it('answer 304 to a matching ETag, 404 to other versions and paths, 405 to other methods', async () => {
     const host = server.widgetUrls.test;
     const first = await get(`${host}/latest/widget.js`);

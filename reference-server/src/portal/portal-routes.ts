@@ -25,6 +25,7 @@ import { safeEqual, sha256 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import type { RateLimiter } from '../internal/sliding-window-limiter.ts';
 import type { ApiCaller } from '../middleware/authenticate.ts';
+import { refuseOversizedBody } from '../middleware/json-body.ts';
 import { addressKey } from '../middleware/rate-limit.ts';
 import { transferAtBank } from '../routes/bank.ts';
 import type { SessionService } from '../sessions/session-service.ts';
@@ -114,6 +115,9 @@ const ASSETS = {
   },
 } as const;
 
+/** The largest form the portal reads. */
+const FORM_LIMIT_BYTES = 16 * 1024;
+
 /** Only form posts reach the portal's handlers; anything else is refused before it is read. */
 const requireForm: RequestHandler = (req, _res, next) => {
   if (req.method !== 'POST') return next();
@@ -164,7 +168,7 @@ export function portalRoutes(deps: PortalDeps): Router {
     ]),
   );
   const signedIn = requirePortalSession(store, clock);
-  const form = express.urlencoded({ extended: false, limit: '16kb', parameterLimit: 50 });
+  const form = express.urlencoded({ extended: false, limit: FORM_LIMIT_BYTES, parameterLimit: 50 });
   /** Same origin, then the session's token: a post from anywhere else changes nothing. */
   const csrf: RequestHandler = (req, res, next) => {
     assertCsrfToken((req.body as Record<string, unknown> | undefined)?._csrf, portalContext(res).csrfToken);
@@ -174,7 +178,8 @@ export function portalRoutes(deps: PortalDeps): Router {
     assertSameOrigin(req);
     next();
   };
-  const post = [sameOrigin, requireForm, form];
+  // A form announced over its limit is refused before it is read (middleware/json-body.ts).
+  const post = [sameOrigin, requireForm, refuseOversizedBody(FORM_LIMIT_BYTES), form];
 
   router.use(securityHeaders);
 

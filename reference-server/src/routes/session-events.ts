@@ -28,6 +28,15 @@ function carriesCredential(query: Record<string, unknown>): boolean {
   return false;
 }
 
+/**
+ * What `HEAD` answers: the stream's head without its `Connection: keep-alive`, which is there for the stream that
+ * stays open. A `HEAD` ends at once, so its connection is whatever the client asked for: a `Connection: close` is
+ * honoured (the stream's header overrode it, and held the socket for the keep-alive timeout).
+ */
+const HEAD_HEADERS = Object.fromEntries(
+  Object.entries(STREAM_HEADERS).filter(([name]) => name !== 'connection'),
+);
+
 const NO_HEADERS: Request['headers'] = Object.freeze({});
 const NO_RAW_HEADERS: string[] = Object.freeze([]) as unknown as string[];
 
@@ -90,7 +99,7 @@ export function sessionEventRoutes(auth: AuthDeps, streams: PushStreams): Router
       }
       // HEAD asks what a GET would answer: the headers, then the end. It never subscribes.
       if (req.method === 'HEAD') {
-        res.writeHead(200, STREAM_HEADERS);
+        res.writeHead(200, HEAD_HEADERS);
         res.end();
         return;
       }

@@ -29,6 +29,24 @@ const CONTENT_TYPES: Record<string, string> = {
 const SERVED = ['widget.js', 'frame.js', 'frame.css', 'frame.html'] as const;
 
 /**
+ * One file as a host serves it: its bytes, their content type (from the name), ETag and SRI hash, all made
+ * from those very bytes.
+ *
+ * @example
+ * widgetAsset('frame.html', Buffer.from(page)).integrity; // "sha384-…" of exactly `page`
+ */
+export function widgetAsset(name: string, body: Buffer): WidgetAsset {
+  const extension = name.slice(name.lastIndexOf('.'));
+  const digest = createHash('sha384').update(body).digest('base64');
+  return {
+    body,
+    contentType: CONTENT_TYPES[extension] ?? 'application/octet-stream',
+    etag: `"${digest.slice(0, 27)}"`,
+    integrity: `sha384-${digest}`,
+  };
+}
+
+/**
  * The version the hosts serve: `widget/package.json`'s.
  *
  * @example
@@ -53,17 +71,8 @@ export function loadWidgetRelease(packageDir = WIDGET_PACKAGE_DIR): WidgetReleas
   const version = widgetVersion(packageDir);
   const assets = new Map<string, WidgetAsset>();
   try {
-    for (const name of SERVED) {
-      const body = readFileSync(join(packageDir, 'dist', name));
-      const extension = name.slice(name.lastIndexOf('.'));
-      const digest = createHash('sha384').update(body).digest('base64');
-      assets.set(name, {
-        body,
-        contentType: CONTENT_TYPES[extension] ?? 'application/octet-stream',
-        etag: `"${digest.slice(0, 27)}"`,
-        integrity: `sha384-${digest}`,
-      });
-    }
+    for (const name of SERVED)
+      assets.set(name, widgetAsset(name, readFileSync(join(packageDir, 'dist', name))));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;

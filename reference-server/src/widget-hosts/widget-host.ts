@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { WidgetRelease } from './widget-assets.ts';
+import { type WidgetAsset, type WidgetRelease, widgetAsset } from './widget-assets.ts';
 
 export interface WidgetHostOptions {
   environment: 'test' | 'live';
@@ -39,15 +39,43 @@ export function frameCsp(apiOrigin: string): string {
 }
 
 /**
+ * The checkout page as one host serves it: the build's `frame.html` with this host's settings filled in (the
+ * API URL, the environment, both hosts' URLs), made once per template and settings. `manifest.json` lists this
+ * asset and the page route sends its bytes, so the manifest's size and SRI hash are those of the page served.
+ */
+function hostFramePage(options: WidgetHostOptions): (release: WidgetRelease) => WidgetAsset | undefined {
+  let made: { template: Buffer; settings: string; page: WidgetAsset } | undefined;
+  return (release) => {
+    const template = release.assets.get('frame.html')?.body;
+    if (!template) return undefined;
+    const api = options.apiUrl();
+    const hosts = options.hostUrls();
+    const settings = JSON.stringify([api, hosts.test, hosts.live]);
+    if (made?.template !== template || made.settings !== settings) {
+      const page = template
+        .toString('utf8')
+        .replace('%API%', escapeAttribute(api))
+        .replace('%ENVIRONMENT%', options.environment)
+        .replace('%TEST_HOST%', escapeAttribute(hosts.test))
+        .replace('%LIVE_HOST%', escapeAttribute(hosts.live));
+      made = { template, settings, page: widgetAsset('frame.html', Buffer.from(page, 'utf8')) };
+    }
+    return made.page;
+  };
+}
+
+/**
  * One widget host (the test one on 4243, the production one on 4244): serves `widget.js` at `/latest/` (short
- * cache) and `/v<version>/` (immutable, with `widget.js.sri` and `manifest.json` publishing its SRI hash), and
- * the checkout page `frame.html` + `frame.js` + `frame.css` under `/v<version>/`, the page filled in with this
- * host's environment and the API URL so the scripts are byte-identical on both hosts.
+ * cache) and `/v<version>/` (immutable, with `widget.js.sri` publishing its SRI hash), `manifest.json` (every
+ * file's URL, size and SRI hash, as this host serves it), and the checkout page `frame.html` + `frame.js` +
+ * `frame.css` under `/v<version>/`, the page filled in with this host's environment and the API URL so the
+ * scripts are byte-identical on both hosts.
  *
  * @example
  * const server = createServer(widgetHostHandler({ environment: 'test', release, apiUrl, hostUrls }));
  */
 export function widgetHostHandler(options: WidgetHostOptions) {
+  const framePage = hostFramePage(options);
   return (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -68,17 +96,27 @@ export function widgetHostHandler(options: WidgetHostOptions) {
     }
     const pinned = channel !== 'latest';
     if (file === 'manifest.json') {
+      const page = framePage(release);
       const manifest = {
         version: release.version,
         files: Object.fromEntries(
-          [...release.assets].map(([name, asset]) => [
-            name,
-            { url: `/v${release.version}/${name}`, integrity: asset.integrity, bytes: asset.body.byteLength },
-          ]),
+          [...release.assets].map(([name, built]) => {
+            // The page this host serves, not the build's template of it.
+            const asset = name === 'frame.html' && page ? page : built;
+            return [
+              name,
+              {
+                url: `/v${release.version}/${name}`,
+                integrity: asset.integrity,
+                bytes: asset.body.byteLength,
+              },
+            ];
+          }),
         ),
       };
+      // It describes this host's page, which carries the host's settings: revalidated like the page itself.
       return send(res, req, 'application/json; charset=utf-8', `${JSON.stringify(manifest, null, 2)}\n`, {
-        cache: pinned ? IMMUTABLE : SHORT_CACHE,
+        cache: 'no-cache',
         cors: true,
       });
     }
@@ -109,19 +147,11 @@ export function widgetHostHandler(options: WidgetHostOptions) {
     // The checkout page and its assets live under the version only: a pinned widget.js opens its own frame.
     if (!pinned) return sendText(res, req, 404, 'Not found.');
     if (file === 'frame.html') {
-      const template = release.assets.get('frame.html');
-      if (!template) return sendText(res, req, 404, 'Not found.');
-      const api = options.apiUrl();
-      const hosts = options.hostUrls();
-      const page = template.body
-        .toString('utf8')
-        .replace('%API%', escapeAttribute(api))
-        .replace('%ENVIRONMENT%', options.environment)
-        .replace('%TEST_HOST%', escapeAttribute(hosts.test))
-        .replace('%LIVE_HOST%', escapeAttribute(hosts.live));
-      res.setHeader('Content-Security-Policy', frameCsp(new URL(api).origin));
+      const page = framePage(release);
+      if (!page) return sendText(res, req, 404, 'Not found.');
+      res.setHeader('Content-Security-Policy', frameCsp(new URL(options.apiUrl()).origin));
       // It carries this host's settings (the API URL), so it is re-checked rather than kept for a year.
-      return send(res, req, template.contentType, page, { cache: 'no-cache' });
+      return send(res, req, page.contentType, page.body, { cache: 'no-cache' });
     }
     if (file === 'frame.js' || file === 'frame.css') {
       const asset = release.assets.get(file);
