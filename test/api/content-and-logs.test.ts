@@ -1,5 +1,3 @@
-import { once } from 'node:events';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Logger, ManualClock } from '../../reference-server/src/index.ts';
 import {
@@ -10,6 +8,7 @@ import {
   expectError,
   postNotification,
   rawCall,
+  sendRaw,
   sessionParams,
   testTransfer,
 } from '../support/api.ts';
@@ -108,21 +107,11 @@ describe('content rules', () => {
   it('a body announced over the limit → 413 at once, before the body arrives, and the connection closed', async () => {
     /** Headers announcing 10 MB, then 5 bytes of it, and nothing more: what comes back within a second. */
     const announce = async (path: string, headers: string) => {
-      const socket = connect(Number(new URL(server.baseUrl).port), '127.0.0.1');
-      socket.on('error', () => {});
-      await once(socket, 'connect');
-      let answer = '';
-      socket.on('data', (chunk: Buffer) => {
-        answer += chunk.toString();
-      });
-      const closed = once(socket, 'close').then(() => true);
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\n${headers}Content-Length: 10485760\r\n\r\nhello`);
       // Held until the request timeout (30 s), then 408, when the body parser waited for the whole body.
-      const closedAtOnce = await Promise.race([
-        closed,
-        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1_000)),
-      ]);
-      socket.destroy();
+      const { answer, closedByServer: closedAtOnce } = await sendRaw(
+        server.baseUrl,
+        `POST ${path} HTTP/1.1\r\nHost: x\r\n${headers}Content-Length: 10485760\r\n\r\nhello`,
+      );
       const [head = '', body = ''] = answer.split('\r\n\r\n');
       return { closedAtOnce, head, body };
     };

@@ -1,11 +1,16 @@
 import { statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Writes } from '../../reference-server/src/db/repositories.ts';
 import { STORAGE_FULL_RETRY_AFTER_SECONDS } from '../../reference-server/src/errors.ts';
-import { call, createSession, expectError } from '../support/api.ts';
+import { call, createSession, signInToPortal } from '../support/api.ts';
 import { startReceiver } from '../support/checkout.ts';
-import { type FullDiskServer, startServerOnSmallDisk } from '../support/full-disk-server.ts';
+import {
+  expectStorageFull,
+  type FullDiskServer,
+  healthyAgain,
+  startServerOnSmallDisk,
+} from '../support/full-disk-server.ts';
 import type { RunningServer } from '../support/server.ts';
 import { smallDiskAvailable } from '../support/small-disk.ts';
 
@@ -13,39 +18,6 @@ import { smallDiskAvailable } from '../support/small-disk.ts';
 // when no tmpfs can be mounted here, that file says so in one line). On SQLite every commit appends to the WAL,
 // so any write meets ENOSPC at once; PostgreSQL refuses a write only when it must extend a file, so the few
 // rows one route writes often still fit in pages it has, and a disk cannot be made to fail one chosen write.
-
-function expectStorageFull(response: Awaited<ReturnType<typeof call>>): void {
-  expectError(response, 503, 'service_unavailable');
-  expect(response.headers.get('retry-after')).toBe(String(STORAGE_FULL_RETRY_AFTER_SECONDS));
-}
-
-async function healthyAgain(server: RunningServer): Promise<void> {
-  await vi.waitFor(async () => expect((await call(server.baseUrl, 'GET', '/health')).status).toBe(200), {
-    timeout: 10_000,
-    interval: 250,
-  });
-}
-
-/** Signs in to the developer portal with `secretKey` as a browser would: the form's CSRF token, then the post. */
-async function portalSignIn(server: RunningServer, secretKey: string) {
-  const page = await fetch(`${server.baseUrl}/portal/sign-in`);
-  const cookie = page.headers
-    .getSetCookie()
-    .map((set) => set.split(';')[0])
-    .join('; ');
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
-  const response = await fetch(`${server.baseUrl}/portal/sign-in`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: {
-      cookie,
-      origin: server.baseUrl,
-      'content-type': 'application/x-www-form-urlencoded',
-    },
-    body: new URLSearchParams({ _csrf: csrf, secretKey }).toString(),
-  });
-  return { status: response.status, headers: response.headers, text: await response.text() };
-}
 
 describe.runIf(smallDiskAvailable)('with the SQLite file on a real disk (tmpfs) filled to ENOSPC', () => {
   let full: FullDiskServer;
@@ -110,17 +82,17 @@ describe.runIf(smallDiskAvailable)('with the SQLite file on a real disk (tmpfs) 
   });
 
   it('answers a portal form that must write 503 with Retry-After, as a page, and the same form once there is space', async () => {
-    expect((await portalSignIn(server, secretKey)).status).toBe(303);
+    expect((await signInToPortal(server.baseUrl, secretKey)).status).toBe(303);
     full.disk.fill();
     // Signing in stores a portal session.
-    const refused = await portalSignIn(server, secretKey);
+    const refused = await signInToPortal(server.baseUrl, secretKey);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe(String(STORAGE_FULL_RETRY_AFTER_SECONDS));
     expect(refused.headers.get('content-type')).toMatch(/^text\/html/);
     expect(refused.text).toContain('disk is full');
     full.disk.free();
     await healthyAgain(server);
-    expect((await portalSignIn(server, secretKey)).status).toBe(303);
+    expect((await signInToPortal(server.baseUrl, secretKey)).status).toBe(303);
   });
 
   it('keeps checkpointing on its thread after the disk was full: the WAL checkpointer survives', async () => {

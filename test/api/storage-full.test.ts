@@ -1,37 +1,26 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { STORAGE_FULL_RETRY_AFTER_SECONDS } from '../../reference-server/src/errors.ts';
 import {
   bankNotification,
   bootstrap,
   call,
   createSession,
   eventTypes,
-  expectError,
   postNotification,
   retrieveSession,
   sessionParams,
 } from '../support/api.ts';
 import { startReceiver } from '../support/checkout.ts';
-import { type FullDiskServer, startServerOnSmallDisk } from '../support/full-disk-server.ts';
+import {
+  expectStorageFull,
+  type FullDiskServer,
+  healthyAgain,
+  startServerOnSmallDisk,
+} from '../support/full-disk-server.ts';
 import type { RunningServer } from '../support/server.ts';
 import { smallDiskAvailable, smallDiskMissingReason } from '../support/small-disk.ts';
 
 if (!smallDiskAvailable) {
   process.stdout.write(`full-disk suites: ${smallDiskMissingReason}; not run\n`);
-}
-
-/** A write refused for lack of space: 503 in the envelope, with the Retry-After of a full disk. */
-function expectStorageFull(response: Awaited<ReturnType<typeof call>>): void {
-  expectError(response, 503, 'service_unavailable');
-  expect(response.headers.get('retry-after')).toBe(String(STORAGE_FULL_RETRY_AFTER_SECONDS));
-}
-
-/** `/health`, once space is back: 200 within a few probes (one probe write a second at most). */
-async function healthyAgain(server: RunningServer): Promise<void> {
-  await vi.waitFor(async () => expect((await call(server.baseUrl, 'GET', '/health')).status).toBe(200), {
-    timeout: 10_000,
-    interval: 250,
-  });
 }
 
 const count = async (server: RunningServer, table: string) =>

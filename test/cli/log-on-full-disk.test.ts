@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CreatedBusinessSchema } from '@servicepay/node/protocol';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createSession } from '../support/api.ts';
+import { createSession, signInToPortal } from '../support/api.ts';
 import { type ServerProcess, startServerProcess, stopAllServerProcesses } from '../support/server-process.ts';
 import { mountSmallDisk, type SmallDisk, smallDiskAvailable } from '../support/small-disk.ts';
 
@@ -44,24 +44,6 @@ async function businessOn(dbPath: string): Promise<string> {
   return CreatedBusinessSchema.parse(JSON.parse(stdout)).keys.test.secretKey;
 }
 
-/** Signs in to the developer portal, which logs one line (`portal sign-in`). Answers the HTTP status. */
-async function signIn(instance: ServerProcess, secretKey: string): Promise<number> {
-  const page = await fetch(`${instance.url}/portal/sign-in`);
-  const cookie = page.headers
-    .getSetCookie()
-    .map((set) => set.split(';')[0])
-    .join('; ');
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
-  const response = await fetch(`${instance.url}/portal/sign-in`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie, origin: instance.url, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ _csrf: csrf, secretKey }).toString(),
-  });
-  await response.arrayBuffer();
-  return response.status;
-}
-
 /** Starts the real server on a fresh SQLite file with its standard error on `stderr` (opened by the test). */
 async function startWithLog(stderr: number): Promise<{ instance: ServerProcess; secretKey: string }> {
   const folder = mkdtempSync(join(tmpdir(), 'servicepay-log-'));
@@ -80,7 +62,7 @@ describe('a log line that cannot be written', () => {
   it('never stops the server: with its standard error on /dev/full (ENOSPC on every write) it logs, and serves on', async () => {
     const { instance, secretKey } = await startWithLog(openSync('/dev/full', 'w'));
     // Each sign-in logs a line, and each line fails.
-    for (let i = 0; i < 3; i++) expect(await signIn(instance, secretKey)).toBe(303);
+    for (let i = 0; i < 3; i++) expect((await signInToPortal(instance.url, secretKey)).status).toBe(303);
     expect(instance.running).toBe(true);
     expect((await fetch(`${instance.url}/health`)).status).toBe(200);
     const session = await createSession(instance.url, secretKey);
@@ -96,10 +78,10 @@ describe('a log line that cannot be written', () => {
       const { instance, secretKey } = await startWithLog(openSync(logPath, 'a'));
       // The log is still empty, so its first line needs a block of its own: none is left.
       disk.fill();
-      for (let i = 0; i < 3; i++) expect(await signIn(instance, secretKey)).toBe(303);
+      for (let i = 0; i < 3; i++) expect((await signInToPortal(instance.url, secretKey)).status).toBe(303);
       expect(readFileSync(logPath, 'utf8')).toBe('');
       disk.free();
-      expect(await signIn(instance, secretKey)).toBe(303);
+      expect((await signInToPortal(instance.url, secretKey)).status).toBe(303);
       const lines = readFileSync(logPath, 'utf8')
         .trimEnd()
         .split('\n')

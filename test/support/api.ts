@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import {
   type BankNotification,
   BootstrapResultSchema,
@@ -242,4 +244,57 @@ export async function eventTypes(server: RunningServer, sessionId: string): Prom
     sessionId,
   );
   return rows.map((row) => row.type);
+}
+
+/**
+ * Writes `text` as is on a fresh connection and collects what comes back for at most `waitMs`: the answer, and
+ * whether the server closed the connection within that time (a test of "at once", where the old answer came
+ * only after a timeout of seconds).
+ *
+ * @example
+ * const { answer, closedByServer } = await sendRaw(server.baseUrl, 'HEAD / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+ */
+export async function sendRaw(
+  baseUrl: string,
+  text: string,
+  waitMs = 1_000,
+): Promise<{ answer: string; closedByServer: boolean }> {
+  const socket = connect(Number(new URL(baseUrl).port), new URL(baseUrl).hostname);
+  socket.on('error', () => {});
+  await once(socket, 'connect');
+  let answer = '';
+  socket.on('data', (chunk: Buffer) => {
+    answer += chunk.toString();
+  });
+  const closed = once(socket, 'close').then(() => true);
+  socket.write(text);
+  const closedByServer = await Promise.race([
+    closed,
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), waitMs)),
+  ]);
+  socket.destroy();
+  return { answer, closedByServer };
+}
+
+/**
+ * Signs in to the developer portal with `secretKey` as a browser does (the form's cookie and CSRF token, then
+ * the post from the same origin); answers the post's status, headers and page.
+ *
+ * @example
+ * expect((await signInToPortal(server.baseUrl, secretKey)).status).toBe(303);
+ */
+export async function signInToPortal(baseUrl: string, secretKey: string) {
+  const page = await fetch(`${baseUrl}/portal/sign-in`);
+  const cookie = page.headers
+    .getSetCookie()
+    .map((set) => set.split(';')[0])
+    .join('; ');
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
+  const response = await fetch(`${baseUrl}/portal/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie, origin: baseUrl, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: csrf, secretKey }).toString(),
+  });
+  return { status: response.status, headers: response.headers, text: await response.text() };
 }

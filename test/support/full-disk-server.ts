@@ -2,8 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { expect, inject, vi } from 'vitest';
+import { STORAGE_FULL_RETRY_AFTER_SECONDS } from '../../reference-server/src/errors.ts';
 import type { ServerConfigOverrides } from '../../reference-server/src/index.ts';
+import { type ApiResponse, call, expectError } from './api.ts';
 import { postgresServerUser, startPostgres } from './postgres.ts';
 import { type RunningServer, type StartOptions, startServer } from './server.ts';
 import { mountSmallDisk, ownedFolder, type SmallDisk } from './small-disk.ts';
@@ -111,4 +113,32 @@ export async function startServerOnSmallDisk(
       }
     },
   };
+}
+
+/**
+ * Asserts a write refused for lack of space: 503 `service_unavailable` in the envelope, with the `Retry-After`
+ * of a full disk.
+ *
+ * @example
+ * disk.fill();
+ * expectStorageFull(await call(server.baseUrl, 'POST', '/api/webhooks', { token, json }));
+ */
+export function expectStorageFull(response: ApiResponse): void {
+  expectError(response, 503, 'service_unavailable');
+  expect(response.headers.get('retry-after')).toBe(String(STORAGE_FULL_RETRY_AFTER_SECONDS));
+}
+
+/**
+ * Waits for `/health` to answer 200 again once space is back: within a probe or two (a probe write a second at
+ * most, made by `/health` itself).
+ *
+ * @example
+ * disk.free();
+ * await healthyAgain(server);
+ */
+export async function healthyAgain(server: RunningServer): Promise<void> {
+  await vi.waitFor(async () => expect((await call(server.baseUrl, 'GET', '/health')).status).toBe(200), {
+    timeout: 10_000,
+    interval: 250,
+  });
 }
