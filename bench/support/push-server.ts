@@ -60,7 +60,9 @@ function timed<A extends unknown[], T>(work: (...args: A) => T): (...args: A) =>
     }
   };
 }
-const queue = service.deps.store.writes as unknown as { statements?: { commit?: { run: () => unknown } } };
+// The queue itself, under the watch that tells /health of a full disk (db/storage-health.ts).
+const { watched } = service.deps.store.writes as unknown as { watched?: unknown };
+const queue = watched as { statements?: { commit?: { run: () => unknown } } };
 const commit = queue.statements?.commit;
 if (!commit) throw new Error('push-server: the write queue has no prepared COMMIT to time (renamed?)');
 commit.run = timed(commit.run.bind(commit));

@@ -43,9 +43,13 @@ export class StorageHealth {
     return this.fullSince !== undefined;
   }
 
-  /** `writes`, with every job's failure shown to `noteFailure`; jobs, results and errors are unchanged. */
-  watch<R>(writes: Writes<R>): Writes<R> {
+  /**
+   * `writes`, with every job's failure shown to `noteFailure`; jobs, results and errors are unchanged. `watched`
+   * is the queue itself, for a tool that times its internals (bench/support/push-server.ts).
+   */
+  watch<R>(writes: Writes<R>): Writes<R> & { readonly watched: Writes<R> } {
     return {
+      watched: writes,
       run: (work) =>
         writes.run(work).catch((error: unknown) => {
           this.noteFailure(error);
