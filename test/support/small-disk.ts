@@ -118,7 +118,13 @@ export function mountSmallDisk(sizeMiB: number, owner?: { uid: number; gid: numb
     },
     remove() {
       if (!mounted.delete(path)) return;
-      execFileSync('umount', [path], { stdio: 'pipe' });
+      try {
+        execFileSync('umount', [path], { stdio: 'pipe' });
+      } catch {
+        // Still in use (a process a failed test left running holds a file there): detached now, freed when the
+        // last file on it closes.
+        execFileSync('umount', ['-l', path], { stdio: 'pipe' });
+      }
       rmSync(path, { recursive: true, force: true });
     },
   };
