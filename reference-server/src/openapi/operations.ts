@@ -2,6 +2,7 @@ import {
   BankNotificationSchema,
   BootstrapParamsSchema,
   BootstrapResultSchema,
+  CancelledSessionSchema,
   CheckoutProfileSchema,
   CreatedSessionSchema,
   CreateSessionParamsSchema,
@@ -196,9 +197,17 @@ export const OPERATIONS: readonly OperationSpec[] = [
     operationId: 'cancelSession',
     tag: 'Sessions',
     summary: 'Cancel an open session (merchant or payer)',
+    description:
+      "With the secret key the answer is the `Session`; with the checkout's widget token it is the `PublicSession` (no payer details, no metadata), like every answer to a widget token.",
     security: ['secretKey', 'widgetToken'],
     headers: [idempotencyKey],
-    success: { 200: json('The cancelled session.', SessionSchema, 'Session') },
+    success: {
+      200: json(
+        'The cancelled session: `Session` to a secret key, `PublicSession` to a widget token.',
+        CancelledSessionSchema,
+        'CancelledSession',
+      ),
+    },
     errors: [...SECRET_KEY_ERRORS, 404, 409],
   },
   {
