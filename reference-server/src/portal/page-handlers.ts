@@ -159,7 +159,13 @@ export function pageHandlers(deps: PageDeps): PageHandlers {
       });
       const again = async (message: string) =>
         sendPage(res, await webhooksView(context, { error: message, url: parsed.url }), 400);
-      if (!params.success) return again('Enter a full http(s) URL, such as https://example.com/webhooks.');
+      if (!params.success) {
+        // The contract's own words: the same rule as POST /api/webhooks.
+        const problem = params.error.issues.find((issue) => issue.path[0] === 'url')?.message;
+        return again(
+          `${problem ? `The URL ${problem}. ` : ''}Enter a full http(s) URL, such as https://example.com/webhooks.`,
+        );
+      }
       try {
         const created = await webhooks.create(callerOf(context), params.data);
         const { secret, ...endpoint } = created;
