@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Writes } from '../../reference-server/src/db/repositories.ts';
 import { STORAGE_FULL_RETRY_AFTER_SECONDS } from '../../reference-server/src/errors.ts';
-import { call, createSession, signInToPortal } from '../support/api.ts';
+import { call, createSession } from '../support/api.ts';
 import { startReceiver } from '../support/checkout.ts';
 import {
   expectStorageFull,
@@ -11,6 +11,7 @@ import {
   healthyAgain,
   startServerOnSmallDisk,
 } from '../support/full-disk-server.ts';
+import { PortalClient } from '../support/portal-client.ts';
 import type { RunningServer } from '../support/server.ts';
 import { smallDiskAvailable } from '../support/small-disk.ts';
 
@@ -82,17 +83,17 @@ describe.runIf(smallDiskAvailable)('with the SQLite file on a real disk (tmpfs) 
   });
 
   it('answers a portal form that must write 503 with Retry-After, as a page, and the same form once there is space', async () => {
-    expect((await signInToPortal(server.baseUrl, secretKey)).status).toBe(303);
+    expect((await new PortalClient(server.baseUrl).signIn(secretKey)).status).toBe(303);
     full.disk.fill();
     // Signing in stores a portal session.
-    const refused = await signInToPortal(server.baseUrl, secretKey);
+    const refused = await new PortalClient(server.baseUrl).signIn(secretKey);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe(String(STORAGE_FULL_RETRY_AFTER_SECONDS));
     expect(refused.headers.get('content-type')).toMatch(/^text\/html/);
     expect(refused.text).toContain('disk is full');
     full.disk.free();
     await healthyAgain(server);
-    expect((await signInToPortal(server.baseUrl, secretKey)).status).toBe(303);
+    expect((await new PortalClient(server.baseUrl).signIn(secretKey)).status).toBe(303);
   });
 
   it('keeps checkpointing on its thread after the disk was full: the WAL checkpointer survives', async () => {

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { CreatedBusinessSchema } from '@servicepay/node/protocol';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createSession, signInToPortal } from '../support/api.ts';
+import { createSession } from '../support/api.ts';
+import { PortalClient } from '../support/portal-client.ts';
 import { type ServerProcess, startServerProcess, stopAllServerProcesses } from '../support/server-process.ts';
 import { mountSmallDisk, type SmallDisk, smallDiskAvailable } from '../support/small-disk.ts';
 
@@ -62,7 +63,8 @@ describe('a log line that cannot be written', () => {
   it('never stops the server: with its standard error on /dev/full (ENOSPC on every write) it logs, and serves on', async () => {
     const { instance, secretKey } = await startWithLog(openSync('/dev/full', 'w'));
     // Each sign-in logs a line, and each line fails.
-    for (let i = 0; i < 3; i++) expect((await signInToPortal(instance.url, secretKey)).status).toBe(303);
+    for (let i = 0; i < 3; i++)
+      expect((await new PortalClient(instance.url).signIn(secretKey)).status).toBe(303);
     expect(instance.running).toBe(true);
     expect((await fetch(`${instance.url}/health`)).status).toBe(200);
     const session = await createSession(instance.url, secretKey);
@@ -78,10 +80,11 @@ describe('a log line that cannot be written', () => {
       const { instance, secretKey } = await startWithLog(openSync(logPath, 'a'));
       // The log is still empty, so its first line needs a block of its own: none is left.
       disk.fill();
-      for (let i = 0; i < 3; i++) expect((await signInToPortal(instance.url, secretKey)).status).toBe(303);
+      for (let i = 0; i < 3; i++)
+        expect((await new PortalClient(instance.url).signIn(secretKey)).status).toBe(303);
       expect(readFileSync(logPath, 'utf8')).toBe('');
       disk.free();
-      expect((await signInToPortal(instance.url, secretKey)).status).toBe(303);
+      expect((await new PortalClient(instance.url).signIn(secretKey)).status).toBe(303);
       const lines = readFileSync(logPath, 'utf8')
         .trimEnd()
         .split('\n')

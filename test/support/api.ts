@@ -275,26 +275,3 @@ export async function sendRaw(
   socket.destroy();
   return { answer, closedByServer };
 }
-
-/**
- * Signs in to the developer portal with `secretKey` as a browser does (the form's cookie and CSRF token, then
- * the post from the same origin); answers the post's status, headers and page.
- *
- * @example
- * expect((await signInToPortal(server.baseUrl, secretKey)).status).toBe(303);
- */
-export async function signInToPortal(baseUrl: string, secretKey: string) {
-  const page = await fetch(`${baseUrl}/portal/sign-in`);
-  const cookie = page.headers
-    .getSetCookie()
-    .map((set) => set.split(';')[0])
-    .join('; ');
-  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())?.[1] ?? '';
-  const response = await fetch(`${baseUrl}/portal/sign-in`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { cookie, origin: baseUrl, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ _csrf: csrf, secretKey }).toString(),
-  });
-  return { status: response.status, headers: response.headers, text: await response.text() };
-}
