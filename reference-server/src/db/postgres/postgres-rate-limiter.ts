@@ -1,5 +1,9 @@
+import { BoundedMap } from '../../internal/bounded-map.ts';
 import type { LimitDecision, RateLimiter } from '../../internal/sliding-window-limiter.ts';
-import type { Queryable } from './notification-channel.ts';
+import type { Queryable } from './postgres-runner.ts';
+
+/** How many keys' last decisions a limiter keeps for `peek` (then it forgets them all and starts again). */
+const KNOWN_KEYS_MAX = 10_000;
 
 export interface PostgresRateLimiterOptions {
   /** Keeps this limiter's keys apart from other limiters' in the shared table: `api`, `checkout`, `auth`. */
@@ -72,6 +76,10 @@ export class PostgresRateLimiter implements RateLimiter {
   /** The window in whole seconds. */
   private readonly windowSeconds: number;
   private readonly prefix: string;
+  /** The last decision `hit` made for a key, and the second it was made in (see `peek`). */
+  private readonly known = new BoundedMap<string, { decision: LimitDecision; second: number }>(
+    KNOWN_KEYS_MAX,
+  );
 
   constructor(
     private readonly db: Queryable,
@@ -98,15 +106,28 @@ export class PostgresRateLimiter implements RateLimiter {
     ])) as { rows: Array<{ allowed: boolean; in_window: number; oldest: string }> };
     const row = result.rows[0];
     if (!row) throw new Error('the rate limit statement returned no row');
-    return this.decision(row.allowed, row.in_window, Number(row.oldest), second);
+    const decision = this.decision(row.allowed, row.in_window, Number(row.oldest), second);
+    this.known.set(key, { decision, second });
+    return decision;
   }
 
   /**
-   * What `hit` would decide now, without counting a hit (`SlidingWindowLimiter.peek`): a read, no lock. A key
-   * never hit (or pruned) reads as a full budget and keeps no row.
+   * What `hit` would decide now, without counting a hit (`SlidingWindowLimiter.peek`). A refusal this limiter's
+   * own `hit` made stands until its `resetSeconds` and is answered without a round trip: no hit, on any
+   * instance, brings a place back sooner (only the oldest second leaving the window does), so the answer is
+   * the one the database would give. Otherwise one read, no lock. A key never hit (or pruned) reads as a full
+   * budget and keeps no row. *Why:* a client over its budget keeps sending, and each of its 429s peeks.
    */
   async peek(key: string, now: number): Promise<LimitDecision> {
     const second = Math.floor(now / 1000);
+    const known = this.known.get(key);
+    if (known) {
+      const { decision } = known;
+      const resetAt = known.second + decision.resetSeconds;
+      if (!decision.allowed && second >= known.second && second < resetAt) {
+        return { ...decision, resetSeconds: resetAt - second };
+      }
+    }
     const result = (await this.db.query(PEEK, [this.prefix + key, second - this.windowSeconds + 1])) as {
       rows: Array<{ in_window: number; oldest: string | null }>;
     };
