@@ -120,14 +120,8 @@ export class PostgresRateLimiter implements RateLimiter {
    */
   async peek(key: string, now: number): Promise<LimitDecision> {
     const second = Math.floor(now / 1000);
-    const known = this.known.get(key);
-    if (known) {
-      const { decision } = known;
-      const resetAt = known.second + decision.resetSeconds;
-      if (!decision.allowed && second >= known.second && second < resetAt) {
-        return { ...decision, resetSeconds: resetAt - second };
-      }
-    }
+    const refused = this.knownRefusal(key, second);
+    if (refused) return refused;
     const result = (await this.db.query(PEEK, [this.prefix + key, second - this.windowSeconds + 1])) as {
       rows: Array<{ in_window: number; oldest: string | null }>;
     };
@@ -136,6 +130,31 @@ export class PostgresRateLimiter implements RateLimiter {
     if (!row) return { allowed: true, limit: this.limit, remaining: this.limit, resetSeconds: 1 };
     const oldest = row.oldest === null ? second : Number(row.oldest);
     return this.decision(row.in_window < this.limit, row.in_window, oldest, second);
+  }
+
+  /**
+   * What this instance can tell without a round trip (`RateLimiter.peekKnown`): a refusal its `hit` made, until
+   * its reset (as `peek`); an allowance its `hit` made in this same second with places left. The allowance may
+   * be stale by other instances' hits in that second: the request it lets on is counted by its own `hit`, which
+   * refuses it if the budget is spent (and from then on this instance knows). Undefined otherwise.
+   */
+  peekKnown(key: string, now: number): LimitDecision | undefined {
+    const second = Math.floor(now / 1000);
+    const refused = this.knownRefusal(key, second);
+    if (refused) return refused;
+    const known = this.known.get(key);
+    if (known?.decision.allowed && known.second === second && known.decision.remaining > 0)
+      return known.decision;
+    return undefined;
+  }
+
+  /** A refusal `hit` made for `key` that still stands at `second`, its reset counted from there. */
+  private knownRefusal(key: string, second: number): LimitDecision | undefined {
+    const known = this.known.get(key);
+    if (!known || known.decision.allowed) return undefined;
+    const resetAt = known.second + known.decision.resetSeconds;
+    if (second < known.second || second >= resetAt) return undefined;
+    return { ...known.decision, resetSeconds: resetAt - second };
   }
 
   /** Deletes this limiter's keys whose newest second has left the window; returns how many. */
