@@ -12,6 +12,7 @@ import type { SqliteDatabase } from './db/database.ts';
 import type { Store } from './db/store.ts';
 import { WebhookOutbox } from './events/outbox.ts';
 import { PushStreams } from './events/push-streams.ts';
+import { dnsResolver } from './events/webhook-url-policy.ts';
 import { RETRY_SCHEDULES, retrySpanMs } from './events/webhook-worker.ts';
 import { Webhooks } from './events/webhooks.ts';
 import { createApiServer } from './internal/client-error.ts';
@@ -142,6 +143,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     clock,
     logger,
     schedule: config.webhooks.schedule,
+    resolver: dnsResolver({ servers: config.webhooks.dnsServers, deadlineMs: config.webhooks.dnsDeadlineMs }),
   });
   // The widget hosts: the checkout's routes allow exactly their origins by CORS.
   const widgetHosts = new WidgetHosts({

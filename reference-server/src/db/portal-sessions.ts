@@ -9,7 +9,7 @@ export const portalSessions = table('portal_sessions', {
   businessId: column.text(),
   /** The secret key that opened the session (or that its session moved to when it rolled that key). */
   apiKeyId: column.text(),
-  /** What the portal shows; it never changes which environment a key reaches. */
+  /** The environment of the key that opened the session: the only one it reads or changes, for its life. */
   environment: column.text<Environment>(),
   createdAt: column.int(),
   lastSeenAt: column.int(),
@@ -31,7 +31,6 @@ export interface PortalSessionRepository {
   touch(idHash: Buffer, at: number): Promise<void>;
   /** Moves a session to another key of its business (the one that replaced the key it was opened with). */
   rebind(idHash: Buffer, apiKeyId: string): Promise<void>;
-  setEnvironment(idHash: Buffer, environment: Environment): Promise<void>;
   remove(idHash: Buffer): Promise<void>;
   /** Deletes sessions past their absolute end. */
   prune(now: number): Promise<void>;
@@ -45,7 +44,6 @@ const statements = {
   ),
   rebind: sql('UPDATE portal_sessions SET api_key_id = @apiKeyId WHERE id_hash = @idHash'),
   touch: sql('UPDATE portal_sessions SET last_seen_at = @at WHERE id_hash = @idHash'),
-  setEnvironment: sql('UPDATE portal_sessions SET environment = @environment WHERE id_hash = @idHash'),
   remove: sql('DELETE FROM portal_sessions WHERE id_hash = @idHash'),
   prune: sql('DELETE FROM portal_sessions WHERE expires_at <= @now'),
 };
@@ -75,10 +73,6 @@ export class SqlPortalSessionRepository implements PortalSessionRepository {
 
   async rebind(idHash: Buffer, apiKeyId: string): Promise<void> {
     await this.db.run(statements.rebind, { idHash, apiKeyId });
-  }
-
-  async setEnvironment(idHash: Buffer, environment: Environment): Promise<void> {
-    await this.db.run(statements.setEnvironment, { idHash, environment });
   }
 
   async remove(idHash: Buffer): Promise<void> {
