@@ -1,4 +1,4 @@
--- The twin of SQLite's 008_withhold_unchecked_excerpts.sql.
+-- PostgreSQL side of step 011_withhold_unchecked_excerpts (SQLite's 008 before the one history).
 -- Issue 8: a test endpoint may point at loopback, and the deliveries API showed the first kilobyte of what the
 -- receiver answered, so any test key could read any loopback port of the service's machine. Since then the
 -- worker keeps an answer only when the address it came from is public, and marks a withheld one in `error`

@@ -11,7 +11,7 @@
 -- when this runs is cleared, public ones included (their loss is a debugging aid, not data a merchant needs),
 -- and the attempt says why: `responseExcerptWithheld: "receiver_not_checked"`. An attempt with an excerpt
 -- always answered without an error (an attempt has one or the other), so `error` is free for the mark.
--- Twinned by PostgreSQL's 011_withhold_unchecked_excerpts.sql.
+-- Its PostgreSQL side is 011_withhold_unchecked_excerpts.postgres.sql (this was SQLite's 008 before the one history).
 UPDATE webhook_attempts
    SET response_excerpt = NULL,
        error = CASE WHEN error IS NULL THEN 'withheld:receiver_not_checked' ELSE error END
