@@ -32,17 +32,20 @@ export class SqliteRunner implements SqlDatabase {
   }
 
   /**
-   * `BEGIN IMMEDIATE` … `COMMIT` around `work`. Its awaits resume in microtasks (every statement here answers
-   * synchronously), so nothing else runs on the connection in between.
+   * `BEGIN IMMEDIATE` … `COMMIT` around `work` (a savepoint instead when the connection is already in a
+   * transaction, as better-sqlite3's own `transaction` does). Its awaits resume in microtasks (every statement
+   * here answers synchronously), so nothing else runs on the connection in between.
    */
   async transaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
-    this.db.exec('BEGIN IMMEDIATE');
+    const nested = this.db.inTransaction;
+    this.db.exec(nested ? 'SAVEPOINT books' : 'BEGIN IMMEDIATE');
     try {
       const value = await work(this);
-      this.db.exec('COMMIT');
+      this.db.exec(nested ? 'RELEASE books' : 'COMMIT');
       return value;
     } catch (error) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      if (nested) this.db.exec('ROLLBACK TO books; RELEASE books');
+      else if (this.db.inTransaction) this.db.exec('ROLLBACK');
       throw error;
     }
   }
