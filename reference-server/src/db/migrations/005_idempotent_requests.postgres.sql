@@ -1,4 +1,4 @@
--- PostgreSQL twin of ../../migrations/005_idempotent_requests.sql: Idempotency-Key on every POST. A key is
+-- PostgreSQL side of step 005_idempotent_requests (beside 005_idempotent_requests.sqlite.sql): Idempotency-Key on every POST. A key is
 -- remembered per scope: `<business id>:<environment>` for a key-authenticated call, `session:<session id>` for
 -- a widget-token call. `request_hash` covers the method, the path and the body. `response_body` is sealed with
 -- the SecretBox. The primary key is what makes a key unique across instances: the pending mark is an

@@ -1,4 +1,4 @@
--- PostgreSQL twin of ../../migrations/003_money.sql: every bank transfer the service settled (once per transfer
+-- PostgreSQL side of step 003_money (beside 003_money.sqlite.sql): every bank transfer the service settled (once per transfer
 -- id), every credit it could not apply to a session (recorded and refunded through the bank), and the audit log
 -- of who did what. The SQLite migration also carried rows of an older file forward (settled_transfers from
 -- bank_notifications, endpoints subscribed to everything); a PostgreSQL database starts empty, so it has none.

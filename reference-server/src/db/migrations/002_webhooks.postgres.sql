@@ -1,4 +1,4 @@
--- PostgreSQL twin of ../../migrations/002_webhooks.sql: merchant webhook endpoints and the outbox of
+-- PostgreSQL side of step 002_webhooks (beside 002_webhooks.sqlite.sql): merchant webhook endpoints and the outbox of
 -- deliveries, written in the same transaction as the event.
 
 CREATE TABLE webhook_endpoints (

@@ -1,17 +1,13 @@
 import type pg from 'pg';
 import {
-  type GapReason,
-  PostgresNotificationChannel,
-  type Queryable,
-} from '../db/postgres/notification-channel.ts';
-import type { WriteContext } from '../db/repositories.ts';
-import type { Logger } from '../internal/logger.ts';
-import {
   type Broadcaster,
   InProcessBroadcaster,
   type SessionUpdate,
   type SessionUpdateListener,
-} from './broadcaster.ts';
+} from '../../events/broadcaster.ts';
+import type { Logger } from '../../internal/logger.ts';
+import type { WriteContext } from '../repositories.ts';
+import { type GapReason, PostgresNotificationChannel, type Queryable } from './notification-channel.ts';
 
 /** The channel every instance of one service database listens on. */
 export const SESSION_UPDATES_CHANNEL = 'servicepay_session_updates';

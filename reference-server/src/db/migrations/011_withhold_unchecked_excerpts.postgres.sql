@@ -1,7 +1,8 @@
+-- PostgreSQL side of step 011_withhold_unchecked_excerpts (SQLite's 008 before the one history).
 -- Issue 8: a test endpoint may point at loopback, and the deliveries API showed the first kilobyte of what the
 -- receiver answered, so any test key could read any loopback port of the service's machine. Since then the
 -- worker keeps an answer only when the address it came from is public, and marks a withheld one in `error`
--- (`withheld:receiver_not_public`, see `WITHHELD_PREFIX` in webhook-deliveries.ts). The attempts recorded
+-- (`withheld:receiver_not_public`, see `WITHHELD_PREFIX` in db/webhook-deliveries.ts). The attempts recorded
 -- before that still hold their excerpts.
 --
 -- Nothing in a row tells which of the excerpts kept came from a public receiver: the check that decided it was
@@ -11,7 +12,6 @@
 -- when this runs is cleared, public ones included (their loss is a debugging aid, not data a merchant needs),
 -- and the attempt says why: `responseExcerptWithheld: "receiver_not_checked"`. An attempt with an excerpt
 -- always answered without an error (an attempt has one or the other), so `error` is free for the mark.
--- Twinned by PostgreSQL's 011_withhold_unchecked_excerpts.sql.
 UPDATE webhook_attempts
    SET response_excerpt = NULL,
        error = CASE WHEN error IS NULL THEN 'withheld:receiver_not_checked' ELSE error END

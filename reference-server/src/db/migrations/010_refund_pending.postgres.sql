@@ -1,4 +1,4 @@
--- The twin of SQLite's 007_refund_pending.sql.
+-- PostgreSQL side of step 010_refund_pending (SQLite's 007 before the one history).
 -- A credit no session can take is recorded first and refunded after (issue 13: the bank is asked outside any
 -- database transaction, as a real bank's API is): `refund_pending` until the bank's answer is recorded.
 ALTER TABLE unapplied_credits DROP CONSTRAINT unapplied_credits_refund_status_check;

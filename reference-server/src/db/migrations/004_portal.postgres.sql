@@ -1,4 +1,4 @@
--- PostgreSQL twin of ../../migrations/004_portal.sql: developer portal sign-ins. The cookie holds a random id;
+-- PostgreSQL side of step 004_portal (beside 004_portal.sqlite.sql): developer portal sign-ins. The cookie holds a random id;
 -- only its SHA-256 is stored, so a copy of the database opens no portal session. `environment` is what the
 -- portal shows (never API routing). `api_key_id` is the secret key that opened it: rolling that key ends the
 -- session too.

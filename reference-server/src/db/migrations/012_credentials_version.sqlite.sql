@@ -3,7 +3,7 @@
 -- before it trusts one, reads this single counter instead. Every change to `api_keys` or `businesses` bumps it
 -- in the same transaction, whoever makes it (this process, the CLI on the same file, a test's own connection,
 -- raw SQL of a future migration), so a key rolled or a business approved anywhere is seen by the very next
--- request, as when every request read the key. No PostgreSQL twin: there each request still reads its key
+-- request, as when every request read the key. Nothing on PostgreSQL (012_credentials_version.postgres.sql): there each request still reads its key
 -- (several instances, and no cheap read that would tell them another changed a key).
 CREATE TABLE credentials_version (
   only_row INTEGER PRIMARY KEY CHECK (only_row = 1),

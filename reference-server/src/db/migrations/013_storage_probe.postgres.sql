@@ -1,0 +1,4 @@
+-- Nothing on PostgreSQL: `Store.probeWrite` there inserts a row into a temporary table made for the probe and
+-- rolls it back (db/postgres/postgres-store.ts). A new table is a new file, so the insert must extend it in the
+-- database's tablespace, as a client's insert into a full table must; an update of a row in a table of its own
+-- would reuse the space of its page and succeed on a full disk (013_storage_probe.sqlite.sql).
