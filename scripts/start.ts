@@ -30,12 +30,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
-import {
-  PortInUseError,
-  SHOP_NAME,
-  type Shop,
-  startShop,
-} from '../examples/express-shop/src/index.ts';
+import { PortInUseError, SHOP_NAME, type Shop, startShop } from '../examples/express-shop/src/index.ts';
 import { createBusiness, createService, silentLogger } from '../reference-server/src/index.ts';
 import { isPostgresUrl, storeLocation } from '../reference-server/src/internal/database-url.ts';
 import { sha256 } from '../reference-server/src/internal/random.ts';

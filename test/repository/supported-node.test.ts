@@ -56,7 +56,8 @@ describe('the supported Node', () => {
       const range = Array.isArray(locked.engines) ? undefined : locked.engines?.node;
       if (range === undefined) continue;
       for (const version of SUPPORTED) {
-        if (!semver.satisfies(version, range)) refusals.push(`${path || '(root)'} wants ${range}: ${version}`);
+        if (!semver.satisfies(version, range))
+          refusals.push(`${path || '(root)'} wants ${range}: ${version}`);
       }
     }
     expect(refusals).toEqual([]);
@@ -102,6 +103,7 @@ describe('the supported Node', () => {
     const script = [
       'source scripts/use-node.sh',
       'echo "node=$(node -p process.versions.node)"',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, for bash
       'echo "nodedir=${npm_config_nodedir:-}"',
       'echo "npm=$(npm --version)"',
     ].join('\n');
