@@ -111,6 +111,32 @@ describe('the published package', () => {
     expect([...imported].filter((name) => name.startsWith('node:'))).toEqual([]);
   });
 
+  it('keeps the class names in both builds, so an error logs as the class it is', async () => {
+    // esbuild renames a class it lowers for CommonJS (`_class2`) unless told to keep names.
+    const names =
+      "['ServicePay','ServicePayError','AuthenticationError','PermissionError','RateLimitError','SignatureVerificationError','WebhookPayloadError','Webhooks']";
+    const esmScript = `const sdk = await import('@servicepay/node'); let thrown; try { new sdk.ServicePay('pk_test_x'); } catch (e) { thrown = e.constructor.name; } console.log(JSON.stringify({ names: ${names}.map((n) => sdk[n].name), thrown }));`;
+    const cjsScript = `const sdk = require('@servicepay/node'); let thrown; try { new sdk.ServicePay('pk_test_x'); } catch (e) { thrown = e.constructor.name; } console.log(JSON.stringify({ names: ${names}.map((n) => sdk[n].name), thrown }));`;
+    const project = join(workDir, 'project');
+    const expected = {
+      names: [
+        'ServicePay',
+        'ServicePayError',
+        'AuthenticationError',
+        'PermissionError',
+        'RateLimitError',
+        'SignatureVerificationError',
+        'WebhookPayloadError',
+        'Webhooks',
+      ],
+      thrown: 'PermissionError',
+    };
+    const esm = await run(process.execPath, ['--input-type=module', '-e', esmScript], { cwd: project });
+    expect(JSON.parse(esm.stdout)).toEqual(expected);
+    const cjs = await run(process.execPath, ['-e', cjsScript], { cwd: project });
+    expect(JSON.parse(cjs.stdout)).toEqual(expected);
+  });
+
   it('runs constructEventAsync of @servicepay/node/webhooks in a node:vm context holding only Web Crypto, TextEncoder and TextDecoder (no Buffer, process, require)', async () => {
     const project = join(workDir, 'project');
     // Bundled for a neutral platform: an import of any node:* module (or of undici) would fail the build.
