@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import { type BankBooks, SqliteBankBooks } from '../../reference-server/src/db/bank-books.ts';
 import { openDatabase, type SqliteDatabase } from '../../reference-server/src/db/database.ts';
@@ -17,6 +16,7 @@ import {
   type Service,
   silentLogger,
 } from '../../reference-server/src/index.ts';
+import Database from '../../reference-server/src/internal/sqlite-driver.ts';
 import { type ScratchPostgres, startPostgres } from './postgres.ts';
 
 export interface RunningServer {

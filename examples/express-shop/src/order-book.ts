@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Session } from '@servicepay/node';
-import Database from 'better-sqlite3';
 import type { Product } from './catalog.ts';
+import Database, { type SqliteConnection } from './sqlite-driver.ts';
 
 /**
  * An order as the shop's pages see it.
@@ -107,7 +107,7 @@ const toOrder = (row: OrderRow): Order => ({
  * orders.close();
  */
 export class OrderBook {
-  readonly #db: Database.Database;
+  readonly #db: SqliteConnection;
 
   constructor(path: string) {
     if (path !== ':memory:') {

@@ -1,5 +1,5 @@
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import Database from '../internal/sqlite-driver.ts';
 import { migrate, readSqliteMigrations, type SqliteDatabase } from './database.ts';
 import { WebhookDeliveryRepository } from './webhook-deliveries.ts';
 

@@ -1,9 +1,9 @@
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import Database, { type SqliteConnection } from '../internal/sqlite-driver.ts';
 
-export type SqliteDatabase = Database.Database;
+export type SqliteDatabase = SqliteConnection;
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { sqliteDriverPath } from '../internal/sqlite-driver.ts';
 import type { SqliteDatabase } from './database.ts';
 
 /** Commits before the first checkpoint: a service that writes little never starts the thread. */
@@ -128,7 +128,7 @@ export class WalCheckpointer {
 
   private workerOf(): Worker {
     if (this.worker) return this.worker;
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const driver = sqliteDriverPath;
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, path: this.path } });
     // The service's close ends it; a process that never closes its service must still be able to exit.
     worker.unref();

@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import Database, { type SqliteConnection } from '../internal/sqlite-driver.ts';
 import { WriteQueue } from './write-queue.ts';
 
 let folder: string;
-let db: Database.Database;
-let reader: Database.Database;
+let db: SqliteConnection;
+let reader: SqliteConnection;
 let effectErrors: unknown[];
 let queue: WriteQueue<Record<string, never>>;
 
