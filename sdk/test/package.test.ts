@@ -35,7 +35,7 @@ beforeAll(async () => {
   const pkgDir = join(workDir, 'package');
   mkdirSync(pkgDir);
   copyFileSync(join(sdkDir, 'package.json'), join(pkgDir, 'package.json'));
-  for (const file of ['README.md', 'LICENSE']) {
+  for (const file of ['README.md', 'CHANGELOG.md', 'LICENSE']) {
     if (existsSync(join(sdkDir, file))) copyFileSync(join(sdkDir, file), join(pkgDir, file));
   }
   await run(bin('tsup'), ['--out-dir', join(pkgDir, 'dist'), '--silent'], { cwd: sdkDir });
