@@ -147,6 +147,14 @@ export const NewAccountResultSchema = z.object({
 });
 export type NewAccountResult = z.infer<typeof NewAccountResultSchema>;
 
+/**
+ * `data` of `POST /api/widget/sessions/{id}/cancel`: the merchant's `Session` to its secret key; to the payer's
+ * widget token, the `PublicSession`, like every answer a widget token gets (no payer details, no metadata:
+ * they never reach the browser).
+ */
+export const CancelledSessionSchema = z.union([SessionSchema, PublicSessionSchema]);
+export type CancelledSession = z.infer<typeof CancelledSessionSchema>;
+
 /** The business's public checkout profile, readable with a publishable key. */
 export const CheckoutProfileSchema = z.object({ merchantName: z.string(), environment: EnvironmentSchema });
 export type CheckoutProfile = z.infer<typeof CheckoutProfileSchema>;
