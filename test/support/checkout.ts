@@ -111,6 +111,8 @@ export async function openStream(
     signal: controller.signal,
   });
   const frames: SseFrame[] = [];
+  /** Every `retry:` the stream sent, with how many frames had come before it. */
+  const retries: Array<{ ms: number; afterFrames: number }> = [];
   let ended = false;
   const waiters: Array<() => void> = [];
   const notify = () => {
@@ -131,6 +133,9 @@ export async function openStream(
           frame.data = message.data;
         }
         frames.push(frame);
+      },
+      onRetry: (ms) => {
+        retries.push({ ms, afterFrames: frames.length });
       },
       onComment: (comment) => {
         frames.push({ comment: comment.trim() });
@@ -153,6 +158,7 @@ export async function openStream(
   return {
     response,
     frames,
+    retries,
     get ended() {
       return ended;
     },
