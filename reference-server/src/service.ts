@@ -31,8 +31,10 @@ import { type RateLimiter, SlidingWindowLimiter } from './internal/sliding-windo
 import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
 import { portalRoutes } from './portal/portal-routes.ts';
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
+import { SessionExpiry } from './sessions/session-expiry.ts';
 import { SessionLifecycle } from './sessions/session-lifecycle.ts';
 import { SessionService } from './sessions/session-service.ts';
+import { TestEndings } from './sessions/test-endings.ts';
 import { WidgetHosts, type WidgetUrls } from './widget-hosts/widget-hosts.ts';
 
 export interface ServiceOptions {
@@ -158,9 +160,11 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   const lifecycle = new SessionLifecycle(outbox, broadcaster, bank, credits);
   const sessions = new SessionService(store, lifecycle, bank, clock, config);
   const processor = new BankNotificationProcessor(store, lifecycle, credits, clock);
+  const expiry = new SessionExpiry(store, lifecycle);
+  const testEndings = new TestEndings(store, expiry, sessions, clock);
   const sweeper = new ExpirySweeper(
     store,
-    lifecycle,
+    expiry,
     credits,
     clock,
     logger,
@@ -205,6 +209,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     bank,
     processor,
     sessions,
+    testEndings,
     broadcaster,
     limiters,
     pushStreams,
@@ -225,6 +230,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     clock,
     logger,
     sessions,
+    testEndings,
     webhooks,
     bank,
     secretBox,

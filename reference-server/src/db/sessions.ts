@@ -115,6 +115,7 @@ export class SessionRepository {
   private readonly findByClientSecretStatement;
   private readonly markClientSecretUsedStatement;
   private readonly changeStatement;
+  private readonly expireAtStatement;
   private readonly overdueStatement;
   private readonly listStatement;
   private readonly listByStatusStatement;
@@ -140,6 +141,10 @@ export class SessionRepository {
       `UPDATE sessions SET status = @status, updated_at = @updatedAt, account_number = @accountNumber,
          mismatch_received = @mismatchReceived, paid_at = @paidAt
        WHERE id = @id AND status = @expectedStatus AND account_number IS @expectedAccountNumber`,
+    );
+    this.expireAtStatement = db.prepare<[number, string, number]>(
+      `UPDATE sessions SET expires_at = ?
+       WHERE id = ? AND status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at > ?`,
     );
     this.overdueStatement = db.prepare<[number, number], SessionRow>(
       `SELECT * FROM sessions WHERE status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at <= ?
@@ -213,6 +218,14 @@ export class SessionRepository {
         ...change,
       }).changes === 1
     );
+  }
+
+  /**
+   * Brings an open session's end forward to `at` (test mode's "expire now"); false when the session has ended
+   * or already ends by then. The sweeper's own code then ends it as at its natural end.
+   */
+  expireAt(id: string, at: number): boolean {
+    return this.expireAtStatement.run(at, id, at).changes === 1;
   }
 
   overdue(now: number, limit: number): SessionRecord[] {

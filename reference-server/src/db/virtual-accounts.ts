@@ -35,6 +35,7 @@ export class VirtualAccountRepository {
   private readonly insertStatement;
   private readonly findStatement;
   private readonly closeStatement;
+  private readonly expireAtStatement;
   private readonly overdueStatement;
 
   constructor(db: SqliteDatabase) {
@@ -47,6 +48,9 @@ export class VirtualAccountRepository {
     );
     this.closeStatement = db.prepare<[number, string]>(
       'UPDATE virtual_accounts SET closed_at = ? WHERE account_number = ? AND closed_at IS NULL',
+    );
+    this.expireAtStatement = db.prepare<[number, string, number]>(
+      'UPDATE virtual_accounts SET expires_at = ? WHERE account_number = ? AND closed_at IS NULL AND expires_at > ?',
     );
     this.overdueStatement = db.prepare<[number, number], VirtualAccountRow>(
       'SELECT * FROM virtual_accounts WHERE closed_at IS NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?',
@@ -64,6 +68,14 @@ export class VirtualAccountRepository {
 
   close(accountNumber: string, at: number): void {
     this.closeStatement.run(at, accountNumber);
+  }
+
+  /**
+   * Brings an open account's end forward to `at` (test mode's "expire the account now"); false when it is
+   * closed or already ends by then. The sweeper's own code then ends it as at its natural end.
+   */
+  expireAt(accountNumber: string, at: number): boolean {
+    return this.expireAtStatement.run(at, accountNumber, at).changes === 1;
   }
 
   /** Open accounts whose countdown has run out. */

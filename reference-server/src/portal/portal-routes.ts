@@ -27,6 +27,7 @@ import type { ApiCaller } from '../middleware/authenticate.ts';
 import { addressKey } from '../middleware/rate-limit.ts';
 import { transferAtBank } from '../routes/bank.ts';
 import type { SessionService } from '../sessions/session-service.ts';
+import type { TestEndings } from '../sessions/test-endings.ts';
 import { formatMoney } from './format.ts';
 import {
   CreateEndpointFormSchema,
@@ -34,6 +35,7 @@ import {
   DeliveriesQuerySchema,
   EndpointStateFormSchema,
   EnvironmentFormSchema,
+  ExpireFormSchema,
   ResendFormSchema,
   RevealSecretFormSchema,
   RollKeyFormSchema,
@@ -76,6 +78,8 @@ export interface PortalDeps {
   clock: Clock;
   logger: Logger;
   sessions: SessionService;
+  /** Test mode's "expire now", for the session page's buttons. */
+  testEndings: TestEndings;
   webhooks: Webhooks;
   bank: SimulatedBank;
   secretBox: SecretBox;
@@ -444,9 +448,22 @@ export function portalRoutes(deps: PortalDeps): Router {
         context,
         session,
         history,
-        query.success ? transferNotice(session, query.data) : undefined,
+        query.success ? (transferNotice(session, query.data) ?? endedNotice(session, query.data)) : undefined,
       ),
     );
+  });
+
+  router.post('/sessions/:id/expire', ...post, signedIn, csrf, async (req, res) => {
+    const context = portalContext(res);
+    const parsed = ExpireFormSchema.parse(req.body);
+    // Test sessions only, like the test bank: the test view of this business, whatever the toggle shows.
+    const session = await deps.testEndings.expire(
+      callerOf(context, 'test'),
+      String(req.params.id),
+      parsed.ending,
+    );
+    // Redirect after the post, so a reload shows the result and ends nothing again.
+    res.redirect(303, `/portal/sessions/${encodeURIComponent(session.id)}?ended=${parsed.ending}`);
   });
 
   // --- the test bank ---
@@ -527,6 +544,19 @@ function transferNotice(
     };
   }
   return { tone: 'warn', text: html`Sent ${sent}: the account was closed, so the bank returned it.` };
+}
+
+function endedNotice(
+  session: Session,
+  query: { ended?: 'session' | 'account' | undefined },
+): { tone: 'info'; text: SafeHtml } | undefined {
+  if (!query.ended) return undefined;
+  return query.ended === 'session'
+    ? { tone: 'info', text: html`The session's lifetime was ended now. It is ${session.status}.` }
+    : {
+        tone: 'info',
+        text: html`The account's countdown was ended now. The session is ${session.status}: the checkout offers a new account.`,
+      };
 }
 
 /** Portal errors as pages: the status and a message for people; faults of the service are logged. */

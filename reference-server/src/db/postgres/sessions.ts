@@ -217,6 +217,16 @@ export class PostgresSessionRepository implements SessionsContract {
     return result.rowCount === 1;
   }
 
+  /** Brings an open session's end forward to `at`; false when it has ended or already ends by then. */
+  async expireAt(id: string, at: number): Promise<boolean> {
+    const result = (await this.db.query(
+      `UPDATE sessions SET expires_at = $1
+       WHERE id = $2 AND status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at > $1`,
+      [at, id],
+    )) as QueryResult;
+    return result.rowCount === 1;
+  }
+
   /**
    * Open sessions whose countdown has run out, oldest deadline first. Ties by `seq`: the order SQLite's
    * `sessions_open_by_expiry` index gives them (its entries end with the rowid), so both stores pick the same.

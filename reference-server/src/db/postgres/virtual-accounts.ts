@@ -69,6 +69,15 @@ export class PostgresVirtualAccountRepository implements VirtualAccountsContract
     );
   }
 
+  /** Brings an open account's end forward to `at`; false when it is closed or already ends by then. */
+  async expireAt(accountNumber: string, at: number): Promise<boolean> {
+    const result = (await this.db.query(
+      'UPDATE virtual_accounts SET expires_at = $1 WHERE account_number = $2 AND closed_at IS NULL AND expires_at > $1',
+      [at, accountNumber],
+    )) as QueryResult;
+    return result.rowCount === 1;
+  }
+
   /**
    * Open accounts whose countdown has run out, oldest deadline first. SQLite breaks ties by rowid (insertion
    * order); a PostgreSQL table has no insertion order, so ties go by creation time, then account number.
