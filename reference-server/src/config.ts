@@ -85,6 +85,13 @@ export interface ServerConfig {
   webhooks: {
     /** `standard`: retries over about three days; `fast`: within seconds, for development and tests. */
     schedule: 'standard' | 'fast';
+    /**
+     * The name servers the registration-time check of a webhook URL asks (`address` or `address:port`); null
+     * (the default): the system's, from `/etc/resolv.conf`.
+     */
+    dnsServers: string[] | null;
+    /** How long that check waits for DNS, both address families together, before it refuses the URL. */
+    dnsDeadlineMs: number;
   };
 }
 
@@ -134,7 +141,7 @@ export function defaultConfig(): ServerConfig {
       signatureToleranceSeconds: 300,
       publicCounter: true,
     },
-    webhooks: { schedule: 'standard' },
+    webhooks: { schedule: 'standard', dnsServers: null, dnsDeadlineMs: 2000 },
   };
 }
 

@@ -20,6 +20,7 @@ import { type Broadcaster, InProcessBroadcaster } from './events/broadcaster.ts'
 import { WebhookOutbox } from './events/outbox.ts';
 import { PostgresBroadcaster } from './events/postgres-broadcaster.ts';
 import { PushStreams } from './events/push-streams.ts';
+import { dnsResolver } from './events/webhook-url-policy.ts';
 import { RETRY_SCHEDULES, retrySpanMs } from './events/webhook-worker.ts';
 import { Webhooks } from './events/webhooks.ts';
 import { createApiServer } from './internal/client-error.ts';
@@ -192,6 +193,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     clock,
     logger,
     schedule: config.webhooks.schedule,
+    resolver: dnsResolver({ servers: config.webhooks.dnsServers, deadlineMs: config.webhooks.dnsDeadlineMs }),
   });
   // The widget hosts: the checkout's routes allow exactly their origins by CORS.
   const widgetHosts = new WidgetHosts({

@@ -269,6 +269,15 @@ describe('real answers validate against the document', () => {
       const unsigned = await call(server.baseUrl, 'POST', '/bank/notifications', { json: notification });
       recorded.push({ method: 'POST', path: '/bank/notifications', response: unsigned });
       await record('POST', `/api/widget/sessions/${second.body.data.id}/cancel`, { token: key });
+      // The payer's cancel answers the public session (CancelledSession's other branch).
+      const third = await record('POST', '/api/widget/sessions', { token: key, json: sessionParams() });
+      const thirdOpened = await record('POST', '/api/widget/bootstrap', {
+        json: { clientSecret: third.body.data.clientSecret },
+      });
+      const payerCancel = await record('POST', `/api/widget/sessions/${third.body.data.id}/cancel`, {
+        token: thirdOpened.body.data.token,
+      });
+      expect(payerCancel.body.data.merchantName).toBe('OpenAPI Shop');
 
       await expect.poll(() => receiver.received.length).toBeGreaterThanOrEqual(3);
       await record('GET', '/api/webhooks', { token: key });

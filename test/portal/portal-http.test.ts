@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../reference-server/src/index.ts';
 import { PORTAL_CSP } from '../../reference-server/src/portal/portal-routes.ts';
 import { bootstrap, call, createSession } from '../support/api.ts';
+import { PortalClient } from '../support/portal-client.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // The portal over plain HTTP, for what a browser test would only see indirectly: headers on every answer,
@@ -24,51 +25,9 @@ afterAll(async () => {
   await server?.close();
 });
 
-const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
-
-/** A browser's worth of state: one cookie jar, and the last token a page carried. */
-class PortalClient {
-  cookies = new Map<string, string>();
-  token = '';
-
-  async request(
-    method: string,
-    path: string,
-    fields?: Record<string, string>,
-    headers: Record<string, string> = {},
-  ) {
-    const response = await fetch(`${server.baseUrl}${path}`, {
-      method,
-      redirect: 'manual',
-      headers: {
-        cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
-        ...(fields ? { 'content-type': 'application/x-www-form-urlencoded', origin: server.baseUrl } : {}),
-        ...headers,
-      },
-      ...(fields ? { body: form(fields) } : {}),
-    });
-    for (const cookie of response.headers.getSetCookie()) {
-      const [pair] = cookie.split(';');
-      const [name, value] = (pair ?? '').split('=');
-      if (!name) continue;
-      if (value) this.cookies.set(name, value);
-      else this.cookies.delete(name);
-    }
-    const text = await response.text();
-    const token = /name="_csrf" value="([^"]+)"/.exec(text)?.[1];
-    if (token) this.token = token;
-    return { status: response.status, headers: response.headers, text };
-  }
-
-  async signIn(key: string) {
-    await this.request('GET', '/portal/sign-in');
-    return this.request('POST', '/portal/sign-in', { _csrf: this.token, secretKey: key });
-  }
-}
-
 describe('portal answers', () => {
   it('sends the CSP, nosniff, no framing and same-origin referrers on every page, and assets as files', async () => {
-    const client = new PortalClient();
+    const client = new PortalClient(server.baseUrl);
     expect((await client.signIn(shop.keys.test.secretKey)).status).toBe(303);
     for (const path of [
       '/portal/sign-in',
@@ -118,10 +77,10 @@ describe('portal sign-in', () => {
         }
       ).n;
     const before = count();
-    const client = new PortalClient();
+    const client = new PortalClient(server.baseUrl);
     await client.request('GET', '/portal/sign-in');
     const key = shop.keys.test.secretKey;
-    const bare = new PortalClient();
+    const bare = new PortalClient(server.baseUrl);
     expect(
       (await bare.request('POST', '/portal/sign-in', { _csrf: client.token, secretKey: key })).status,
     ).toBe(403);
@@ -147,7 +106,7 @@ describe('portal sign-in', () => {
         "UPDATE api_keys SET revoked_at = 1 WHERE business_id = ? AND kind = 'secret' AND environment = 'test'",
       )
       .run(rolled.business.id);
-    const client = new PortalClient();
+    const client = new PortalClient(server.baseUrl);
     const unknown = await client.signIn(`sk_test_${'A'.repeat(32)}`);
     expect(unknown.status).toBe(401);
     expect(unknown.text).toContain('No business has that key.');
@@ -164,7 +123,7 @@ describe('portal sign-in', () => {
   });
 
   it('signs in with a live key into live data, and never stores or echoes the key', async () => {
-    const client = new PortalClient();
+    const client = new PortalClient(server.baseUrl);
     const answer = await client.signIn(shop.keys.live.secretKey);
     expect(answer.status).toBe(303);
     const keys = await client.request('GET', '/portal/keys');
@@ -177,14 +136,14 @@ describe('portal sign-in', () => {
 
 describe('portal session lifetime', () => {
   it('ends after an hour without a request, and 8 hours after sign-in whatever the use', async () => {
-    const idle = new PortalClient();
+    const idle = new PortalClient(server.baseUrl);
     await idle.signIn(shop.keys.test.secretKey);
     clock.advance(61 * 60_000);
     const after = await idle.request('GET', '/portal/sessions');
     expect(after.status).toBe(303);
     expect(after.headers.get('location')).toBe('/portal/sign-in');
 
-    const busy = new PortalClient();
+    const busy = new PortalClient(server.baseUrl);
     await busy.signIn(shop.keys.test.secretKey);
     for (let hour = 0; hour < 7; hour += 1) {
       clock.advance(50 * 60_000);
@@ -197,7 +156,7 @@ describe('portal session lifetime', () => {
 
 describe('portal forms', () => {
   it('adds a webhook endpoint from the form (secret shown once), and refuses a bad or private URL', async () => {
-    const client = new PortalClient();
+    const client = new PortalClient(server.baseUrl);
     await client.signIn(shop.keys.test.secretKey);
     await client.request('GET', '/portal/webhooks');
     const added = await client.request('POST', '/portal/webhooks', {
@@ -234,7 +193,7 @@ describe('portal forms', () => {
     const othersId = await register(other.keys.test.secretKey, 'http://127.0.0.1:9/others');
     const exists = async (key: string, endpointId: string) =>
       (await call(server.baseUrl, 'GET', `/api/webhooks/${endpointId}`, { token: key })).status;
-    const client = new PortalClient();
+    const client = new PortalClient(server.baseUrl);
     await client.signIn(deleting.keys.test.secretKey);
     await client.request('GET', `/portal/webhooks/${id}`);
     const path = `/portal/webhooks/${id}/delete`;
@@ -284,19 +243,36 @@ describe('portal forms', () => {
     expect(audited).toEqual([{ action: 'webhook_endpoint.deleted', target: id, actor: `portal:${keyId}` }]);
   });
 
-  it('keeps the environment toggle inside the portal and refuses transfers the bank must not make', async () => {
-    const client = new PortalClient();
-    await client.signIn(shop.keys.test.secretKey);
-    await client.request('GET', '/portal/kyc');
-    const away = await client.request('POST', '/portal/environment', {
-      _csrf: client.token,
+  it('keeps the sign-in to the other environment inside the portal and refuses transfers the bank must not make', async () => {
+    const switching = new PortalClient(server.baseUrl);
+    await switching.signIn(shop.keys.test.secretKey);
+    const asked = await switching.request(
+      'GET',
+      '/portal/sign-in?environment=live&returnTo=https://evil.example/',
+    );
+    expect(asked.status).toBe(200);
+    expect(asked.text).not.toContain('evil.example');
+    const away = await switching.request('POST', '/portal/sign-in', {
+      _csrf: switching.token,
+      secretKey: shop.keys.live.secretKey,
       environment: 'live',
       returnTo: 'https://evil.example/',
     });
     expect(away.status).toBe(303);
     expect(away.headers.get('location')).toBe('/portal/sessions');
+    // Signed in to live now, the test bank refuses: simulated money comes from a test-key session only.
+    await switching.request('GET', '/portal/bank');
+    const fromLive = await switching.request('POST', '/portal/bank/transfers', {
+      _csrf: switching.token,
+      sessionId: (await createSession(server.baseUrl, shop.keys.test.secretKey)).id,
+      choice: 'exact',
+    });
+    expect(fromLive.status).toBe(403);
 
-    // A live session of the same business: simulated money never pays it, whatever the toggle shows.
+    const client = new PortalClient(server.baseUrl);
+    await client.signIn(shop.keys.test.secretKey);
+    await client.request('GET', '/portal/kyc');
+    // A live session of the same business: simulated money never pays it.
     const live = await createSession(server.baseUrl, shop.keys.live.secretKey);
     await bootstrap(server.baseUrl, live.clientSecret);
     const refused = await client.request('POST', '/portal/bank/transfers', {

@@ -8,7 +8,7 @@ import { startReceiver } from '../support/checkout.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // The developer portal in real headless Chromium against the real server: sign-in, every page, the actions
-// that change something (roll, reveal, resend, transfers, toggle, sign-out), CSRF and cross-business refusals,
+// that change something (roll, reveal, resend, transfers, the switch to live, sign-out), CSRF and cross-business refusals,
 // and axe-core on every page in light and dark.
 
 const SCREENSHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
@@ -511,20 +511,30 @@ describe('developer portal', () => {
     await context.close();
   });
 
-  it('toggles the environment shown without touching API routing', async () => {
+  it('switches to live data only through a sign-in with the live secret key, never touching API routing', async () => {
     const { context, page } = await newPage();
     await signIn(page, shop.keys.test.secretKey);
     await page.getByRole('link', { name: 'API keys' }).click();
-    await page.getByRole('button', { name: 'Live data' }).click();
+    await hasAttribute(page.getByText('Test data', { exact: true }), 'aria-current', 'true');
+    await page.getByRole('link', { name: 'Live data' }).click();
+    await page.waitForURL('**/portal/sign-in?**');
+    await hasExactText(page.getByRole('heading', { level: 1 }), 'Sign in to live data');
+    await expectNoAxeViolations(page, 'sign in to live');
+    // The test key the browser signed in with does not open live data.
+    await page.getByLabel('Secret key').fill(shop.keys.test.secretKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await hasText(page.getByRole('alert'), 'That is a test key');
+    await page.getByLabel('Secret key').fill(shop.keys.live.secretKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/portal/keys');
-    await hasAttribute(page.getByRole('button', { name: 'Live data' }), 'aria-pressed', 'true');
+    await hasAttribute(page.getByText('Live data', { exact: true }), 'aria-current', 'true');
     await hasText(page.getByRole('row').filter({ hasText: 'Secret key' }), 'sk_live_…');
     await isVisible(page.getByText('Live keys answer 403 until your KYC is approved.'));
     await expectNoAxeViolations(page, 'keys live');
     await page.getByRole('link', { name: 'Sessions' }).click();
     await hasText(page.getByRole('main'), 'No live sessions yet');
     await page.getByRole('link', { name: 'Test bank' }).click();
-    await hasText(page.getByRole('main'), 'Switch to test data');
+    await hasText(page.getByRole('main'), 'Sign in with your test secret key');
     await page.getByRole('link', { name: 'KYC' }).click();
     await hasText(page.getByRole('main'), 'Pending review');
     await hasText(page.getByRole('main'), `kyc approve --business ${shop.business.id}`);
@@ -541,9 +551,14 @@ describe('developer portal', () => {
       true,
     );
 
-    await page.getByRole('button', { name: 'Test data' }).click();
+    // Back to test data: the switch asks for the test key, and comes back to the page it left.
+    await page.getByRole('link', { name: 'Test data' }).click();
+    await page.waitForURL('**/portal/sign-in?**');
+    await hasExactText(page.getByRole('heading', { level: 1 }), 'Sign in to test data');
+    await page.getByLabel('Secret key').fill(shop.keys.test.secretKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL('**/portal/kyc');
-    await hasAttribute(page.getByRole('button', { name: 'Test data' }), 'aria-pressed', 'true');
+    await hasAttribute(page.getByText('Test data', { exact: true }), 'aria-current', 'true');
     await context.close();
   });
 

@@ -148,7 +148,7 @@ describe.runIf(postgresAvailable)('merchant repositories: SQLite and PostgreSQL 
     expect(Buffer.isBuffer(answers.postgres.byHash?.keyHash)).toBe(true);
   });
 
-  it('portal sessions: insert, find with the key revocation, touch, setEnvironment, rebind, remove, prune at the absolute end', async () => {
+  it('portal sessions: insert, find with the key revocation, touch, rebind, remove, prune at the absolute end', async () => {
     twins = await openStoreTwins(postgres);
     const session = (name: string, expiresAt: number) => ({
       idHash: sha256(`cookie-${name}`),
@@ -186,7 +186,6 @@ describe.runIf(postgresAvailable)('merchant repositories: SQLite and PostgreSQL 
       await repos.portalSessions.insert(session('c', T0 + 2_000));
       const fresh = await repos.portalSessions.find(sha256('cookie-a'));
       await repos.portalSessions.touch(sha256('cookie-a'), T0 + 60_000);
-      await repos.portalSessions.setEnvironment(sha256('cookie-a'), 'live');
       // The key it was opened with is rolled: the session moves to the new key, and the old one is revoked.
       await repos.portalSessions.rebind(sha256('cookie-a'), 'key_new');
       await repos.apiKeys.revoke('key_old', T0 + 70_000);
@@ -213,7 +212,6 @@ describe.runIf(postgresAvailable)('merchant repositories: SQLite and PostgreSQL 
       afterRoll: {
         ...session('a', T0 + 8 * 3_600_000),
         apiKeyId: 'key_new',
-        environment: 'live',
         lastSeenAt: T0 + 60_000,
         keyRevokedAt: null,
       },

@@ -8,7 +8,7 @@ export interface PortalSessionRecord {
   businessId: string;
   /** The secret key that opened the session (or that its session moved to when it rolled that key). */
   apiKeyId: string;
-  /** What the portal shows; it never changes which environment a key reaches. */
+  /** The environment of the key that opened the session: the only one it reads or changes, for its life. */
   environment: Environment;
   createdAt: number;
   lastSeenAt: number;
@@ -65,9 +65,6 @@ export class PortalSessionRepository {
       ),
       rebind: db.prepare<[string, Buffer]>('UPDATE portal_sessions SET api_key_id = ? WHERE id_hash = ?'),
       touch: db.prepare<[number, Buffer]>('UPDATE portal_sessions SET last_seen_at = ? WHERE id_hash = ?'),
-      setEnvironment: db.prepare<[string, Buffer]>(
-        'UPDATE portal_sessions SET environment = ? WHERE id_hash = ?',
-      ),
       remove: db.prepare<[Buffer]>('DELETE FROM portal_sessions WHERE id_hash = ?'),
       prune: db.prepare<[number]>('DELETE FROM portal_sessions WHERE expires_at <= ?'),
     };
@@ -89,10 +86,6 @@ export class PortalSessionRepository {
   /** Moves a session to another key of its business (the one that replaced the key it was opened with). */
   rebind(idHash: Buffer, apiKeyId: string): void {
     this.statements.rebind.run(apiKeyId, idHash);
-  }
-
-  setEnvironment(idHash: Buffer, environment: Environment): void {
-    this.statements.setEnvironment.run(environment, idHash);
   }
 
   remove(idHash: Buffer): void {

@@ -1,6 +1,15 @@
 import { lookup } from 'node:dns';
+import { readFile } from 'node:fs/promises';
 import { describe, expect, test } from 'vitest';
-import { addressAllowed, checkWebhookUrl, classifyAddress, guardedLookup } from './webhook-url-policy.ts';
+import { startDnsServer } from '../../../test/support/dns-server.ts';
+import {
+  addressAllowed,
+  checkWebhookUrl,
+  classifyAddress,
+  DnsDeadlineError,
+  dnsResolver,
+  guardedLookup,
+} from './webhook-url-policy.ts';
 
 describe('address classification (SSRF table)', () => {
   test.each([
@@ -125,6 +134,46 @@ describe('URL rules', () => {
       throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
     });
     expect(checked.ok).toBe(true);
+  });
+});
+
+describe('the registration-time lookup (c-ares, with a deadline)', () => {
+  test('asks the name server for A and AAAA; a name it does not know resolves to nothing', async () => {
+    const dns = await startDnsServer({
+      records: { 'shop.example': ['93.184.215.14', '2606:4700:4700::1111'] },
+    });
+    try {
+      const resolve = dnsResolver({ servers: [dns.address], deadlineMs: 1_000 });
+      expect((await resolve('shop.example')).sort()).toEqual(['2606:4700:4700::1111', '93.184.215.14']);
+      expect(await resolve('unknown.example')).toEqual([]);
+    } finally {
+      await dns.close();
+    }
+  });
+
+  test('a name server that never answers: DnsDeadlineError, the URL refused, and file I/O never waits on it', async () => {
+    const dns = await startDnsServer({ silent: true });
+    try {
+      const resolve = dnsResolver({ servers: [dns.address], deadlineMs: 1_500 });
+      let settled = 0;
+      // More pending lookups than libuv has threads: with dns.lookup they would hold every one of them.
+      const lookups = [1, 2, 3, 4, 5, 6].map((n) =>
+        resolve(`silent-${n}.example`).then(
+          () => 'resolved',
+          (error: unknown) => {
+            settled += 1;
+            return error;
+          },
+        ),
+      );
+      await Promise.all([1, 2, 3, 4, 5, 6].map(() => readFile(new URL(import.meta.url))));
+      expect(settled).toBe(0);
+      for (const outcome of await Promise.all(lookups)) expect(outcome).toBeInstanceOf(DnsDeadlineError);
+      const checked = await checkWebhookUrl('https://silent.example/hooks', 'live', resolve);
+      expect(checked).toEqual({ ok: false, message: expect.stringContaining('no answer from DNS in time') });
+    } finally {
+      await dns.close();
+    }
   });
 });
 

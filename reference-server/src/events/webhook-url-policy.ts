@@ -1,4 +1,4 @@
-import { lookup as dnsLookup } from 'node:dns';
+import { lookup as dnsLookup, promises as dnsPromises } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Environment } from '@servicepay/node/protocol';
 import ipaddr from 'ipaddr.js';
@@ -113,25 +113,80 @@ const forbiddenMessage = (environment: Environment) =>
     ? 'live endpoints must resolve to public addresses only'
     : 'must resolve to public or loopback addresses only';
 
+/**
+ * Every address a host name resolves to now; throws `DnsDeadlineError` when DNS gave no answer in time, any other
+ * error when the name does not resolve.
+ */
 export type Resolver = (host: string) => Promise<string[]>;
 
-/** Every address a host name resolves to (A and AAAA, as the system resolver answers). */
-export const systemResolver: Resolver = (host) =>
-  new Promise((resolve, reject) => {
-    dnsLookup(host, { all: true, verbatim: true }, (error, addresses) => {
-      if (error) reject(error);
-      else resolve(addresses.map((entry) => entry.address));
+/** DNS did not answer the registration-time lookup before its deadline. */
+export class DnsDeadlineError extends Error {
+  override readonly name = 'DnsDeadlineError';
+  readonly code = 'ETIMEOUT';
+}
+
+/** How the registration-time lookup asks DNS. */
+export interface DnsOptions {
+  /** Name servers (`address` or `address:port`); null: the system's, from `/etc/resolv.conf`. */
+  servers: readonly string[] | null;
+  /** The whole lookup's deadline, both address families together. */
+  deadlineMs: number;
+}
+
+/** The resolver's own codes for "no answer": its timeout, and the cancel at our deadline. */
+const NO_ANSWER = new Set(['ETIMEOUT', 'ECANCELLED']);
+
+/**
+ * The registration-time lookup: A and AAAA asked at once of DNS by c-ares (`dns.promises.Resolver`), each try
+ * timing out, and the whole lookup cancelled at `deadlineMs`. *Why not `dns.lookup`:* it runs `getaddrinfo`
+ * on libuv's thread pool (four threads, shared with file I/O), cannot be cancelled and waits as long as the
+ * system resolver does (5 s a try): a few registrations of a name whose DNS never answers held every thread,
+ * and the service's own file work waited behind them. c-ares asks on the event loop, and gives up on time.
+ * A name with no records (`ENOTFOUND`, `ENODATA`) resolves to no address; a family that got no answer is left
+ * out if the other answered; only when neither answered in time is it a `DnsDeadlineError`. The resolver reads
+ * DNS only, not `/etc/hosts`; the delivery-time lookup (`guardedLookup`) is the system's, hosts file included,
+ * and checks every address again at the moment of connecting.
+ *
+ * @example
+ * const resolve = dnsResolver({ servers: null, deadlineMs: 2000 });
+ * await resolve('shop.example'); // ['93.184.215.14']
+ */
+export function dnsResolver(options: DnsOptions): Resolver {
+  return async (host) => {
+    // One resolver per lookup: `cancel()` ends every query of a resolver, so it must not be shared.
+    const resolver = new dnsPromises.Resolver({
+      timeout: Math.max(1, Math.floor(options.deadlineMs / 2)),
+      tries: 2,
     });
-  });
+    if (options.servers) resolver.setServers([...options.servers]);
+    const deadline = setTimeout(() => resolver.cancel(), options.deadlineMs);
+    try {
+      const answers = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+      const addresses = answers.flatMap((answer) => (answer.status === 'fulfilled' ? answer.value : []));
+      const unanswered = answers.filter(
+        (answer) =>
+          answer.status === 'rejected' && NO_ANSWER.has((answer.reason as { code?: string }).code ?? ''),
+      );
+      if (unanswered.length === answers.length) {
+        throw new DnsDeadlineError(`DNS gave no answer for ${host} within ${options.deadlineMs} ms`);
+      }
+      return addresses;
+    } finally {
+      clearTimeout(deadline);
+    }
+  };
+}
 
 /**
  * Registration-time check: the static rules, then every address the name resolves to now. A name that does not
- * resolve (yet) is accepted: nothing can be sent to it, and the delivery-time lookup checks it again.
+ * resolve (yet) is accepted: nothing can be sent to it, and the delivery-time lookup checks it again. A name
+ * whose DNS gives no answer before the lookup's deadline is refused (see `dnsResolver`): the merchant can try
+ * again, and the answer comes in seconds instead of holding the request.
  */
 export async function checkWebhookUrl(
   raw: string,
   environment: Environment,
-  resolve: Resolver = systemResolver,
+  resolve: Resolver,
 ): Promise<UrlProblem> {
   const checked = checkUrlStatically(raw, environment);
   if (!checked.ok) return checked;
@@ -140,7 +195,13 @@ export async function checkWebhookUrl(
   let addresses: string[];
   try {
     addresses = await resolve(host);
-  } catch {
+  } catch (error) {
+    if (error instanceof DnsDeadlineError) {
+      return {
+        ok: false,
+        message: `its host name ${host} got no answer from DNS in time; check the name and try again`,
+      };
+    }
     return checked;
   }
   if (addresses.some((address) => !addressAllowed(address, environment))) {

@@ -23,7 +23,7 @@ import { newId, randomBase62 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import type { WebhookOutbox } from './outbox.ts';
 import { WEBHOOK_EVENT_TYPES } from './outbox.ts';
-import { checkWebhookUrl, type Resolver, systemResolver } from './webhook-url-policy.ts';
+import { checkWebhookUrl, type Resolver } from './webhook-url-policy.ts';
 import { RETRY_SCHEDULES, type RetrySchedule, WebhookWorker } from './webhook-worker.ts';
 
 /** Endpoints one business may register per environment. */
@@ -38,8 +38,8 @@ export interface WebhooksOptions {
   clock: Clock;
   logger: Logger;
   schedule: 'standard' | 'fast' | RetrySchedule;
-  /** DNS for the registration-time address check; the system resolver unless a test injects one. */
-  resolver?: Resolver;
+  /** DNS for the registration-time address check: `dnsResolver(config)`, or a test's own. */
+  resolver: Resolver;
   concurrency?: number;
 }
 
@@ -67,7 +67,8 @@ const newSecret = () => `whsec_${randomBase62(32)}`;
  * their deliveries, and resending an event; plus the delivery worker, which the service runs as a task.
  *
  * @example
- * const webhooks = new Webhooks({ store, outbox, secretBox, clock, logger, schedule: 'fast' });
+ * const resolver = dnsResolver({ servers: null, deadlineMs: 2000 });
+ * const webhooks = new Webhooks({ store, outbox, secretBox, clock, logger, schedule: 'fast', resolver });
  * const endpoint = await webhooks.create(caller, { url: 'http://127.0.0.1:9000/hooks' });
  * console.log(endpoint.secret); // whsec_…, shown this once
  */
@@ -76,7 +77,7 @@ export class Webhooks {
   private readonly resolver: Resolver;
 
   constructor(private readonly options: WebhooksOptions) {
-    this.resolver = options.resolver ?? systemResolver;
+    this.resolver = options.resolver;
     this.worker = new WebhookWorker({
       store: options.store,
       secretBox: options.secretBox,

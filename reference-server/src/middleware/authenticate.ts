@@ -9,6 +9,7 @@ import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { sha256 } from '../internal/random.ts';
 import type { LimitDecision, RateLimiter } from '../internal/sliding-window-limiter.ts';
+import { refuseCredentialInUrl } from './credential-in-url.ts';
 import { addressKey, answerRateLimited, enforceLimit, withinLimit } from './rate-limit.ts';
 import { RefusalMemo } from './refusal-memo.ts';
 import { newRequestId } from './request-id.ts';
@@ -324,9 +325,13 @@ async function identifyWidget(
   return { kind: 'widget', session, tokenHash: record.tokenHash.toString('hex') };
 }
 
-/** The widget token of the session named in the path. */
+/**
+ * The widget token of the session named in the path, from `Authorization` only: a credential in the URL is
+ * refused first (`refuseCredentialInUrl`).
+ */
 export function requireWidgetToken(deps: AuthDeps): RequestHandler {
   return async (req, res, next) => {
+    refuseCredentialInUrl(req);
     const caller = await identifyWidget(deps, req, res, bearerToken(req));
     if (!caller) return; // 429 answered
     res.locals.caller = caller;
@@ -334,9 +339,13 @@ export function requireWidgetToken(deps: AuthDeps): RequestHandler {
   };
 }
 
-/** Either the owning business's secret key or the session's widget token (cancel: merchant or payer). */
+/**
+ * Either the owning business's secret key or the session's widget token (cancel: merchant or payer). A widget-
+ * token route, so a credential in the URL is refused first, whichever credential the header carries.
+ */
 export function requireApiKeyOrWidgetToken(deps: AuthDeps): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
+    refuseCredentialInUrl(req);
     const token = bearerToken(req);
     if (token.startsWith('wt_')) {
       const caller = await identifyWidget(deps, req, res, token);

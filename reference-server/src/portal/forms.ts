@@ -13,20 +13,26 @@ const csrf = z.string().min(1).max(200);
 /** A checkbox that must be ticked: the browser sends `confirm=yes` only then. */
 const confirmed = z.literal('yes', { error: 'Tick the box to confirm.' });
 
+/** The page to go back to after signing in: a portal path only (anything else goes to the Sessions page). */
+const returnTo = z.string().max(300).optional();
+
+/**
+ * The sign-in page's query: `environment` asks for a key of that environment (the header's "Test data / Live
+ * data" switch leads here with the other one), `returnTo` the page to come back to.
+ */
+export const SignInQuerySchema = z.object({ environment: EnvironmentSchema.optional(), returnTo });
+
 export const SignInFormSchema = z.object({
   _csrf: csrf,
   secretKey: z.string().trim().min(1, 'Paste one of your secret keys.').max(200),
+  /** The environment the page asked a key of; a key of the other one is refused. */
+  environment: EnvironmentSchema.optional(),
+  returnTo,
 });
 
 export const SignOutFormSchema = z.object({ _csrf: csrf });
 
-export const EnvironmentFormSchema = z.object({
-  _csrf: csrf,
-  environment: EnvironmentSchema,
-  /** The page to go back to: a portal path only (never another site). */
-  returnTo: z.string().max(300).optional(),
-});
-
+/** `environment` names the key's environment as the page showed it; the session's own is the only one taken. */
 export const RollKeyFormSchema = z.object({
   _csrf: csrf,
   environment: EnvironmentSchema,

@@ -1,3 +1,5 @@
+import type { Environment } from '@servicepay/node/protocol';
+import type { Response } from 'express';
 import { html, type SafeHtml } from './html.ts';
 import type { PortalContext } from './portal-auth.ts';
 
@@ -18,10 +20,10 @@ export type SectionId = (typeof SECTIONS)[number]['id'];
 
 export interface PageOptions {
   title: string;
-  /** Signed-in pages get the header with the business, the environment toggle and sign-out. */
+  /** Signed-in pages get the header with the business, the environment switch and sign-out. */
   context?: PortalContext;
   section?: SectionId;
-  /** Where the environment toggle comes back to. */
+  /** Where a sign-in to the other environment comes back to. */
   path?: string;
   /** A message shown above the content and announced to screen readers. */
   notice?: { tone: 'good' | 'warn' | 'bad' | 'info'; text: SafeHtml | string };
@@ -37,16 +39,30 @@ export interface PageOptions {
 export const csrfField = (context: PortalContext): SafeHtml =>
   html`<input type="hidden" name="_csrf" value="${context.csrfToken}">`;
 
-function environmentToggle(context: PortalContext, path: string): SafeHtml {
-  const button = (environment: 'test' | 'live', label: string) =>
+/**
+ * Where a sign-in to an environment starts: the sign-in page asking for that environment's secret key, coming
+ * back to `returnTo` (a portal section) afterwards.
+ *
+ * @example
+ * html`<a href="${signInHref('live', '/portal/keys')}">Sign in to live data</a>`;
+ */
+export const signInHref = (environment: Environment, returnTo?: string): string =>
+  `/portal/sign-in?${new URLSearchParams({ environment, ...(returnTo ? { returnTo } : {}) }).toString()}`;
+
+/**
+ * "Test data / Live data": the session's environment, and a link to sign in to the other one. A portal session
+ * reaches only the environment of the key that opened it, so the switch is a sign-in with the other
+ * environment's secret key, never a setting of the session.
+ */
+function environmentSwitch(context: PortalContext, path: string): SafeHtml {
+  const option = (environment: Environment, label: string) =>
     context.environment === environment
-      ? html`<button type="submit" name="environment" value="${environment}" class="toggle-option" aria-pressed="true">${label}</button>`
-      : html`<button type="submit" name="environment" value="${environment}" class="toggle-option" aria-pressed="false">${label}</button>`;
-  return html`<form method="post" action="/portal/environment" class="env-toggle" aria-label="Environment shown">
-    ${csrfField(context)}<input type="hidden" name="returnTo" value="${path}">
-    <span class="env-toggle-label" id="env-toggle-label">Viewing</span>
-    <span class="toggle" role="group" aria-labelledby="env-toggle-label">${button('test', 'Test data')}${button('live', 'Live data')}</span>
-  </form>`;
+      ? html`<span class="toggle-option" aria-current="true">${label}</span>`
+      : html`<a class="toggle-option" href="${signInHref(environment, path)}">${label}</a>`;
+  return html`<div class="env-toggle">
+    <span class="env-toggle-label" id="env-toggle-label">Signed in to</span>
+    <span class="toggle" role="group" aria-labelledby="env-toggle-label">${option('test', 'Test data')}${option('live', 'Live data')}</span>
+  </div>`;
 }
 
 function header(context: PortalContext | undefined, section: SectionId | undefined, path: string): SafeHtml {
@@ -63,7 +79,7 @@ function header(context: PortalContext | undefined, section: SectionId | undefin
       ${brand}
       <div class="account">
         <span class="business" title="${context.business.id}">${context.business.name}</span>
-        ${environmentToggle(context, path)}
+        ${environmentSwitch(context, path)}
         <form method="post" action="/portal/sign-out">${csrfField(context)}<button type="submit" class="button button-quiet">Sign out</button></form>
       </div>
     </div>
@@ -109,3 +125,13 @@ ${options.body}
 </body>
 </html>`;
 }
+
+/**
+ * Answers a portal page as HTML, with its status.
+ *
+ * @example
+ * sendPage(res, kycPage(context));
+ */
+export const sendPage = (res: Response, markup: SafeHtml, status = 200): void => {
+  res.status(status).type('html').send(markup.value);
+};

@@ -20,7 +20,11 @@ const TOUCH_EVERY_MS = 60_000;
 /** Who is signed in, once `requirePortalSession` let the request through. */
 export interface PortalContext {
   business: Business;
-  /** What the portal shows (spec §5.4); API routing follows the key, never this. */
+  /**
+   * The environment of the secret key that signed in: the only one this session reads or changes. Seeing the
+   * other one takes a sign-in with that environment's secret key (a test key is handed to CI and laptops, and
+   * must reach nothing live). API routing follows the key of each call, never this (spec §5.4).
+   */
   environment: Environment;
   idHash: Buffer;
   /** The synchronizer token every state-changing form of this session carries. */
@@ -188,4 +192,29 @@ export function assertCsrfToken(sent: unknown, expected: string): void {
   if (typeof sent !== 'string' || !safeEqual(sent, expected)) {
     throw new HttpError(403, 'forbidden', 'This form has expired. Reload the page and try again.');
   }
+}
+
+/**
+ * A request of a signed-in page or form names no environment but the session's: an `environment` in the query
+ * or the form that is anything else is refused (403 `environment_mismatch`), before the handler reads a thing.
+ * What the handler then reads and changes is scoped to the session's environment by the services themselves
+ * (a live session id or endpoint id answers 403 there), so neither a form field nor a link reaches another
+ * environment.
+ *
+ * @example
+ * assertSessionEnvironment(req, portalContext(res)); // throws on ?environment=live in a test session
+ */
+export function assertSessionEnvironment(req: Request, context: PortalContext): void {
+  const named = [
+    req.query.environment,
+    (req.body as Record<string, unknown> | undefined)?.environment,
+  ].flat();
+  const other = named.find((value) => value !== undefined && value !== context.environment);
+  if (other === undefined) return;
+  const wanted = context.environment === 'test' ? 'live' : 'test';
+  throw new HttpError(
+    403,
+    'environment_mismatch',
+    `This portal session was opened with a ${context.environment} key, so it shows and changes ${context.environment} data only. To see or change ${wanted} data, sign in with your ${wanted} secret key (sk_${wanted}_…).`,
+  );
 }

@@ -37,16 +37,21 @@ export function sessionRoutes(auth: AuthDeps, sessions: SessionService): Router 
     sendData(res, session);
   });
 
+  // The merchant (secret key) gets its Session; the payer's checkout (widget token) the PublicSession, so no
+  // payer detail or metadata reaches the browser (the answer carries CORS for the widget hosts).
   router.post(
     '/api/widget/sessions/:id/cancel',
     requireApiKeyOrWidgetToken(auth),
     idempotent,
     async (req, res) => {
       const caller = res.locals.caller as ReturnType<typeof apiCaller> | { kind: 'widget' };
-      const owner = caller.kind === 'widget' ? undefined : caller;
-      const reason = owner ? 'cancelled_by_merchant' : 'cancelled_by_payer';
-      const session = await sessions.cancel(String(req.params.id), reason, owner);
-      sendData(res, session);
+      const id = String(req.params.id);
+      sendData(
+        res,
+        caller.kind === 'widget'
+          ? await sessions.cancelByPayer(id)
+          : await sessions.cancel(id, 'cancelled_by_merchant', caller),
+      );
     },
   );
 

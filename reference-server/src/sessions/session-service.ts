@@ -4,6 +4,7 @@ import type {
   CreatedSession,
   CreateSessionParams,
   NewAccountResult,
+  PublicSession,
   Session,
   StatusReason,
   VirtualAccount,
@@ -120,6 +121,24 @@ export class SessionService {
    * and the cancel answers 409 `session_not_active`.
    */
   async cancel(sessionId: string, reason: StatusReason, owner: ApiCaller | undefined): Promise<Session> {
+    return this.view(await this.cancelled(sessionId, reason, owner));
+  }
+
+  /**
+   * The payer's cancel, from the checkout's widget token: `cancel`, answered in the view the browser may see
+   * (`PublicSession`: no payer details, no metadata).
+   */
+  async cancelByPayer(sessionId: string): Promise<PublicSession> {
+    const after = await this.cancelled(sessionId, 'cancelled_by_payer', undefined);
+    const merchantName = (await this.store.businesses.find(after.businessId))?.name ?? '';
+    return toPublicSession(await this.view(after), merchantName);
+  }
+
+  private async cancelled(
+    sessionId: string,
+    reason: StatusReason,
+    owner: ApiCaller | undefined,
+  ): Promise<SessionRecord> {
     if (owner) await this.ownedSession(owner, sessionId);
     const after = await this.lifecycle.closingFirst(
       async () => {
@@ -159,7 +178,7 @@ export class SessionService {
         `The session is ${after.status}; it can no longer be cancelled.`,
       );
     }
-    return this.view(after);
+    return after;
   }
 
   /**

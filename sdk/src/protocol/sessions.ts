@@ -148,6 +148,14 @@ export const NewAccountResultSchema = z.object({
 export type NewAccountResult = z.infer<typeof NewAccountResultSchema>;
 
 /**
+ * `data` of `POST /api/widget/sessions/{id}/cancel`: the merchant's `Session` to its secret key; to the payer's
+ * widget token, the `PublicSession`, like every answer a widget token gets (no payer details, no metadata:
+ * they never reach the browser).
+ */
+export const CancelledSessionSchema = z.union([SessionSchema, PublicSessionSchema]);
+export type CancelledSession = z.infer<typeof CancelledSessionSchema>;
+
+/**
  * A currency the service takes, with the amounts it takes in it (minor units, both ends included). A session
  * in any other currency, or for an amount outside these, is refused at creation (`unsupported_currency`,
  * `amount_out_of_range`).

@@ -58,7 +58,69 @@ export const WebhookEventSchema = z.object({
 });
 export type WebhookEvent = z.infer<typeof WebhookEventSchema>;
 
-const WebhookUrlSchema = z.url({ protocol: /^https?$/ }).max(2048);
+/** The longest webhook URL, as sent and once normalised. */
+const MAX_WEBHOOK_URL = 2048;
+
+/**
+ * A webhook URL holds none of these: C0 and C1 control characters (with DEL), and the bidirectional controls
+ * (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) that make text read otherwise than it is.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it refuses
+const WITHOUT_CONTROLS = /^[^\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*$/u;
+
+/** `http://` or `https://`, in any case (written out: a JSON Schema `pattern` carries no flags). */
+const HTTP_SCHEME = /^[Hh][Tt][Tt][Pp][Ss]?:\/\//;
+
+/**
+ * A webhook URL as the service stores and answers it: `raw` parsed by the WHATWG URL Standard (`new URL`, what
+ * browsers, Node and undici use) and written back as its `href`, or undefined when the service refuses it (a
+ * control or bidirectional character, not `http(s)://`, not parseable, over 2048 characters once normalised).
+ *
+ * @example
+ * normalizeWebhookUrl('HTTP://Shop.Example/a b?q=<x>'); // 'http://shop.example/a%20b?q=%3Cx%3E'
+ * normalizeWebhookUrl('https://shop.example/\u202Egpj.exe'); // undefined
+ */
+export function normalizeWebhookUrl(raw: string): string | undefined {
+  if (!WITHOUT_CONTROLS.test(raw) || !HTTP_SCHEME.test(raw)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  return url.href.length <= MAX_WEBHOOK_URL ? url.href : undefined;
+}
+
+/**
+ * The one rule for a webhook URL, for `POST /api/webhooks`, `PATCH /api/webhooks/{id}` and the portal's form:
+ * at most 2048 characters, no control or bidirectional character, `http://` or `https://`, parsed by the WHATWG
+ * URL Standard; the parsed value is its normalised `href` (spaces and markup percent-encoded, the host in
+ * lower case, a path of at least `/`), which is what is stored and answered. Which addresses a URL may reach
+ * (https only for live, no private ranges, …) is the service's check after this one.
+ */
+const WebhookUrlSchema = z
+  .string()
+  .max(MAX_WEBHOOK_URL)
+  .regex(WITHOUT_CONTROLS, {
+    error: 'must not contain control characters (U+0000–U+001F, U+007F–U+009F) or bidirectional controls',
+  })
+  .regex(HTTP_SCHEME, { error: 'must be an absolute URL starting with http:// or https://' })
+  .meta({
+    description:
+      'An absolute `http://` or `https://` URL, at most 2048 characters, with no C0 or C1 control character (U+0000–U+001F, U+007F–U+009F) and no bidirectional control (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069). It must parse by the WHATWG URL Standard (`new URL`), and is stored and answered in the normalised form that parser writes (`href`: spaces and markup percent-encoded, host in lower case). Not an RFC 3986 `uri`: a space in the path, for one, is accepted and stored as `%20`. Live endpoints must use https, and no endpoint may reach a private, loopback (live) or otherwise special address.',
+  })
+  .transform((raw, context) => {
+    const href = normalizeWebhookUrl(raw);
+    if (href === undefined) {
+      context.issues.push({
+        code: 'custom',
+        message: 'must be a URL the WHATWG URL Standard parses, at most 2048 characters once normalised',
+        input: raw,
+      });
+      return z.NEVER;
+    }
+    return href;
+  });
 
 /** Body of `POST /api/webhooks`. `events` defaults to every type. */
 export const CreateWebhookEndpointParamsSchema = z.strictObject({
@@ -98,12 +160,18 @@ export const WebhookEndpointWithSecretSchema = WebhookEndpointSchema.extend({
 export type WebhookEndpointWithSecret = z.infer<typeof WebhookEndpointWithSecretSchema>;
 
 /**
- * Query of `GET /api/webhooks`. `url` keeps only the endpoints registered with exactly this URL (string
- * equality, as sent at creation): how an app that registers its endpoint at every start finds the one it made.
+ * Query of `GET /api/webhooks`. `url` keeps only the endpoints registered at this URL, compared in the
+ * normalised form endpoints are stored in (`normalizeWebhookUrl`; a value that is no webhook URL matches
+ * none): how an app that registers its endpoint at every start finds the one it made, however it spells it.
  */
 export const ListWebhookEndpointsParamsSchema = PageParamsSchema.extend({
   environment: EnvironmentSchema.optional(),
-  url: z.string().min(1).max(2048).optional(),
+  url: z
+    .string()
+    .min(1)
+    .max(MAX_WEBHOOK_URL)
+    .transform((raw) => normalizeWebhookUrl(raw) ?? raw)
+    .optional(),
 });
 export type ListWebhookEndpointsParams = z.input<typeof ListWebhookEndpointsParamsSchema>;
 

@@ -1,4 +1,4 @@
-import type { BootstrapResult, NewAccountResult } from '@servicepay/node/protocol';
+import type { BootstrapResult, NewAccountResult, PublicSession } from '@servicepay/node/protocol';
 
 /**
  * An answer of the service that was not 2xx, with its stable `code`.
@@ -61,8 +61,13 @@ export class CheckoutApi {
     );
   }
 
-  cancel(sessionId: string, token: string): Promise<unknown> {
-    return this.call('POST', `/api/widget/sessions/${encodeURIComponent(sessionId)}/cancel`, token);
+  /** The payer's cancel: the session in its public view, like every answer to a widget token. */
+  cancel(sessionId: string, token: string): Promise<PublicSession> {
+    return this.call<PublicSession>(
+      'POST',
+      `/api/widget/sessions/${encodeURIComponent(sessionId)}/cancel`,
+      token,
+    );
   }
 
   private async call<T>(method: string, path: string, token?: string, body?: unknown): Promise<T> {

@@ -74,13 +74,6 @@ export class PostgresPortalSessionRepository implements Async<PortalSessionRepos
     await this.db.query('UPDATE portal_sessions SET api_key_id = $1 WHERE id_hash = $2', [apiKeyId, idHash]);
   }
 
-  async setEnvironment(idHash: Buffer, environment: Environment): Promise<void> {
-    await this.db.query('UPDATE portal_sessions SET environment = $1 WHERE id_hash = $2', [
-      environment,
-      idHash,
-    ]);
-  }
-
   async remove(idHash: Buffer): Promise<void> {
     await this.db.query('DELETE FROM portal_sessions WHERE id_hash = $1', [idHash]);
   }

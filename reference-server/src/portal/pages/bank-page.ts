@@ -1,7 +1,7 @@
 import type { Session } from '@servicepay/node/protocol';
 import { formatMoney, formatTime, statusBadge } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { csrfField, page } from '../layout.ts';
+import { csrfField, page, signInHref } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
 
 /**
@@ -66,7 +66,7 @@ as a real bank would: the session turns <strong>successful</strong> or <strong>m
 updates, and your webhooks fire.</p>
 ${
   live
-    ? html`<p class="empty">The test bank moves simulated money only, so it works on test data. Switch to test data at the top.</p>`
+    ? html`<p class="empty">The test bank moves simulated money only, so it works on test data, from a portal session opened with a test key. <a href="${signInHref('test', '/portal/bank')}">Sign in with your test secret key</a> to use it.</p>`
     : open.length === 0
       ? html`<p class="empty">No test session is waiting for money. A session gets its account when the checkout opens it (the widget, or <code>POST /api/widget/bootstrap</code>).</p>`
       : html`<div class="table-wrap" role="region" aria-labelledby="bank-caption" tabindex="0"><table class="stack">

@@ -2,7 +2,7 @@ import type { Environment, KeyKind, RolledKey } from '@servicepay/node/protocol'
 import type { ApiKey } from '../../db/api-keys.ts';
 import { formatEpoch } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { csrfField, page } from '../layout.ts';
+import { csrfField, page, signInHref } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
 
 const KIND_TEXT: Record<KeyKind, { label: string; use: string }> = {
@@ -41,8 +41,8 @@ function keyRow(context: PortalContext, environment: Environment, kind: KeyKind,
 }
 
 /**
- * API Keys: the environment's keys by prefix and last four, and rolling each (the old key stops at once; the
- * new one is shown this once).
+ * API Keys: the session's environment's keys by prefix and last four, and rolling each (the old key stops at
+ * once; the new one is shown this once). The other environment's keys take a sign-in with its secret key.
  *
  * @example
  * res.send(keysPage(context, { secret: [...], publishable: [...] }).value);
@@ -53,6 +53,7 @@ export function keysPage(
   rolled?: RolledKey,
 ): SafeHtml {
   const environment = context.environment;
+  const other = environment === 'test' ? 'live' : 'test';
   const notice = rolled
     ? {
         tone: 'good' as const,
@@ -82,6 +83,7 @@ update your servers first, or their calls fail with <code>401 api_key_revoked</c
   </tbody>
 </table>
 </div>
-<p class="muted">Switch to ${environment === 'test' ? 'live' : 'test'} data at the top to see the other pair.</p>`,
+<p class="muted">This portal session was opened with a ${environment} key, so it shows and rolls ${environment} keys only.
+<a href="${signInHref(other, '/portal/keys')}">Sign in with your ${other} secret key</a> to see the ${other} pair.</p>`,
   });
 }

@@ -1,0 +1,54 @@
+/**
+ * Who may use a portal route, and so which checks run before its handler (`portalRoutes` adds them from this,
+ * never a handler itself):
+ *
+ * - `public`: anyone. The stylesheet and script, the entry redirect, the sign-in page. Reads no environment's data.
+ * - `sign-in`: the sign-in form. Same origin, url-encoded, and the double-submit token of the sign-in cookie
+ *   (checked by its handler, which then checks the key).
+ * - `session`: a signed-in page (`GET`) or form (`POST`: same origin, url-encoded, the session's CSRF token).
+ *   Every one is held to the session's environment, the environment of the key that signed in: a request naming
+ *   another environment is refused before its handler runs, and the handler reads and changes that environment
+ *   only.
+ */
+export type PortalAccess = 'public' | 'sign-in' | 'session';
+
+/** One route of the portal: its method, its path under `/portal` (express syntax), who may use it. */
+export interface PortalRoute {
+  method: 'get' | 'post';
+  path: string;
+  access: PortalAccess;
+}
+
+/**
+ * Every route the portal answers, by name. `portalRoutes` mounts exactly these (one handler each, typed so
+ * that a route without a handler, or a handler without a route, does not compile), and the tests walk them all,
+ * so a page added here is held to the session's environment and checked without anyone remembering to.
+ *
+ * @example
+ * for (const [name, route] of Object.entries(PORTAL_ROUTES)) console.log(name, route.method, `/portal${route.path}`);
+ */
+export const PORTAL_ROUTES = {
+  asset: { method: 'get', path: '/assets/:name', access: 'public' },
+  home: { method: 'get', path: '/', access: 'public' },
+  signInPage: { method: 'get', path: '/sign-in', access: 'public' },
+  signIn: { method: 'post', path: '/sign-in', access: 'sign-in' },
+  signOut: { method: 'post', path: '/sign-out', access: 'session' },
+  keys: { method: 'get', path: '/keys', access: 'session' },
+  rollKey: { method: 'post', path: '/keys/roll', access: 'session' },
+  webhooks: { method: 'get', path: '/webhooks', access: 'session' },
+  createEndpoint: { method: 'post', path: '/webhooks', access: 'session' },
+  endpoint: { method: 'get', path: '/webhooks/:id', access: 'session' },
+  revealSecret: { method: 'post', path: '/webhooks/:id/reveal', access: 'session' },
+  endpointState: { method: 'post', path: '/webhooks/:id/state', access: 'session' },
+  deleteEndpoint: { method: 'post', path: '/webhooks/:id/delete', access: 'session' },
+  resend: { method: 'post', path: '/webhooks/:id/resend', access: 'session' },
+  sessions: { method: 'get', path: '/sessions', access: 'session' },
+  session: { method: 'get', path: '/sessions/:id', access: 'session' },
+  bank: { method: 'get', path: '/bank', access: 'session' },
+  transfer: { method: 'post', path: '/bank/transfers', access: 'session' },
+  expire: { method: 'post', path: '/sessions/:id/expire', access: 'session' },
+  kyc: { method: 'get', path: '/kyc', access: 'session' },
+} as const satisfies Record<string, PortalRoute>;
+
+/** The name of a portal route (`'rollKey'`, `'endpoint'`, …). */
+export type PortalRouteName = keyof typeof PORTAL_ROUTES;
