@@ -57,7 +57,7 @@ final class AddressCheck {
 		return array(
 			'serves'  => true,
 			/* translators: 1: HTTP status, 2: error code from the service */
-			'problem' => sprintf( __( 'ServicePay answers there but cannot serve right now (HTTP %1$d, %2$s)', 'servicepay-woocommerce' ), $status, $code ),
+			'problem' => sprintf( __( 'it cannot serve right now (HTTP %1$d, %2$s)', 'servicepay-woocommerce' ), $status, $code ),
 		);
 	}
 
