@@ -178,12 +178,12 @@ describe('testHelpers: paying a session with the SDK alone', () => {
     const refused = await rejectionOf(live.testHelpers.pay('ses_anything'));
     expect(refused).toBeInstanceOf(PermissionError);
     expect(refused).toMatchObject({ code: 'test_mode_only' });
-    for (const call of [
-      live.testHelpers.openAccount('ses_anything'),
-      live.testHelpers.expire('ses_anything'),
-      live.testHelpers.expireAccount('ses_anything'),
+    for (const helper of [
+      () => live.testHelpers.openAccount('ses_anything'),
+      () => live.testHelpers.expire('ses_anything'),
+      () => live.testHelpers.expireAccount('ses_anything'),
     ]) {
-      expect(await rejectionOf(call)).toMatchObject({ code: 'test_mode_only' });
+      expect(await rejectionOf(helper())).toMatchObject({ code: 'test_mode_only' });
     }
     expect(contract.seen.length).toBe(before);
 
@@ -215,11 +215,12 @@ describe('testHelpers: paying a session with the SDK alone', () => {
       virtualAccount: null,
     });
 
+    // One at a time: a second call already rejected while the first is awaited would go unhandled meanwhile.
     for (const attempt of [
-      servicepay.testHelpers.expire(session.id),
-      servicepay.testHelpers.expireAccount(session.id),
+      () => servicepay.testHelpers.expire(session.id),
+      () => servicepay.testHelpers.expireAccount(session.id),
     ]) {
-      expect(await rejectionOf(attempt)).toMatchObject({ statusCode: 403, code: 'forbidden' });
+      expect(await rejectionOf(attempt())).toMatchObject({ statusCode: 403, code: 'forbidden' });
     }
     await expect(theirs.sessions.retrieve(session.id)).resolves.toMatchObject({ status: 'pending' });
     expect(await rejectionOf(servicepay.testHelpers.expire('ses_doesnotexist'))).toMatchObject({
@@ -308,11 +309,12 @@ describe('testHelpers: paying a session with the SDK alone', () => {
     expect(paid.virtualAccount.accountNumber).not.toBe(first.virtualAccount.accountNumber);
     expect(paid.session.status).toBe('successful');
     // A paid session has ended: neither clock can run out any more.
+    // One at a time: a second call already rejected while the first is awaited would go unhandled meanwhile.
     for (const attempt of [
-      servicepay.testHelpers.expire(created.id),
-      servicepay.testHelpers.expireAccount(created.id),
+      () => servicepay.testHelpers.expire(created.id),
+      () => servicepay.testHelpers.expireAccount(created.id),
     ]) {
-      expect(await rejectionOf(attempt)).toMatchObject({ statusCode: 409, code: 'session_not_active' });
+      expect(await rejectionOf(attempt())).toMatchObject({ statusCode: 409, code: 'session_not_active' });
     }
   });
 

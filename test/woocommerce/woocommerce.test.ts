@@ -663,7 +663,7 @@ describe.runIf(wooStackAvailable)(
       expect(notesWith(paid, 'received by bank transfer')).toHaveLength(1);
       // The session the shop replaced was not reported as cancelled by the payer.
       expect(notesWith(paid, 'cancelled the ServicePay payment')).toHaveLength(0);
-    }, 60_000);
+    }, 120_000);
 
     it('an order whose total changed after its session opened is not marked paid by that session: on hold, with a note', async () => {
       const shopper = new Shopper(woo.url);
@@ -889,7 +889,16 @@ describe.runIf(wooStackAvailable)(
       } finally {
         offset = 0;
       }
-      // Clocks agree again: the merchant resends the event (its own retry is scheduled on the service's clock).
+      // Clocks agree again: the merchant resends the event (its own retry is scheduled on the service's clock),
+      // first enabling the endpoint again in case the service disabled it after the refused retries meanwhile.
+      expect(
+        (
+          await call(service.baseUrl, 'PATCH', `/api/webhooks/${endpoint?.id}`, {
+            token: secretKey(),
+            json: { enabled: true },
+          })
+        ).status,
+      ).toBe(200);
       const resent = await call(service.baseUrl, 'POST', `/api/events/${expiredEventId}/resend`, {
         token: secretKey(),
         json: {

@@ -1,28 +1,15 @@
 import type { PublicSession, StatusMessage, VirtualAccount } from '@servicepay/node/protocol';
-import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { html, LitElement, nothing, type PropertyValues } from 'lit';
 import { ApiError, CheckoutApi } from '../../frame/api-client.ts';
-import { COUNTDOWN_MILESTONES, formatAmount, formatCountdown } from '../../frame/format.ts';
+import { COUNTDOWN_MILESTONES, formatAmount } from '../../frame/format.ts';
 import type { FrameConfig } from '../../frame/frame-config.ts';
 import { StatusStream, type StreamState } from '../../frame/status-stream.ts';
 import type { FrameMessage } from '../../protocol/messages.ts';
 import { developerTexts, frameTexts as texts } from '../../texts.ts';
+import { renderScreen, type Screen, type ScreenActions } from './frame-screens.ts';
 import { frameAppStyles } from './servicepay-frame-app.styles.ts';
 
-/**
- * The screens of spec §3, plus ENDED (the session's own lifetime ran out: EXPIRED with no retry) and
- * CONFIRM_CANCEL (the payer asked to close while a transfer may be on its way: asked first).
- */
-export type Screen =
-  | 'initializing'
-  | 'awaiting'
-  | 'confirming'
-  | 'confirm-cancel'
-  | 'success'
-  | 'mismatch'
-  | 'expired'
-  | 'ended'
-  | 'cancelled'
-  | 'error';
+export type { Screen } from './frame-screens.ts';
 
 /** The one callback a checkout ends with (docs/protocol.md, "How a checkout ends"). */
 type Outcome = Extract<FrameMessage, { type: 'success' | 'cancelled' | 'error' }>;
@@ -540,165 +527,39 @@ export class ServicePayFrameApp extends LitElement {
             </header>`
           : nothing
       }
-      <main>${this.renderScreen(amount)}</main>
+      <main>${renderScreen(
+        {
+          screen: this.screen,
+          session,
+          account: this.account,
+          mismatch: this.mismatch,
+          remainingMs: this.remainingMs(),
+          errorMessage: this.errorMessage,
+          canReconnect: this.token !== undefined && this.streamState === 'lost',
+          busy: this.busy,
+          copyState: this.copyState,
+        },
+        this.actions,
+      )}</main>
       <p class="sr-only" role="status" aria-live="polite">${this.announcement}</p>
     `;
   }
 
-  private renderScreen(amount: string): TemplateResult {
-    const merchant = this.session?.merchantName ?? '';
-    switch (this.screen) {
-      case 'initializing':
-        return html`<div class="center" aria-busy="true">
-          <div class="spinner" aria-hidden="true"></div>
-          <h1 tabindex="-1">${texts.initializing}</h1>
-        </div>`;
-      case 'awaiting':
-        return html`<h1 tabindex="-1">${texts.transferExactly} ${amount} ${texts.toThisAccount}</h1>
-          ${this.renderAccount()} ${this.renderCountdown()}
-          <p class="note">${texts.singleUse}</p>
-          <div class="actions">
-            <button type="button" class="primary" @click=${() => this.show('confirming')}>${texts.sentMoney}</button>
-          </div>`;
-      case 'confirming':
-        return html`<div class="center">
-            <div class="pulse" aria-hidden="true"></div>
-            <h1 tabindex="-1">${texts.confirmingTitle}</h1>
-            <p class="lead">${texts.confirmingBody}</p>
-          </div>
-          ${this.renderCountdown()}
-          <div class="actions">
-            <button type="button" class="secondary" @click=${() => this.showDetails()}>${texts.showDetails}</button>
-          </div>`;
-      case 'success':
-        return html`<div class="center">
-            <div class="icon ok" aria-hidden="true">✓</div>
-            <h1 tabindex="-1">${texts.successTitle}</h1>
-            <p class="lead">${texts.successBody(amount, merchant)}</p>
-            <p class="note">${texts.successRedirect}</p>
-          </div>
-          <div class="actions">
-            <button type="button" class="primary" @click=${() => this.post({ type: 'close' })}>${texts.continue}</button>
-          </div>`;
-      case 'mismatch': {
-        const currency = this.session?.currency ?? 'NGN';
-        const expected = this.mismatch ? formatAmount(this.mismatch.expectedAmount, currency) : amount;
-        const received = this.mismatch ? formatAmount(this.mismatch.receivedAmount, currency) : '';
-        return html`<h1 tabindex="-1">${texts.mismatchTitle}</h1>
-          <p class="lead">${texts.mismatchBody(expected, received)}</p>
-          <dl class="compare">
-            <div><dt>${texts.expected}</dt><dd>${expected}</dd></div>
-            <div><dt>${texts.received}</dt><dd>${received}</dd></div>
-          </dl>
-          <p>${texts.mismatchRetry(expected)}</p>
-          ${this.renderAccount()} ${this.renderCountdown()}`;
-      }
-      case 'expired':
-        return html`<div class="center">
-            <div class="icon warn" aria-hidden="true">!</div>
-            <h1 tabindex="-1">${texts.expiredTitle}</h1>
-            <p class="lead">${texts.expiredBody}</p>
-          </div>
-          <div class="actions">
-            <button type="button" class="primary" ?disabled=${this.busy} @click=${() => void this.retry()}>
-              ${texts.newAccount}
-            </button>
-            <button type="button" class="secondary" ?disabled=${this.busy} @click=${() => void this.requestClose()}>
-              ${texts.backToMerchant(merchant)}
-            </button>
-          </div>`;
-      case 'confirm-cancel':
-        return html`<div class="center">
-            <div class="icon warn" aria-hidden="true">?</div>
-            <h1 tabindex="-1">${texts.confirmCancelTitle}</h1>
-            <p class="lead">${texts.confirmCancelBody}</p>
-          </div>
-          ${this.renderCountdown()}
-          <div class="actions">
-            <button type="button" class="primary" ?disabled=${this.busy} @click=${() => this.keepPaying()}>
-              ${texts.keepPaying}
-            </button>
-            <button type="button" class="secondary" ?disabled=${this.busy} @click=${() => void this.cancelSession()}>
-              ${texts.cancelPayment}
-            </button>
-          </div>`;
-      case 'ended':
-        return html`<div class="center">
-            <div class="icon warn" aria-hidden="true">!</div>
-            <h1 tabindex="-1">${texts.sessionEndedTitle}</h1>
-            <p class="lead">${texts.sessionEndedBody}</p>
-          </div>
-          <div class="actions">
-            <button type="button" class="primary" @click=${() => this.leave()}>
-              ${merchant ? texts.backToMerchant(merchant) : texts.backToShop}
-            </button>
-          </div>`;
-      case 'cancelled':
-        return html`<div class="center">
-            <div class="icon bad" aria-hidden="true">×</div>
-            <h1 tabindex="-1">${texts.cancelledTitle}</h1>
-            <p class="lead">${texts.cancelledBody}</p>
-          </div>
-          <div class="actions">
-            <button type="button" class="primary" @click=${() => this.post({ type: 'close' })}>
-              ${merchant ? texts.backToMerchant(merchant) : texts.backToShop}
-            </button>
-          </div>`;
-      case 'error': {
-        const canReconnect = this.token !== undefined && this.streamState === 'lost';
-        return html`<div class="center">
-            <div class="icon bad" aria-hidden="true">!</div>
-            <h1 tabindex="-1">${texts.errorTitle}</h1>
-            <p class="lead">${this.errorMessage}</p>
-          </div>
-          <div class="actions">
-            ${
-              canReconnect
-                ? html`<button type="button" class="primary" @click=${() => this.reconnect()}>${texts.reconnect}</button>`
-                : nothing
-            }
-            <button type="button" class=${canReconnect ? 'secondary' : 'primary'} @click=${() => this.leave()}>
-              ${merchant ? texts.backToMerchant(merchant) : texts.backToShop}
-            </button>
-          </div>`;
-      }
-    }
-  }
-
-  private showDetails(): void {
-    this.screen = 'awaiting';
-  }
-
-  private renderAccount(): TemplateResult | typeof nothing {
-    const account = this.account;
-    if (!account) return nothing;
-    const copyText =
-      this.copyState === 'copied'
-        ? texts.copied
-        : this.copyState === 'failed'
-          ? texts.copyFailed
-          : texts.copy;
-    return html`<dl class="details">
-      <div class="row"><dt>${texts.bank}</dt><dd>${account.bankName}</dd></div>
-      <div class="row">
-        <dt>${texts.accountNumber}</dt>
-        <dd class="number">
-          <span class="digits">${account.accountNumber}</span>
-          <button type="button" class="copy" aria-label=${texts.copyLabel(account.accountNumber)} @click=${() => void this.copy()}>
-            ${copyText}
-          </button>
-        </dd>
-      </div>
-      <div class="row"><dt>${texts.accountName}</dt><dd>${account.accountName}</dd></div>
-    </dl>`;
-  }
-
-  private renderCountdown(): TemplateResult {
-    const remaining = this.remainingMs();
-    return html`<p class=${remaining < 5 * 60_000 ? 'countdown low' : 'countdown'} role="timer" aria-live="off">
-      <span>${texts.countdownLabel}</span><strong>${formatCountdown(remaining)}</strong>
-    </p>`;
-  }
+  /** What the screens' buttons do. */
+  private readonly actions: ScreenActions = {
+    sentMoney: () => this.show('confirming'),
+    showDetails: () => {
+      this.screen = 'awaiting';
+    },
+    copy: () => void this.copy(),
+    retry: () => void this.retry(),
+    requestClose: () => void this.requestClose(),
+    keepPaying: () => this.keepPaying(),
+    cancelPayment: () => void this.cancelSession(),
+    reconnect: () => this.reconnect(),
+    leave: () => this.leave(),
+    close: () => this.post({ type: 'close' }),
+  };
 }
 
 declare global {
