@@ -2,9 +2,12 @@
  * `npm start`: the whole product on its embedded defaults, for a developer's first hour. Builds what is stale,
  * then starts the reference service on `data/servicepay.db` (API, developer portal, both widget hosts) and the
  * example shop (`examples/express-shop`), registers the shop's webhook endpoint, and prints one banner with
- * every URL and the development business's test keys. Ctrl-C stops everything within 3 seconds: what has not
- * closed after 2.5 s is named in one line (`npm start: forced to stop after 2.5 s; still open: …`) and the exit
- * code is 1, so a stop that hangs is seen, not passed off as a clean one.
+ * every URL and the development business's test keys (the business is named after the shop, so the checkout
+ * says "Pay Paper & Ink" on the shop of that name). Ctrl-C stops everything within 3 seconds and says so in one
+ * line (`npm start: stopped (everything it started is closed).`, exit 0): what has not closed after 2.5 s is
+ * named in one line instead (`npm start: forced to stop after 2.5 s; still open: …`) and the exit code is 1, so
+ * a stop that hangs is seen, not passed off as a clean one. Two port settings that ask for the same port are
+ * refused up front, naming both; a port that is taken is named with the variable that moves it.
  *
  * Settings: the flags and variables of `servicepay-server start` (`--db`/`SERVICEPAY_DB`, `--database-url`/
  * `SERVICEPAY_DATABASE_URL`, `--port`/`SERVICEPAY_PORT`, `--test-widget-port`/`SERVICEPAY_TEST_WIDGET_PORT`,
@@ -27,7 +30,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
-import { PortInUseError, type Shop, startShop } from '../examples/express-shop/src/index.ts';
+import { PortInUseError, SHOP_NAME, type Shop, startShop } from '../examples/express-shop/src/index.ts';
 import { createBusiness, createService, silentLogger } from '../reference-server/src/index.ts';
 import { isPostgresUrl, storeLocation } from '../reference-server/src/internal/database-url.ts';
 import { sha256 } from '../reference-server/src/internal/random.ts';
@@ -101,7 +104,7 @@ function readSettings() {
       throw new UsageError(`SERVICEPAY_TRUST_PROXY (--trust-proxy): ${error.message}`);
     throw error;
   }
-  return {
+  const settings = {
     dbPath: values.db ?? process.env.SERVICEPAY_DB ?? 'data/servicepay.db',
     databaseUrl,
     trustedProxies,
@@ -123,6 +126,8 @@ function readSettings() {
       SHOP_PORT: portSetting(values['shop-port'], 'SHOP_PORT', 3000),
     },
   } as const;
+  refuseSharedPorts(settings.ports);
+  return settings;
 }
 
 /** Refuses early, in one line, when a fixed port is taken, naming the variable that moves it. */
@@ -142,6 +147,21 @@ function variableOf(ports: Record<string, number>, port: number): string {
   return Object.entries(ports).find(([, value]) => value === port)?.[0] ?? 'the port settings';
 }
 
+/**
+ * Refuses two settings that ask for the same fixed port: the second listener would fail with "in use", and the
+ * line would name whichever variable came first, maybe not the one that was changed.
+ */
+function refuseSharedPorts(ports: Record<string, number>): void {
+  const seen = new Map<number, string>();
+  for (const [variable, port] of Object.entries(ports)) {
+    if (port === 0) continue;
+    const other = seen.get(port);
+    if (other !== undefined)
+      throw new UsageError(`${other} and ${variable} both ask for port ${port}: give each its own`);
+    seen.set(port, variable);
+  }
+}
+
 async function developmentBusiness(
   service: ReturnType<typeof createService>,
   keysFile: string,
@@ -152,7 +172,8 @@ async function developmentBusiness(
     const key = await store.apiKeys.findByHash(sha256(saved.keys.test.secretKey));
     if (key && key.revokedAt === null) return saved;
   }
-  const created = await createBusiness(store, 'Development Shop', false, Date.now());
+  // The shop's own name, which the checkout shows the payer: a data folder made before keeps the name it has.
+  const created = await createBusiness(store, SHOP_NAME, false, Date.now());
   writeFileSync(keysFile, `${JSON.stringify(created, null, 2)}\n`, { mode: 0o600 });
   return created;
 }
@@ -214,7 +235,10 @@ async function main(): Promise<void> {
       await service.close();
       open.delete(SERVICE);
     })().then(
-      () => process.exit(0),
+      () => {
+        console.log('npm start: stopped (everything it started is closed).');
+        process.exit(0);
+      },
       (error: unknown) =>
         forced(`stopping failed (${error instanceof Error ? error.message : String(error)})`),
     );

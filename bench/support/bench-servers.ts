@@ -31,7 +31,7 @@ import express, { type Express } from 'express';
 import {
   createBusiness,
   createService,
-  createStore,
+  createSqliteStore,
   openDatabase,
   silentLogger,
 } from '../../reference-server/src/index.ts';
@@ -107,7 +107,7 @@ function freshDatabasePath(): string {
 
 async function createSqlFloor(): Promise<{ url: string; secretKey: string; dbPath: string }> {
   const dbPath = freshDatabasePath();
-  const store = createStore(openDatabase(dbPath), () => {});
+  const store = createSqliteStore(openDatabase(dbPath), () => {});
   const { business, keys } = await createBusiness(store, 'Bench Shop', false, Date.now());
   const keyHash = sha256(keys.test.secretKey);
   const scope = `${business.id}:test`;

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { openDatabase } from '../../reference-server/src/db/database.ts';
-import { createStore } from '../../reference-server/src/db/store.ts';
+import { createSqliteStore } from '../../reference-server/src/db/store.ts';
 import { createBusiness } from '../../reference-server/src/index.ts';
 import { timeOrderedPrefix } from '../../reference-server/src/internal/random.ts';
 
@@ -47,7 +47,7 @@ export async function seedSessions(dbPath: string, total: number, now = Date.now
   const db = openDatabase(dbPath);
   try {
     db.exec('CREATE TABLE bench_businesses (k INTEGER PRIMARY KEY, id TEXT NOT NULL, key TEXT NOT NULL)');
-    const store = createStore(db, () => undefined);
+    const store = createSqliteStore(db, () => undefined);
     db.function('seeded_client_secret_key', (createdAt) =>
       Buffer.concat([Buffer.from(timeOrderedPrefix(Number(createdAt)), 'latin1'), randomBytes(32)]),
     );

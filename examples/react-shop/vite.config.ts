@@ -7,7 +7,7 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   plugins: [react()],
   resolve: {
-    // In this repository @servicepay/react is compiled from its source; in your app it comes from npm.
+    // In this repository @servicepay/react is compiled from its source; in your app it is installed (its README).
     alias: {
       '@servicepay/react': fileURLToPath(new URL('../../widget/react/src/index.ts', import.meta.url)),
     },

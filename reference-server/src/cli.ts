@@ -2,15 +2,13 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { EnvironmentSchema, KeyKindSchema } from '@servicepay/node/protocol';
-import pg from 'pg';
 import { toUnappliedCreditView } from './bank/unapplied-credits.ts';
 import { approveKyc, createBusiness, rollKey } from './businesses/onboarding.ts';
 import { defaultConfig } from './config.ts';
-import { openDatabase } from './db/database.ts';
-import { migratePostgres } from './db/postgres/migrate-postgres.ts';
-import { createPostgresStore } from './db/postgres/postgres-store.ts';
-import { createStore, type Store } from './db/store.ts';
+import { openBackend } from './db/backend.ts';
+import type { Store } from './db/store.ts';
 import { isPostgresUrl, redactDatabaseUrl, storeLocation } from './internal/database-url.ts';
+import { silentLogger } from './internal/logger.ts';
 import { parseTrustedProxies, TrustedProxiesError } from './internal/trusted-proxies.ts';
 import { createService } from './service.ts';
 
@@ -106,29 +104,20 @@ const databaseUrl = (values: Values) => values['database-url'] ?? process.env.SE
 /** The store a command works on, and how to let go of it. */
 async function openStore(values: Values): Promise<{ store: Store; close(): Promise<void> }> {
   const url = databaseUrl(values);
-  if (url !== null) {
-    if (!isPostgresUrl(url)) throw new UsageError('--database-url is a postgres:// URL');
-    const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 5_000, max: 2 });
-    pool.on('error', () => undefined);
-    try {
-      await migratePostgres(pool);
-    } catch (error) {
-      await pool.end();
-      throw new CommandFailed(
-        `cannot use the database at ${redactDatabaseUrl(url)}: ${(error as Error).message}`,
-      );
-    }
-    return { store: createPostgresStore(pool, { onEffectError: () => undefined }), close: () => pool.end() };
+  if (url !== null && !isPostgresUrl(url)) throw new UsageError('--database-url is a postgres:// URL');
+  const backend = openBackend(
+    { dbPath: dbPath(values), databaseUrl: url },
+    { logger: silentLogger, onEffectError: () => undefined, forCommand: true },
+  );
+  try {
+    await backend.start();
+  } catch (error) {
+    await backend.close();
+    throw new CommandFailed(
+      `cannot use the database at ${url === null ? dbPath(values) : redactDatabaseUrl(url)}: ${(error as Error).message}`,
+    );
   }
-  const db = openDatabase(dbPath(values));
-  const store = createStore(db, () => undefined);
-  return {
-    store,
-    async close() {
-      await store.writes.run(async () => undefined);
-      db.close();
-    },
-  };
+  return { store: backend.store, close: () => backend.close() };
 }
 
 /** For commands that only read: a mistyped path must not answer "nothing found" from a new, empty file. */

@@ -2,8 +2,9 @@
 export { type AppDeps, createApp } from './app.ts';
 export { createBusiness, rollKey } from './businesses/onboarding.ts';
 export { defaultConfig, resolveConfig, type ServerConfig, type ServerConfigOverrides } from './config.ts';
+export { type Backend, openBackend } from './db/backend.ts';
 export { openDatabase } from './db/database.ts';
-export { createStore, type Store } from './db/store.ts';
+export { createSqliteStore, type Store } from './db/store.ts';
 export { type Clock, ManualClock, systemClock } from './internal/clock.ts';
 export { createJsonLogger, type Logger, silentLogger } from './internal/logger.ts';
 export { type BackgroundTask, createService, type Service, type ServiceOptions } from './service.ts';

@@ -1,24 +1,16 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pg from 'pg';
 import { type AppDeps, createApp } from './app.ts';
 import { BankNotificationProcessor } from './bank/notification-processor.ts';
 import { SimulatedBank } from './bank/simulated-bank.ts';
 import { UnappliedCredits } from './bank/unapplied-credits.ts';
 import { resolveConfig, type ServerConfig, type ServerConfigOverrides } from './config.ts';
-import { type BankBooks, SqliteBankBooks } from './db/bank-books.ts';
-import { openDatabase, type SqliteDatabase } from './db/database.ts';
-import { EXPIRY_SWEEP_LOCK_KEY, runAlone } from './db/postgres/advisory-lock.ts';
-import { PostgresBankBooks } from './db/postgres/bank-books.ts';
-import { migratePostgres } from './db/postgres/migrate-postgres.ts';
-import { PostgresRateLimiter } from './db/postgres/postgres-rate-limiter.ts';
-import { createPostgresStore } from './db/postgres/postgres-store.ts';
-import { createStore, type Store } from './db/store.ts';
-import { WalCheckpointer } from './db/wal-checkpointer.ts';
-import { type Broadcaster, InProcessBroadcaster } from './events/broadcaster.ts';
+import { type Backend, openBackend } from './db/backend.ts';
+import type { BankBooks } from './db/bank-books.ts';
+import type { SqliteDatabase } from './db/database.ts';
+import type { Store } from './db/store.ts';
 import { WebhookOutbox } from './events/outbox.ts';
-import { PostgresBroadcaster } from './events/postgres-broadcaster.ts';
 import { PushStreams } from './events/push-streams.ts';
 import { dnsResolver } from './events/webhook-url-policy.ts';
 import { RETRY_SCHEDULES, retrySpanMs } from './events/webhook-worker.ts';
@@ -28,7 +20,6 @@ import { type Clock, systemClock } from './internal/clock.ts';
 import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
 import { loadSecretsKey } from './internal/secrets-key.ts';
-import { type RateLimiter, SlidingWindowLimiter } from './internal/sliding-window-limiter.ts';
 import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
 import { portalRoutes } from './portal/portal-routes.ts';
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
@@ -59,8 +50,8 @@ export interface Service {
   readonly db: SqliteDatabase;
   /** The simulated bank's books (in the SQLite file, or in PostgreSQL), for a second bank over the same books. */
   readonly bankBooks: BankBooks;
-  /** The PostgreSQL pool when `databaseUrl` is set. */
-  readonly pool: pg.Pool | undefined;
+  /** What the service runs on (`db/backend.ts`): its store, books, broadcaster, limiters, migration. */
+  readonly backend: Backend;
   secretBox: SecretBox;
   outbox: WebhookOutbox;
   sweeper: ExpirySweeper;
@@ -96,36 +87,23 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     logger.error('after-commit effect failed', {
       error: error instanceof Error ? error.message : String(error),
     });
-  const pool =
-    config.databaseUrl === null
-      ? undefined
-      : openPostgresPool(config.databaseUrl, config.databasePoolSize, logger);
-  // On PostgreSQL an instance keeps nothing in a local file: the simulated bank's books are in the shared
-  // database too, so the bank is one party for every instance, as a real bank is.
-  let db: SqliteDatabase | undefined;
-  let checkpointer: WalCheckpointer | undefined;
-  let store: Store;
-  let bankBooks: BankBooks;
-  if (pool) {
-    store = createPostgresStore(pool, {
-      onEffectError,
-      // A killed instance's picks are sent again by the others when their lease ends: sized to the schedule.
-      deliveryLeaseMs: RETRY_SCHEDULES[config.webhooks.schedule].leaseMs ?? 60_000,
-    });
-    bankBooks = new PostgresBankBooks(pool);
-  } else {
-    db = openDatabase(config.dbPath);
-    // Checkpoints off the event loop (db/wal-checkpointer.ts); an in-memory database has no WAL.
-    if (config.dbPath !== ':memory:') {
-      checkpointer = WalCheckpointer.attach(db, config.dbPath, (error) =>
-        logger.error('WAL checkpoint failed', {
+  // On PostgreSQL the push may miss updates while this instance's listening connection is away: read them back.
+  let pushStreams: PushStreams | undefined;
+  const backend = openBackend(config, {
+    logger,
+    onEffectError,
+    // A killed instance's picks are sent again by the others when their lease ends: sized to the schedule.
+    deliveryLeaseMs: RETRY_SCHEDULES[config.webhooks.schedule].leaseMs ?? 60_000,
+    onPushGap: (reason) => {
+      logger.warn('push updates may have been missed; replaying open streams', { reason });
+      pushStreams?.catchUp().catch((error: unknown) =>
+        logger.error('push catch-up failed', {
           error: error instanceof Error ? error.message : String(error),
         }),
       );
-    }
-    store = createStore(db, onEffectError, () => checkpointer?.committed());
-    bankBooks = new SqliteBankBooks(db);
-  }
+    },
+  });
+  const { store, bankBooks, broadcaster } = backend;
   const secretBox = new SecretBox(secretsKey);
   let listeningUrl: string | undefined;
   const bank = new SimulatedBank({
@@ -136,26 +114,6 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     bankName: config.bank.name,
     notificationUrl: () => (listeningUrl ? `${listeningUrl}/bank/notifications` : undefined),
   });
-  // On PostgreSQL every instance hears every transition (LISTEN/NOTIFY), whichever instance holds the stream.
-  let pushStreams: PushStreams | undefined;
-  const postgresBroadcaster =
-    pool && config.databaseUrl !== null
-      ? new PostgresBroadcaster({
-          pool,
-          connection: { connectionString: config.databaseUrl },
-          logger,
-          // Updates this instance may have missed while its listening connection was away: read them back.
-          onGap: (reason) => {
-            logger.warn('push updates may have been missed; replaying open streams', { reason });
-            pushStreams?.catchUp().catch((error: unknown) =>
-              logger.error('push catch-up failed', {
-                error: error instanceof Error ? error.message : String(error),
-              }),
-            );
-          },
-        })
-      : undefined;
-  const broadcaster: Broadcaster = postgresBroadcaster ?? new InProcessBroadcaster();
   const outbox = new WebhookOutbox();
   const credits = new UnappliedCredits(store, outbox, bank, clock, logger);
   const lifecycle = new SessionLifecycle(outbox, broadcaster, bank, credits);
@@ -170,17 +128,13 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     clock,
     logger,
     config.idempotencyKeyTtlHours * 3_600_000,
-    pool ? (work) => runAlone(pool, EXPIRY_SWEEP_LOCK_KEY, work) : undefined,
+    (work) => backend.runAlone('expiry-sweep', work),
   );
   // On PostgreSQL the budgets are counted in the database, so every instance spends the same one.
-  const limiter = (name: string, limit: number): RateLimiter =>
-    pool
-      ? new PostgresRateLimiter(pool, { name, limit, windowMs: 60_000 })
-      : new SlidingWindowLimiter(limit, 60_000);
   const limiters = {
-    business: limiter('api', config.rateLimit.perMinute),
-    widget: limiter('checkout', config.rateLimit.widgetPerMinutePerAddress),
-    failedAuth: limiter('auth', config.rateLimit.failedAuthPerMinutePerAddress),
+    business: backend.limiter('api', config.rateLimit.perMinute, 60_000),
+    widget: backend.limiter('checkout', config.rateLimit.widgetPerMinutePerAddress, 60_000),
+    failedAuth: backend.limiter('auth', config.rateLimit.failedAuthPerMinutePerAddress, 60_000),
   };
   pushStreams = new PushStreams(store, broadcaster, {
     maxPerToken: config.rateLimit.streamsPerWidgetToken,
@@ -244,23 +198,19 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     config,
     deps,
     get db(): SqliteDatabase {
-      if (!db)
+      if (!backend.sqlite)
         throw new Error('this service keeps its data in PostgreSQL: read it through service.deps.store');
-      return db;
+      return backend.sqlite;
     },
     bankBooks,
-    pool,
+    backend,
     secretBox,
     outbox,
     sweeper,
     tasks,
     async start() {
-      // Instances starting together apply each migration once (an advisory lock per file).
-      if (pool) {
-        await migratePostgres(pool);
-        await checkSharedSecretsKey(pool, secretBox);
-      }
-      await postgresBroadcaster?.start();
+      await backend.start();
+      if (backend.shared) await checkSharedSecretsKey(store, secretBox);
       const app = createApp(deps);
       // Every answer in the envelope, shorter header and body timeouts, a connection cap.
       server = createApiServer(app, {
@@ -301,28 +251,9 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
         server.closeAllConnections();
         await closed;
       }
-      // Let queued writes land before the file closes (on PostgreSQL each job already has its own transaction;
-      // a database that is down must not keep the rest from closing).
-      await store.writes.run(async () => undefined).catch(() => undefined);
-      await postgresBroadcaster?.close();
-      await pool?.end();
-      // The thread's connection first: the last connection to close checkpoints the WAL and removes it.
-      await checkpointer?.close();
-      db?.close();
+      await backend.close();
     },
   };
-}
-
-/**
- * The pool every read and write job of this instance uses. An idle client that loses its connection is
- * dropped by the pool and logged; the next checkout connects again.
- */
-function openPostgresPool(connectionString: string, max: number, logger: Logger): pg.Pool {
-  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: 5_000, max });
-  pool.on('error', (error) =>
-    logger.warn('an idle PostgreSQL connection was lost', { error: error.message }),
-  );
-  return pool;
 }
 
 /**
@@ -331,11 +262,8 @@ function openPostgresPool(connectionString: string, max: number, logger: Logger)
  * to do, when this instance's key cannot open a secret already in the database. (A key file made in
  * development beside each instance's `--db` is a different key per instance.)
  */
-async function checkSharedSecretsKey(pool: pg.Pool, secretBox: SecretBox): Promise<void> {
-  const { rows } = await pool.query<{ sealed: string }>(
-    'SELECT secret_ciphertext AS sealed FROM webhook_endpoints ORDER BY seq LIMIT 1',
-  );
-  const sealed = rows[0]?.sealed;
+async function checkSharedSecretsKey(store: Store, secretBox: SecretBox): Promise<void> {
+  const sealed = await store.webhookEndpoints.oldestSecret();
   if (sealed === undefined) return;
   try {
     secretBox.open(sealed);

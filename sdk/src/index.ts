@@ -65,16 +65,20 @@ export type {
   WebhookEndpointWithSecret,
   WebhookEvent,
 } from './responses.ts';
+export { type GenerateTestEventOptions, generateTestEvent, type TestEvent } from './test-events.ts';
 export {
   type ConstructEventOptions,
   constructEvent,
   constructEventAsync,
   DEFAULT_TOLERANCE_SECONDS,
   type GenerateTestHeaderOptions,
+  type GenerateTestWebhookOptions,
   generateTestHeader,
+  generateTestWebhook,
   type RawBody,
   SIGNATURE_HEADER,
   type SignatureHeader,
+  type TestWebhook,
   verifySignature,
   verifySignatureAsync,
   Webhooks,

@@ -16,7 +16,9 @@ import {
   secretsOf,
   signatureMismatch,
 } from './internal/signature.ts';
+import type { WebhookEventType } from './protocol/index.ts';
 import type { WebhookEvent } from './responses.ts';
+import { type GenerateTestEventOptions, generateTestEvent, type TestEvent } from './test-events.ts';
 
 export {
   type ConstructEventOptions,
@@ -191,6 +193,72 @@ export function generateTestHeader({
 }
 
 /**
+ * What {@link generateTestWebhook} builds and signs: an event (see {@link generateTestEvent}) and the secret
+ * your handler verifies with.
+ *
+ * @example
+ * import type { GenerateTestWebhookOptions } from '@servicepay/node';
+ * const options: GenerateTestWebhookOptions = { type: 'session.successful', secret: 'whsec_test_secret' };
+ */
+export type GenerateTestWebhookOptions<T extends WebhookEventType = WebhookEventType> =
+  GenerateTestEventOptions<T> & {
+    /** The signing secret your handler verifies with. */
+    secret: string;
+    /** Unix seconds to sign with. Default now. */
+    timestamp?: number;
+  };
+
+/**
+ * A signed test webhook: the request the service would send your handler.
+ *
+ * @example
+ * import { generateTestWebhook, type TestWebhook } from '@servicepay/node';
+ * const webhook: TestWebhook = generateTestWebhook({ type: 'session.expired', secret: 'whsec_test_secret' });
+ */
+export interface TestWebhook<T extends WebhookEventType = WebhookEventType> {
+  /** The event, as `constructEvent` will return it. */
+  event: TestEvent<T>;
+  /** The raw body to send: the event as JSON. */
+  payload: string;
+  /** The `X-Service-Signature` value for `payload`. */
+  header: string;
+  /** Both headers to send with `payload`: `content-type` and `x-service-signature`. */
+  headers: { 'content-type': 'application/json'; 'x-service-signature': string };
+}
+
+/**
+ * Builds a webhook event of any known type and signs it the way the service does: the body and the header to
+ * send to your handler in a test, with no service running (stripe-node's fixtures plus
+ * `generateTestHeaderString`, in one call).
+ *
+ * @example
+ * import { generateTestWebhook } from '@servicepay/node';
+ * const { payload, headers, event } = generateTestWebhook({
+ *   type: 'session.successful',
+ *   session: { reference: 'order-1042' },
+ *   secret: 'whsec_test_secret',
+ * });
+ * await fetch('http://127.0.0.1:3000/webhooks/servicepay', { method: 'POST', headers, body: payload });
+ * event.data.session.reference; // 'order-1042'
+ */
+export function generateTestWebhook<T extends WebhookEventType>(
+  options: GenerateTestWebhookOptions<T>,
+): TestWebhook<T> {
+  const { secret, timestamp, ...eventOptions } = options;
+  const event = generateTestEvent(eventOptions as GenerateTestEventOptions<T>);
+  const payload = JSON.stringify(event);
+  const header = generateTestHeader(
+    timestamp === undefined ? { payload, secret } : { payload, secret, timestamp },
+  );
+  return {
+    event,
+    payload,
+    header,
+    headers: { 'content-type': 'application/json', 'x-service-signature': header },
+  };
+}
+
+/**
  * The webhook helpers as an object: `servicepay.webhooks` on a client, or `new Webhooks()` without a key
  * (verifying needs only the endpoint's secret).
  *
@@ -234,5 +302,15 @@ export class Webhooks {
   /** See {@link generateTestHeader}. */
   generateTestHeader(options: GenerateTestHeaderOptions): string {
     return generateTestHeader(options);
+  }
+
+  /** See {@link generateTestEvent}. */
+  generateTestEvent<T extends WebhookEventType>(options: GenerateTestEventOptions<T>): TestEvent<T> {
+    return generateTestEvent(options);
+  }
+
+  /** See {@link generateTestWebhook}. */
+  generateTestWebhook<T extends WebhookEventType>(options: GenerateTestWebhookOptions<T>): TestWebhook<T> {
+    return generateTestWebhook(options);
   }
 }

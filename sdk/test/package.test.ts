@@ -35,7 +35,7 @@ beforeAll(async () => {
   const pkgDir = join(workDir, 'package');
   mkdirSync(pkgDir);
   copyFileSync(join(sdkDir, 'package.json'), join(pkgDir, 'package.json'));
-  for (const file of ['README.md', 'LICENSE']) {
+  for (const file of ['README.md', 'CHANGELOG.md', 'LICENSE']) {
     if (existsSync(join(sdkDir, file))) copyFileSync(join(sdkDir, file), join(pkgDir, file));
   }
   await run(bin('tsup'), ['--out-dir', join(pkgDir, 'dist'), '--silent'], { cwd: sdkDir });
@@ -109,6 +109,32 @@ describe('the published package', () => {
     expect([...imported].filter((name) => !name.startsWith('node:')).sort()).toEqual(DEPENDENCIES);
     // node:crypto is taken with process.getBuiltinModule when a synchronous helper first needs it.
     expect([...imported].filter((name) => name.startsWith('node:'))).toEqual([]);
+  });
+
+  it('keeps the class names in both builds, so an error logs as the class it is', async () => {
+    // esbuild renames a class it lowers for CommonJS (`_class2`) unless told to keep names.
+    const names =
+      "['ServicePay','ServicePayError','AuthenticationError','PermissionError','RateLimitError','SignatureVerificationError','WebhookPayloadError','Webhooks']";
+    const esmScript = `const sdk = await import('@servicepay/node'); let thrown; try { new sdk.ServicePay('pk_test_x'); } catch (e) { thrown = e.constructor.name; } console.log(JSON.stringify({ names: ${names}.map((n) => sdk[n].name), thrown }));`;
+    const cjsScript = `const sdk = require('@servicepay/node'); let thrown; try { new sdk.ServicePay('pk_test_x'); } catch (e) { thrown = e.constructor.name; } console.log(JSON.stringify({ names: ${names}.map((n) => sdk[n].name), thrown }));`;
+    const project = join(workDir, 'project');
+    const expected = {
+      names: [
+        'ServicePay',
+        'ServicePayError',
+        'AuthenticationError',
+        'PermissionError',
+        'RateLimitError',
+        'SignatureVerificationError',
+        'WebhookPayloadError',
+        'Webhooks',
+      ],
+      thrown: 'PermissionError',
+    };
+    const esm = await run(process.execPath, ['--input-type=module', '-e', esmScript], { cwd: project });
+    expect(JSON.parse(esm.stdout)).toEqual(expected);
+    const cjs = await run(process.execPath, ['-e', cjsScript], { cwd: project });
+    expect(JSON.parse(cjs.stdout)).toEqual(expected);
   });
 
   it('runs constructEventAsync of @servicepay/node/webhooks in a node:vm context holding only Web Crypto, TextEncoder and TextDecoder (no Buffer, process, require)', async () => {

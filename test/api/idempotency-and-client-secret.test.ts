@@ -1,6 +1,6 @@
 import type { CreatedBusiness } from '@servicepay/node/protocol';
 import { listEnvelopeOf, SessionSchema } from '@servicepay/node/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Repositories } from '../../reference-server/src/db/repositories.ts';
 import type { Store } from '../../reference-server/src/db/store.ts';
 import { ManualClock } from '../../reference-server/src/index.ts';
@@ -197,6 +197,32 @@ describe('Idempotency-Key on session create: the key commits with the session', 
       expect(replay.text).toBe(created.text);
     } finally {
       stopRecording();
+    }
+  });
+
+  it('looks a key up only when the create fails: a first use reads nothing of it; a retry, a bad body or a taken reference are answered from it', async () => {
+    const shop = await server.createBusiness({ name: 'No Lookup' });
+    const token = shop.keys.test.secretKey;
+    const lookups = vi.spyOn(server.service.deps.store.idempotencyKeys, 'find');
+    try {
+      const body = sessionParams({ reference: 'no-lookup' });
+      const first = await createWithKey(token, 'no-lookup', body);
+      expect(first.status, first.text).toBe(201);
+      expect(lookups).not.toHaveBeenCalled();
+      // The retry's job fails (its reference is the first's): the key is looked up, the first answer replayed.
+      const retry = await createWithKey(token, 'no-lookup', body);
+      expect(retry.text).toBe(first.text);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(lookups).toHaveBeenCalledTimes(1);
+      // A body that no longer validates, under a used key: 409 for the key, as before the body was read.
+      expectError(await createWithKey(token, 'no-lookup', { amount: -1 }), 409, 'idempotency_key_reused');
+      // Without a reference the retry's insert succeeds and its claim fails: rolled back, replayed.
+      const unreferenced = sessionParams();
+      const made = await createWithKey(token, 'no-lookup-2', unreferenced);
+      expect((await createWithKey(token, 'no-lookup-2', unreferenced)).text).toBe(made.text);
+      expect((await sessionsOf(token)).map((session) => session.reference)).toHaveLength(2);
+    } finally {
+      lookups.mockRestore();
     }
   });
 

@@ -427,7 +427,8 @@ describe('a tab in the background', () => {
     const frame = await checkoutFrameHandle(page);
     await expect.poll(() => streamState(frame)).toBe('open');
 
-    // In the background the stream's connection drops, and its timers (the retry after 250 ms) do not fire.
+    // In the background the stream's connection drops, and its timers (the retry after about a second, the
+    // service's `retry:`) do not fire.
     await setVisibility(frame, 'hidden');
     await page.clock.pauseAt(Date.now() + 1_000);
     world.server.dropConnections();

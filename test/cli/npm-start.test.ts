@@ -33,6 +33,9 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
+/** The one line a clean stop ends with. */
+const STOPPED = 'npm start: stopped (everything it started is closed).';
+
 /** A port that was free a moment ago. */
 async function freePort(): Promise<{ port: number; release: () => Promise<void> }> {
   const holder = createServer();
@@ -97,6 +100,7 @@ async function expectCleanStop(child: RunningProcess, seen: { printed: string },
   const code = await child.stop(signal);
   expect(child.output()).not.toContain('still open:');
   expect(code).toBe(0);
+  expect(child.output().trimEnd().split('\n').at(-1)).toBe(STOPPED);
   await expectPortsFree(seen.printed);
 }
 
@@ -158,6 +162,7 @@ describe('npm start', () => {
     expect(seen.liveWidget).toMatch(/\/latest\/widget\.js$/);
     expect(seen.shop).toBe(`http://127.0.0.1:${shopPort.port}`);
     expect(seen.printed).toContain('webhooks on the fast schedule');
+    expect(seen.printed).toMatch(/^Development business Paper & Ink \(biz_\w+\), test keys:$/m);
 
     const created = await createSession(seen.api, seen.secretKey);
     expect(created).toMatchObject({ status: 'pending', environment: 'test' });
@@ -166,6 +171,15 @@ describe('npm start', () => {
     const page = await call(seen.shop, 'GET', '/');
     expect(page.status).toBe(200);
     expect(page.text).toContain(`<script src="${seen.testWidget}"></script>`);
+    // One name: the shop's heading is the name its checkout shows the payer.
+    expect(page.text).toContain('<h1>Paper &amp; Ink</h1>');
+    const order = await call(seen.shop, 'POST', '/api/orders', {
+      json: { productId: 'notebook', name: 'Ada Lovelace', email: 'ada@example.com' },
+    });
+    const checkout = await call(seen.api, 'POST', '/api/widget/bootstrap', {
+      json: { clientSecret: order.body.clientSecret },
+    });
+    expect(checkout.body.data.session).toMatchObject({ merchantName: 'Paper & Ink', amount: 500_000 });
     const endpoints = await call(seen.api, 'GET', '/api/webhooks', { token: seen.secretKey });
     expect(endpoints.body.data.map((e: { url: string }) => e.url)).toEqual([
       `${seen.shop}/webhooks/servicepay`,
@@ -204,6 +218,7 @@ describe('npm start', () => {
     expect((await call(seen.api, 'GET', '/health')).status).toBe(200);
     await pressCtrlC(child);
     expect(child.output()).not.toContain('still open:');
+    expect(child.output().trimEnd().split('\n').at(-1)).toBe(STOPPED);
     await expectPortsFree(seen.printed);
   });
 
@@ -245,6 +260,14 @@ describe('npm start', () => {
     } finally {
       await taken.release();
     }
+  });
+
+  it('refuses two port variables that ask for one port, naming both, before it opens anything', async () => {
+    const child = npmStart({ SERVICEPAY_PORT: '47123', SHOP_PORT: '47123' });
+    expect(await child.exited).toBe(2);
+    expect(child.output().split('\n')[0]).toBe(
+      'SERVICEPAY_PORT and SHOP_PORT both ask for port 47123: give each its own',
+    );
   });
 
   it('says in one line why it cannot start, with SERVICEPAY_SECRETS_KEY as servicepay-server takes it', async () => {

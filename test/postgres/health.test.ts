@@ -194,7 +194,7 @@ describe.runIf(postgresAvailable)('GET /health on PostgreSQL', () => {
       { databaseUrl, databasePoolSize: 1 },
       { dbPath: join(folder, 'coalesce.db') },
     );
-    const pool = server.service.pool;
+    const pool = server.service.backend.pool;
     if (!pool) throw new Error('the service runs on PostgreSQL');
     try {
       expectUp(await health(server));

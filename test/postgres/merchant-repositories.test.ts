@@ -10,9 +10,9 @@ import {
 } from '../support/postgres.ts';
 import { openStoreTwins, type StoreTwins } from '../support/repository-twins.ts';
 
-// Issue 13: one storage interface, two stores. The same calls on the SQLite repositories (a real SQLite file,
-// seen through asyncView as the service sees them) and on their PostgreSQL twins (a real PostgreSQL 15) must
-// answer the same records: here businesses, API keys, portal sessions, unapplied credits and the audit log.
+// One storage layer, two stores (issues 13 and 25). The same calls on the service's repositories over a real
+// SQLite file and over a real PostgreSQL 15, each asserted, must answer the same records: here businesses, API
+// keys, portal sessions, unapplied credits and the audit log.
 
 reportIfPostgresMissing();
 

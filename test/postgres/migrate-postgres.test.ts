@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../reference-server/src/db/database.ts';
-import {
-  migratePostgres,
-  readPostgresMigrations,
-} from '../../reference-server/src/db/postgres/migrate-postgres.ts';
-import { PostgresWebhookDeliveryRepository } from '../../reference-server/src/db/postgres/webhook-deliveries.ts';
+import { readMigrations } from '../../reference-server/src/db/migrations.ts';
+import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
+import { PostgresRunner } from '../../reference-server/src/db/postgres/postgres-runner.ts';
+import { SqlWebhookDeliveryRepository } from '../../reference-server/src/db/webhook-deliveries.ts';
 import {
   postgresAvailable,
   reportIfPostgresMissing,
@@ -26,7 +25,7 @@ reportIfPostgresMissing();
  * Tables only PostgreSQL has: the runner's record, and what one process kept in memory with SQLite
  * (`rate_limit_windows` is 007's, left by 009 for instances still on the previous code during a deploy).
  */
-const POSTGRES_ONLY = ['schema_migrations', 'rate_limit_windows', 'rate_limit_buckets', 'push_overflow'];
+const POSTGRES_ONLY = ['rate_limit_windows', 'rate_limit_buckets', 'push_overflow'];
 
 /**
  * Tables only SQLite has: `credentials_version` (009), the change counter behind the in-process key cache, which
@@ -55,7 +54,7 @@ describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', 
   it('three instances starting together apply every migration exactly once; a later start applies none', async () => {
     const url = await postgres.createDatabase('three_instances');
     const instances = [poolFor(url), poolFor(url), poolFor(url)];
-    const names = readPostgresMigrations().map((migration) => migration.name);
+    const names = readMigrations().map((migration) => migration.name);
     expect(names.length).toBeGreaterThanOrEqual(8);
 
     const results = await Promise.all(instances.map((pool) => migratePostgres(pool)));
@@ -79,12 +78,21 @@ describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', 
     const pool = poolFor(url);
     const dir = mkdtempSync(join(tmpdir(), 'servicepay-pg-migrations-'));
     try {
-      writeFileSync(join(dir, '001_first.sql'), 'CREATE TABLE first_table (id integer PRIMARY KEY);');
+      // Each step has its SQLite side too; this test runs only the PostgreSQL one.
+      for (const name of ['001_first', '002_broken', '002_renamed', '002_other']) {
+        writeFileSync(join(dir, `${name}.sqlite.sql`), 'SELECT 1;');
+      }
       writeFileSync(
-        join(dir, '002_broken.sql'),
+        join(dir, '001_first.postgres.sql'),
+        'CREATE TABLE first_table (id integer PRIMARY KEY);',
+      );
+      rmSync(join(dir, '002_renamed.sqlite.sql'));
+      rmSync(join(dir, '002_other.sqlite.sql'));
+      writeFileSync(
+        join(dir, '002_broken.postgres.sql'),
         'CREATE TABLE half_made (id integer PRIMARY KEY);\nINSERT INTO no_such_table VALUES (1);',
       );
-      await expect(migratePostgres(pool, { migrations: readPostgresMigrations(dir) })).rejects.toThrow(
+      await expect(migratePostgres(pool, { migrations: readMigrations(dir) })).rejects.toThrow(
         /002_broken failed/,
       );
       const tables = await pool.query(
@@ -92,18 +100,22 @@ describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', 
       );
       expect(tables.rows.map((row) => row.table_name)).toEqual(['first_table', 'schema_migrations']);
 
-      writeFileSync(join(dir, '002_broken.sql'), 'CREATE TABLE half_made (id integer PRIMARY KEY);');
-      const fixed = await migratePostgres(pool, { migrations: readPostgresMigrations(dir) });
+      writeFileSync(join(dir, '002_broken.postgres.sql'), 'CREATE TABLE half_made (id integer PRIMARY KEY);');
+      const fixed = await migratePostgres(pool, { migrations: readMigrations(dir) });
       expect(fixed.applied).toEqual(['002_broken']);
 
       // A renumbered file (another name under a recorded version) is refused: the schema is not what it says.
-      rmSync(join(dir, '002_broken.sql'));
-      writeFileSync(join(dir, '002_renamed.sql'), 'SELECT 1;');
-      await expect(migratePostgres(pool, { migrations: readPostgresMigrations(dir) })).rejects.toThrow(
+      for (const dialect of ['postgres', 'sqlite']) {
+        rmSync(join(dir, `002_broken.${dialect}.sql`));
+        writeFileSync(join(dir, `002_renamed.${dialect}.sql`), 'SELECT 1;');
+      }
+      await expect(migratePostgres(pool, { migrations: readMigrations(dir) })).rejects.toThrow(
         /records version 2 as 002_broken/,
       );
-      writeFileSync(join(dir, '002_other.sql'), 'SELECT 1;');
-      expect(() => readPostgresMigrations(dir)).toThrow(/two PostgreSQL migrations are numbered 2/);
+      writeFileSync(join(dir, '002_other.postgres.sql'), 'SELECT 1;');
+      expect(() => readMigrations(dir)).toThrow(/002_other needs both/);
+      writeFileSync(join(dir, '002_other.sqlite.sql'), 'SELECT 1;');
+      expect(() => readMigrations(dir)).toThrow(/two migrations are numbered 2/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -133,7 +145,7 @@ describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', 
     // migration's header. Rows written as 010 left them: a loopback answer kept, a withheld one, no answer.
     const url = await postgres.createDatabase('withhold_excerpts');
     const pool = poolFor(url);
-    const before = readPostgresMigrations().filter((migration) => migration.version < 11);
+    const before = readMigrations().filter((migration) => migration.version < 11);
     await migratePostgres(pool, { migrations: before });
     await pool.query(`
       INSERT INTO businesses (id, name, created_at) VALUES ('biz_1', 'Shop', 1);
@@ -159,7 +171,9 @@ describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', 
       'SELECT count(*)::int AS n FROM webhook_attempts WHERE response_excerpt IS NOT NULL',
     );
     expect(kept.rows[0].n).toBe(0);
-    const attempts = (await new PostgresWebhookDeliveryRepository(pool).attemptsOf(['wd_1'])).get('wd_1');
+    const attempts = (
+      await new SqlWebhookDeliveryRepository(new PostgresRunner(pool)).attemptsOf(['wd_1'])
+    ).get('wd_1');
     expect(
       attempts?.map(({ statusCode, error, responseExcerpt, responseExcerptWithheld }) => ({
         statusCode,

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
 import { PostgresRateLimiter } from '../../reference-server/src/db/postgres/postgres-rate-limiter.ts';
 import {
@@ -351,6 +351,44 @@ describe.runIf(postgresAvailable)(
         remaining: 2,
         resetSeconds: 60,
       });
+    });
+
+    it('knows without a round trip what its own hits told it: a refusal until its reset, an allowance for the rest of its second', async () => {
+      const [a, b] = instances('known', 2);
+      expect(a.peekKnown('k', T0)).toBeUndefined();
+      expect(await a.hit('k', T0 + 100)).toMatchObject({ allowed: true, remaining: 1 });
+      const asked = vi.spyOn(poolA, 'query');
+      try {
+        // Same second: the allowance stands, even though the other instance spends the last place meanwhile
+        // (the request's own hit then refuses it, and from then on this instance knows).
+        expect(await b.hit('k', T0 + 200)).toMatchObject({ allowed: true, remaining: 0 });
+        expect(a.peekKnown('k', T0 + 900)).toMatchObject({ allowed: true, remaining: 1 });
+        // The next second: nothing known, ask.
+        expect(a.peekKnown('k', T0 + 1_000)).toBeUndefined();
+        expect(asked).not.toHaveBeenCalled();
+        expect(await a.hit('k', T0 + 1_000)).toMatchObject({ allowed: false, resetSeconds: 59 });
+        expect(asked).toHaveBeenCalledTimes(1);
+        // Refused: known until the oldest second leaves, by peekKnown and by peek alike, without asking.
+        expect(a.peekKnown('k', T0 + 30_000)).toEqual({
+          allowed: false,
+          limit: 2,
+          remaining: 0,
+          resetSeconds: 30,
+        });
+        expect(await a.peek('k', T0 + 59_999)).toEqual({
+          allowed: false,
+          limit: 2,
+          remaining: 0,
+          resetSeconds: 1,
+        });
+        expect(asked).toHaveBeenCalledTimes(1);
+        // Once it left, ask again: both places are back.
+        expect(a.peekKnown('k', T0 + 60_000)).toBeUndefined();
+        expect(await a.peek('k', T0 + 60_000)).toMatchObject({ allowed: true, remaining: 2 });
+        expect(asked).toHaveBeenCalledTimes(2);
+      } finally {
+        asked.mockRestore();
+      }
     });
 
     it('refuses a limiter it could not count: no place, not a PostgreSQL integer, a window of part seconds, a bad name', () => {

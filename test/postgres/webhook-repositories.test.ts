@@ -1,9 +1,14 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresWebhookDeliveryRepository } from '../../reference-server/src/db/postgres/webhook-deliveries.ts';
-import { PostgresWebhookEndpointRepository } from '../../reference-server/src/db/postgres/webhook-endpoints.ts';
-import type { DueDelivery } from '../../reference-server/src/db/webhook-deliveries.ts';
-import type { NewWebhookEndpoint } from '../../reference-server/src/db/webhook-endpoints.ts';
+import { PostgresRunner } from '../../reference-server/src/db/postgres/postgres-runner.ts';
+import {
+  type DueDelivery,
+  SqlWebhookDeliveryRepository,
+} from '../../reference-server/src/db/webhook-deliveries.ts';
+import {
+  type NewWebhookEndpoint,
+  SqlWebhookEndpointRepository,
+} from '../../reference-server/src/db/webhook-endpoints.ts';
 import { eventually } from '../support/child-process.ts';
 import {
   postgresAvailable,
@@ -19,8 +24,8 @@ import {
 } from '../support/repository-twins.ts';
 
 // Issue 13: "the outbox drained by every instance with FOR UPDATE SKIP LOCKED, no delivery sent twice by two
-// instances, none lost". First the same scenarios on the SQLite repositories (a real file, through asyncView)
-// and their PostgreSQL twins, which must answer equal records; then what only PostgreSQL has: `due` claims
+// instances, none lost". First the same scenarios on both stores (the one repository over a real SQLite file and
+// over a real PostgreSQL), which must answer equal records; then what only PostgreSQL has: `due` claims
 // what it returns, for a lease, so two instances never hold one delivery at once.
 
 reportIfPostgresMissing();
@@ -153,6 +158,8 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
       environment: 'test',
       previousSecretCiphertext: null,
       previousSecretExpiresAt: null,
+      // Only live endpoints are ever read.
+      deletedAt: null,
     };
     expect(answers.sqlite).toEqual({
       one: {
@@ -790,7 +797,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     twins = await openStoreTwins(postgres);
     const all = await seedDue(200);
     const instances = [instancePool(), instancePool()].map(
-      (pool) => new PostgresWebhookDeliveryRepository(pool),
+      (pool) => new SqlWebhookDeliveryRepository(new PostgresRunner(pool)),
     );
     const claimedBy: string[][] = [[], []];
     // Each instance runs four workers at once, each asking for a few at a time until nothing is due.
@@ -825,10 +832,10 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     const client = await instancePool().connect();
     try {
       await client.query('BEGIN');
-      const held = await new PostgresWebhookDeliveryRepository(client).due(T0 + 1_000, 50);
+      const held = await new SqlWebhookDeliveryRepository(new PostgresRunner(client)).due(T0 + 1_000, 50);
       expect(held.map((delivery) => delivery.id)).toEqual(all.slice(0, 50));
       // Without SKIP LOCKED this would wait for the transaction above (and the test would time out).
-      const other = new PostgresWebhookDeliveryRepository(instancePool());
+      const other = new SqlWebhookDeliveryRepository(new PostgresRunner(instancePool()));
       const rest = await other.due(T0 + 1_000, 500);
       expect(rest.map((delivery) => delivery.id)).toEqual(all.slice(50));
       await client.query('COMMIT');
@@ -843,9 +850,9 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     twins = await openStoreTwins(postgres);
     await seedDue(3);
     const leaseMs = 30_000;
-    const dead = new PostgresWebhookDeliveryRepository(instancePool(), { leaseMs });
-    const survivor = new PostgresWebhookDeliveryRepository(instancePool(), { leaseMs });
-    expect(new PostgresWebhookDeliveryRepository(twins.pool).leaseMs).toBe(60_000);
+    const dead = new SqlWebhookDeliveryRepository(new PostgresRunner(instancePool()), { leaseMs });
+    const survivor = new SqlWebhookDeliveryRepository(new PostgresRunner(instancePool()), { leaseMs });
+    expect(new SqlWebhookDeliveryRepository(new PostgresRunner(twins.pool)).leaseMs).toBe(60_000);
 
     const claimed = await dead.due(T0 + 100, 2);
     expect(claimed.map((delivery) => delivery.id)).toEqual(['wd_0001', 'wd_0002']);
@@ -874,7 +881,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
   it('an outcome recorded after a claim replaces the lease: retryAt sets the retry time (sooner or later than the lease), success and failure clear it', async () => {
     twins = await openStoreTwins(postgres);
     await seedDue(3);
-    const deliveries = new PostgresWebhookDeliveryRepository(instancePool());
+    const deliveries = new SqlWebhookDeliveryRepository(new PostgresRunner(instancePool()));
     const first = await deliveries.due(T0, 10);
     expect(first.map((delivery) => [delivery.id, delivery.claimedUntil])).toEqual([
       ['wd_0001', T0 + 60_000],
@@ -933,8 +940,14 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     twins = await openStoreTwins(postgres);
     await seedDue(50);
     const [a, b] = [instancePool(), instancePool()];
-    const endpointsOn = [new PostgresWebhookEndpointRepository(a), new PostgresWebhookEndpointRepository(b)];
-    const deliveriesOn = [new PostgresWebhookDeliveryRepository(a), new PostgresWebhookDeliveryRepository(b)];
+    const endpointsOn = [
+      new SqlWebhookEndpointRepository(new PostgresRunner(a)),
+      new SqlWebhookEndpointRepository(new PostgresRunner(b)),
+    ];
+    const deliveriesOn = [
+      new SqlWebhookDeliveryRepository(new PostgresRunner(a)),
+      new SqlWebhookDeliveryRepository(new PostgresRunner(b)),
+    ];
     const on = <T>(list: T[], i: number) => list[i % 2] as T;
 
     // A merchant reads the endpoint; meanwhile the other instance records two failed attempts.
@@ -1020,9 +1033,9 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     const admin = await instancePool().connect();
     try {
       await admin.query('BEGIN');
-      await new PostgresWebhookEndpointRepository(admin).disable('we_busy', 'failing', T0);
-      await new PostgresWebhookDeliveryRepository(admin).parkForEndpoint('we_busy', T0);
-      const enqueued = new PostgresWebhookDeliveryRepository(instancePool()).enqueueForEvent(
+      await new SqlWebhookEndpointRepository(new PostgresRunner(admin)).disable('we_busy', 'failing', T0);
+      await new SqlWebhookDeliveryRepository(new PostgresRunner(admin)).parkForEndpoint('we_busy', T0);
+      const enqueued = new SqlWebhookDeliveryRepository(new PostgresRunner(instancePool())).enqueueForEvent(
         'wd_race',
         event('evt_race'),
       );
@@ -1035,25 +1048,31 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
 
     // The other order: B's transition has enqueued and not committed when A disables. A waits for it, and
     // its park then holds the new delivery too.
-    const endpoints = new PostgresWebhookEndpointRepository(twins.pool);
+    const endpoints = new SqlWebhookEndpointRepository(new PostgresRunner(twins.pool));
     const current = await endpoints.find('we_busy');
     if (current) await endpoints.update(current, { enabled: true }, T0 + 1);
     const transition = await instancePool().connect();
     try {
       await transition.query('BEGIN');
       expect(
-        await new PostgresWebhookDeliveryRepository(transition).enqueueForEvent('wd_late', event('evt_0')),
+        await new SqlWebhookDeliveryRepository(new PostgresRunner(transition)).enqueueForEvent(
+          'wd_late',
+          event('evt_0'),
+        ),
       ).toBe(1);
       const disabling = (async () => {
         const client = await instancePool().connect();
         try {
           await client.query('BEGIN');
-          const changed = await new PostgresWebhookEndpointRepository(client).disable(
+          const changed = await new SqlWebhookEndpointRepository(new PostgresRunner(client)).disable(
             'we_busy',
             'failing',
             T0 + 2,
           );
-          await new PostgresWebhookDeliveryRepository(client).parkForEndpoint('we_busy', T0 + 2);
+          await new SqlWebhookDeliveryRepository(new PostgresRunner(client)).parkForEndpoint(
+            'we_busy',
+            T0 + 2,
+          );
           await client.query('COMMIT');
           return changed;
         } finally {
@@ -1066,7 +1085,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     } finally {
       transition.release();
     }
-    const deliveries = new PostgresWebhookDeliveryRepository(twins.pool);
+    const deliveries = new SqlWebhookDeliveryRepository(new PostgresRunner(twins.pool));
     expect(await deliveries.find('wd_latebusy')).toEqual(
       expect.objectContaining({ status: 'pending', nextAttemptAt: null }),
     );
@@ -1076,7 +1095,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
   it('retryAt on one instance waits for a disable committing on another and leaves the delivery parked', async () => {
     twins = await openStoreTwins(postgres);
     await seedDue(1);
-    const worker = new PostgresWebhookDeliveryRepository(instancePool());
+    const worker = new SqlWebhookDeliveryRepository(new PostgresRunner(instancePool()));
     const [claim] = await worker.due(T0, 10);
     if (!claim) throw new Error('nothing was due');
 
@@ -1084,10 +1103,14 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     const client = await instancePool().connect();
     try {
       await client.query('BEGIN');
-      expect(await new PostgresWebhookEndpointRepository(client).disable('we_busy', 'failing', T0 + 50)).toBe(
-        true,
-      );
-      await new PostgresWebhookDeliveryRepository(client).parkForEndpoint('we_busy', T0 + 50);
+      expect(
+        await new SqlWebhookEndpointRepository(new PostgresRunner(client)).disable(
+          'we_busy',
+          'failing',
+          T0 + 50,
+        ),
+      ).toBe(true);
+      await new SqlWebhookDeliveryRepository(new PostgresRunner(client)).parkForEndpoint('we_busy', T0 + 50);
       // Instance B records the failed attempt it had in flight.
       const retry = worker.retryAt('wd_0001', T0 + 5_000, T0 + 60, claim);
       await eventually(async () => {
@@ -1114,7 +1137,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
     await seedDue(2);
     const leaseMs = 30_000;
     const [a, b] = [instancePool(), instancePool()].map(
-      (pool) => new PostgresWebhookDeliveryRepository(pool, { leaseMs }),
+      (pool) => new SqlWebhookDeliveryRepository(new PostgresRunner(pool), { leaseMs }),
     );
     if (!a || !b) throw new Error('two instances');
     const attempt = (deliveryId: string, attemptedAt: number, statusCode: number) => ({

@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateSessionParamsSchema } from '@servicepay/node/protocol';
 import { afterEach, expect, test, vi } from 'vitest';
-import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
 import { createApp, createBusiness, createService, silentLogger } from '../../reference-server/src/index.ts';
 import type { ApiCaller } from '../../reference-server/src/middleware/authenticate.ts';
 import { call } from '../support/api.ts';
@@ -73,7 +72,7 @@ test('kill -9 in the middle of a 1,000-event backlog: after a restart every even
     { logger: silentLogger },
   );
   // start() would migrate PostgreSQL; this setup never starts.
-  if (setup.pool) await migratePostgres(setup.pool);
+  await setup.backend.migrate();
   const { business: created, keys } = await createBusiness(setup.deps.store, 'Crash Shop', false, Date.now());
   const app = createApp(setup.deps).listen(0, '127.0.0.1') as Server;
   await once(app, 'listening');

@@ -103,6 +103,8 @@ export async function openStream(
     signal: controller.signal,
   });
   const frames: SseFrame[] = [];
+  /** Every `retry:` the stream sent, with how many frames had come before it. */
+  const retries: Array<{ ms: number; afterFrames: number }> = [];
   let ended = false;
   const waiters: Array<() => void> = [];
   const notify = () => {
@@ -123,6 +125,9 @@ export async function openStream(
           frame.data = message.data;
         }
         frames.push(frame);
+      },
+      onRetry: (ms) => {
+        retries.push({ ms, afterFrames: frames.length });
       },
       onComment: (comment) => {
         frames.push({ comment: comment.trim() });
@@ -145,6 +150,7 @@ export async function openStream(
   return {
     response,
     frames,
+    retries,
     get ended() {
       return ended;
     },

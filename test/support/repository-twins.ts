@@ -2,23 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { ApiKeyRepository } from '../../reference-server/src/db/api-keys.ts';
-import { AuditLogRepository } from '../../reference-server/src/db/audit-log.ts';
-import { BusinessRepository } from '../../reference-server/src/db/businesses.ts';
 import { openDatabase } from '../../reference-server/src/db/database.ts';
-import { PortalSessionRepository } from '../../reference-server/src/db/portal-sessions.ts';
-import { PostgresApiKeyRepository } from '../../reference-server/src/db/postgres/api-keys.ts';
-import { PostgresAuditLogRepository } from '../../reference-server/src/db/postgres/audit-log.ts';
-import { PostgresBusinessRepository } from '../../reference-server/src/db/postgres/businesses.ts';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
-import { PostgresPortalSessionRepository } from '../../reference-server/src/db/postgres/portal-sessions.ts';
-import { PostgresUnappliedCreditRepository } from '../../reference-server/src/db/postgres/unapplied-credits.ts';
-import { PostgresWebhookDeliveryRepository } from '../../reference-server/src/db/postgres/webhook-deliveries.ts';
-import { PostgresWebhookEndpointRepository } from '../../reference-server/src/db/postgres/webhook-endpoints.ts';
-import { asyncView, type Repositories } from '../../reference-server/src/db/repositories.ts';
-import { UnappliedCreditRepository } from '../../reference-server/src/db/unapplied-credits.ts';
-import { WebhookDeliveryRepository } from '../../reference-server/src/db/webhook-deliveries.ts';
-import { WebhookEndpointRepository } from '../../reference-server/src/db/webhook-endpoints.ts';
+import { PostgresRunner } from '../../reference-server/src/db/postgres/postgres-runner.ts';
+import { type Repositories, repositoriesOn } from '../../reference-server/src/db/repositories.ts';
+import { SqliteRunner } from '../../reference-server/src/db/sqlite-runner.ts';
 import type { ScratchPostgres } from './postgres.ts';
 
 /** The repositories these suites compare, as the service sees them (`Repositories`, whichever store). */
@@ -57,9 +45,9 @@ export interface StoreTwins {
 let databases = 0;
 
 /**
- * Opens a store pair for one test: a real SQLite file in a temporary directory (`openDatabase`, the SQLite
- * repositories seen through `asyncView`) and a new database of the scratch PostgreSQL cluster (`migratePostgres`,
- * the PostgreSQL repositories). Both start empty, so the same calls give the same `seq`s on both.
+ * Opens a store pair for one test: a real SQLite file in a temporary directory (`openDatabase`) and a new
+ * database of the scratch PostgreSQL cluster (`migratePostgres`), the service's one set of repositories
+ * (`repositoriesOn`) over each. Both start empty, so the same calls give the same `seq`s on both.
  *
  * @example
  * const twins = await openStoreTwins(postgres);
@@ -72,15 +60,7 @@ export async function openStoreTwins(postgres: ScratchPostgres): Promise<StoreTw
   const db = openDatabase(join(dir, 'servicepay.db'));
   const sqlite: TwinStore = {
     name: 'sqlite',
-    repos: {
-      businesses: asyncView(new BusinessRepository(db)),
-      apiKeys: asyncView(new ApiKeyRepository(db)),
-      portalSessions: asyncView(new PortalSessionRepository(db)),
-      unappliedCredits: asyncView(new UnappliedCreditRepository(db)),
-      auditLog: asyncView(new AuditLogRepository(db)),
-      webhookEndpoints: asyncView(new WebhookEndpointRepository(db)),
-      webhookDeliveries: asyncView(new WebhookDeliveryRepository(db)),
-    },
+    repos: repositoriesOn(new SqliteRunner(db)),
     exec: async (sql, values = []) => {
       db.prepare(sql).run(...values);
     },
@@ -93,15 +73,7 @@ export async function openStoreTwins(postgres: ScratchPostgres): Promise<StoreTw
   await migratePostgres(pool);
   const postgresStore: TwinStore = {
     name: 'postgres',
-    repos: {
-      businesses: new PostgresBusinessRepository(pool),
-      apiKeys: new PostgresApiKeyRepository(pool),
-      portalSessions: new PostgresPortalSessionRepository(pool),
-      unappliedCredits: new PostgresUnappliedCreditRepository(pool),
-      auditLog: new PostgresAuditLogRepository(pool),
-      webhookEndpoints: new PostgresWebhookEndpointRepository(pool),
-      webhookDeliveries: new PostgresWebhookDeliveryRepository(pool),
-    },
+    repos: repositoriesOn(new PostgresRunner(pool)),
     exec: async (sql, values = []) => {
       let n = 0;
       await pool.query(

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { type BankBooks, SqliteBankBooks } from '../../reference-server/src/db/bank-books.ts';
-import { openDatabase, type SqliteDatabase } from '../../reference-server/src/db/database.ts';
-import { PostgresBankBooks } from '../../reference-server/src/db/postgres/bank-books.ts';
+import { openBackend } from '../../reference-server/src/db/backend.ts';
+import type { BankBooks } from '../../reference-server/src/db/bank-books.ts';
+import type { SqliteDatabase } from '../../reference-server/src/db/database.ts';
 import {
   type Clock,
   createBusiness,
@@ -207,17 +207,12 @@ export function openBankBooks(target: { dbPath: string; databaseUrl: string | nu
   books: BankBooks;
   close(): Promise<void>;
 } {
-  if (target.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: target.databaseUrl, max: 2 });
-    return { books: new PostgresBankBooks(pool), close: () => pool.end() };
-  }
-  const db = openDatabase(target.dbPath);
-  return {
-    books: new SqliteBankBooks(db),
-    async close() {
-      db.close();
-    },
-  };
+  const backend = openBackend(target, {
+    logger: silentLogger,
+    onEffectError: () => undefined,
+    forCommand: true,
+  });
+  return { books: backend.bankBooks, close: () => backend.close() };
 }
 
 export function openStoreReader(target: { dbPath: string; databaseUrl: string | null }): StoreReader {

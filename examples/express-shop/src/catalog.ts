@@ -1,4 +1,14 @@
 /**
+ * The shop's name: its pages' heading, and the name of the business `npm start` makes for it, which the checkout
+ * shows the payer ("Pay Paper & Ink"), so the shop and its checkout agree.
+ *
+ * @example
+ * import { SHOP_NAME } from './catalog.ts';
+ * document.title = `${SHOP_NAME}: example shop`;
+ */
+export const SHOP_NAME = 'Paper & Ink';
+
+/**
  * One thing the shop sells. Prices are integers in the currency's minor unit (kobo), as ServicePay expects.
  *
  * @example

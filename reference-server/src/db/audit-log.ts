@@ -1,6 +1,7 @@
 import type { Environment } from '@servicepay/node/protocol';
 import { newId } from '../internal/random.ts';
-import type { SqliteDatabase } from './database.ts';
+import { type SqlRunner, sql } from './sql.ts';
+import { column, type RecordOf, table } from './table.ts';
 
 /** What an audit entry records. */
 export type AuditAction =
@@ -16,73 +17,60 @@ export type AuditAction =
   | 'credit.refunded'
   | 'credit.refund_refused';
 
-/** One entry of the audit log: who did what to which object, and when. Never a secret. */
-export interface AuditEntry {
-  seq: number;
-  id: string;
-  at: number;
+/** `audit_log`: who did what to which object, and when. Never a secret. Append only. */
+export const auditLog = table('audit_log', {
+  seq: column.serial(),
+  id: column.text(),
+  at: column.int(),
   /** `cli:<os user>`, `secret_key:<environment>`, `widget_token` (the payer's checkout), or `service`. */
-  actor: string;
-  action: AuditAction;
-  businessId: string | null;
-  environment: Environment | null;
+  actor: column.text(),
+  action: column.text<AuditAction>(),
+  businessId: column.nullable(column.text()),
+  environment: column.nullable(column.text<Environment>()),
   /** The id of what was acted on: a key hint, an endpoint, a session, a credit. */
-  target: string | null;
-  details: Record<string, unknown>;
-}
-
-type Row = {
-  seq: number;
-  id: string;
-  at: number;
-  actor: string;
-  action: AuditAction;
-  business_id: string | null;
-  environment: Environment | null;
-  target: string | null;
-  details: string;
-};
-
-const toEntry = (row: Row): AuditEntry => ({
-  seq: row.seq,
-  id: row.id,
-  at: row.at,
-  actor: row.actor,
-  action: row.action,
-  businessId: row.business_id,
-  environment: row.environment,
-  target: row.target,
-  details: JSON.parse(row.details) as Record<string, unknown>,
+  target: column.nullable(column.text()),
+  details: column.json<Record<string, unknown>>(),
 });
+
+export type AuditEntry = RecordOf<typeof auditLog.columns>;
 
 /**
  * The append-only audit log. Entries are written in the same transaction as the change they record, so an
  * entry exists exactly when its change does.
+ */
+export interface AuditLogRepository {
+  record(entry: Omit<AuditEntry, 'seq' | 'id'>): Promise<void>;
+  /** Oldest first, optionally one business's. */
+  list(query: { businessId?: string | undefined; limit: number }): Promise<AuditEntry[]>;
+}
+
+const statements = {
+  insert: sql(auditLog.insert()),
+  list: sql<AuditEntry>(
+    `SELECT ${auditLog.select()} FROM audit_log
+     WHERE (CAST(@businessId AS text) IS NULL OR business_id = @businessId) ORDER BY seq LIMIT @limit`,
+  ),
+};
+
+/**
+ * `AuditLogRepository` on either store.
  *
  * @example
- * audit.record({ at: now, actor: 'cli:ops', action: 'kyc.approved', businessId, environment: null,
- *   target: businessId, details: {} });
+ * await new SqlAuditLogRepository(runner).record({ at: now, actor: 'cli:ops', action: 'kyc.approved', businessId,
+ *   environment: null, target: businessId, details: {} });
  */
-export class AuditLogRepository {
-  private readonly insertStatement;
-  private readonly listStatement;
+export class SqlAuditLogRepository implements AuditLogRepository {
+  constructor(private readonly db: SqlRunner) {}
 
-  constructor(db: SqliteDatabase) {
-    this.insertStatement = db.prepare(
-      `INSERT INTO audit_log (id, at, actor, action, business_id, environment, target, details)
-       VALUES (@id, @at, @actor, @action, @businessId, @environment, @target, @details)`,
-    );
-    this.listStatement = db.prepare<{ businessId: string | null; limit: number }, Row>(
-      `SELECT * FROM audit_log WHERE (@businessId IS NULL OR business_id = @businessId) ORDER BY seq LIMIT @limit`,
-    );
+  async record(entry: Omit<AuditEntry, 'seq' | 'id'>): Promise<void> {
+    await this.db.run(statements.insert, auditLog.encode({ ...entry, id: newId('aud') }));
   }
 
-  record(entry: Omit<AuditEntry, 'seq' | 'id'>): void {
-    this.insertStatement.run({ ...entry, id: newId('aud'), details: JSON.stringify(entry.details) });
-  }
-
-  /** Oldest first, optionally one business's. */
-  list(query: { businessId?: string | undefined; limit: number }): AuditEntry[] {
-    return this.listStatement.all({ businessId: query.businessId ?? null, limit: query.limit }).map(toEntry);
+  async list(query: { businessId?: string | undefined; limit: number }): Promise<AuditEntry[]> {
+    const rows = await this.db.all(statements.list, {
+      businessId: query.businessId ?? null,
+      limit: query.limit,
+    });
+    return rows.map((row) => auditLog.decode(row));
   }
 }

@@ -1,29 +1,33 @@
 import type { Environment, ReturnReason, TransferOutcome } from '@servicepay/node/protocol';
 import type { CloseAccountResult, CreditedTransfer } from '../bank/bank-gateway.ts';
-import type { SqliteDatabase } from './database.ts';
+import { type SqlDatabase, sql } from './sql.ts';
+import { column, type RecordOf, table } from './table.ts';
 
-/** An account the simulated bank issued. */
-export interface BankAccountRecord {
-  accountNumber: string;
-  environment: Environment;
-  amount: number;
-  currency: string;
-  accountName: string;
-  createdAt: number;
-  expiresAt: number;
-  closedAt: number | null;
-}
+/** `bank_accounts`: an account the simulated bank issued. */
+export const bankAccounts = table('bank_accounts', {
+  accountNumber: column.text(),
+  environment: column.text<Environment>(),
+  amount: column.int(),
+  currency: column.text(),
+  accountName: column.text(),
+  createdAt: column.int(),
+  expiresAt: column.int(),
+  closedAt: column.nullable(column.int()),
+});
 
-/** A transfer as the bank booked it: credited to the account, or returned to the payer. */
-export interface BankTransferRecord {
-  id: string;
-  accountNumber: string;
-  amount: number;
-  currency: string;
-  outcome: TransferOutcome;
-  returnReason: ReturnReason | null;
-  createdAt: number;
-}
+/** `bank_transfers`: a transfer as the bank booked it: credited to the account, or returned to the payer. */
+export const bankTransfers = table('bank_transfers', {
+  id: column.text(),
+  accountNumber: column.text(),
+  amount: column.int(),
+  currency: column.text(),
+  outcome: column.text<TransferOutcome>(),
+  returnReason: column.nullable(column.text<ReturnReason>()),
+  createdAt: column.int(),
+});
+
+export type BankAccountRecord = RecordOf<typeof bankAccounts.columns>;
+export type BankTransferRecord = RecordOf<typeof bankTransfers.columns>;
 
 /** A notification in the bank's outbox, waiting for the service to acknowledge it. */
 export interface BankOutboxRecord {
@@ -92,129 +96,72 @@ export interface BankBooks {
   retryAt(id: string, at: number): Promise<void>;
 }
 
-type BankAccountRow = {
-  account_number: string;
-  environment: Environment;
-  amount: number;
-  currency: string;
-  account_name: string;
-  created_at: number;
-  expires_at: number;
-  closed_at: number | null;
+const FIND_ACCOUNT = `SELECT ${bankAccounts.select()} FROM bank_accounts WHERE account_number = @accountNumber`;
+const CLAIM_DUE = `SELECT id FROM bank_outbox WHERE delivered_at IS NULL AND next_attempt_at <= @now
+  ORDER BY next_attempt_at LIMIT @limit`;
+
+const statements = {
+  openAccount: sql(bankAccounts.insert('ON CONFLICT (account_number) DO NOTHING')),
+  findAccount: sql<BankAccountRecord>(FIND_ACCOUNT),
+  // The account's row locked for the booking: on SQLite the transaction is the lock (one writer, one process).
+  lockAccount: sql<BankAccountRecord>({ sqlite: FIND_ACCOUNT, postgres: `${FIND_ACCOUNT} FOR UPDATE` }),
+  close: sql(
+    'UPDATE bank_accounts SET closed_at = @now WHERE account_number = @accountNumber AND closed_at IS NULL',
+  ),
+  creditedTo: sql<CreditedTransfer>(
+    `SELECT id, account_number AS "accountNumber", amount, currency FROM bank_transfers
+     WHERE account_number = @accountNumber AND outcome = 'credited' ORDER BY created_at LIMIT 1`,
+  ),
+  insertTransfer: sql(bankTransfers.insert()),
+  findTransfer: sql<{ outcome: TransferOutcome }>('SELECT outcome FROM bank_transfers WHERE id = @id'),
+  // One refund per transfer (unique transfer_id): a request racing another, from any instance, inserts nothing.
+  insertRefund: sql(
+    `INSERT INTO bank_refunds (id, transfer_id, amount, currency, reason, created_at)
+     SELECT @id, id, amount, currency, @reason, @now FROM bank_transfers WHERE id = @transferId
+     ON CONFLICT (transfer_id) DO NOTHING`,
+  ),
+  findRefund: sql<{ id: string }>('SELECT id FROM bank_refunds WHERE transfer_id = @transferId'),
+  insertOutbox: sql(
+    'INSERT INTO bank_outbox (id, transfer_id, payload, next_attempt_at) VALUES (@id, @transferId, @payload, @until)',
+  ),
+  claimDue: sql<BankOutboxRecord>({
+    sqlite: `UPDATE bank_outbox SET next_attempt_at = @until WHERE id IN (${CLAIM_DUE})
+      RETURNING id, transfer_id AS "transferId", payload, attempts`,
+    postgres: `UPDATE bank_outbox SET next_attempt_at = @until WHERE id IN (${CLAIM_DUE} FOR UPDATE SKIP LOCKED)
+      RETURNING id, transfer_id AS "transferId", payload, attempts`,
+  }),
+  delivered: sql('UPDATE bank_outbox SET delivered_at = @now WHERE id = @id'),
+  retryAt: sql(
+    'UPDATE bank_outbox SET attempts = attempts + 1, next_attempt_at = @at WHERE id = @id AND delivered_at IS NULL',
+  ),
 };
 
-export type BankOutboxRow = { id: string; transfer_id: string; payload: string; attempts: number };
-
-export const toBankAccount = (row: BankAccountRow): BankAccountRecord => ({
-  accountNumber: row.account_number,
-  environment: row.environment,
-  amount: row.amount,
-  currency: row.currency,
-  accountName: row.account_name,
-  createdAt: row.created_at,
-  expiresAt: row.expires_at,
-  closedAt: row.closed_at,
-});
-
-export const toBankOutbox = (row: BankOutboxRow): BankOutboxRecord => ({
-  id: row.id,
-  transferId: row.transfer_id,
-  payload: row.payload,
-  attempts: row.attempts,
-});
-
 /**
- * `BankBooks` in the service's SQLite file. Each method runs synchronously inside one transaction of its own
- * (better-sqlite3), so nothing interleaves with it in the one process: that is the row lock here. The promises
- * it answers are already settled.
+ * `BankBooks` on either store. A transfer locks its account's row for the transaction that books it and, for
+ * a credit, closes the account (on PostgreSQL `FOR UPDATE`; on SQLite the write transaction itself, one
+ * process and one writer); `closeAccount` is one conditional `UPDATE` on the same row, which waits for that
+ * lock and then sees the credit's commit. So a transfer and a close of one account, from any two instances, are
+ * booked one after the other: the close either wins (the transfer is returned to the payer) or answers the
+ * credit.
  *
  * @example
- * const bank = new SimulatedBank({ books: new SqliteBankBooks(db), ... });
+ * const bank = new SimulatedBank({ books: new SqlBankBooks(backendDatabase), ... });
  */
-export class SqliteBankBooks implements BankBooks {
-  private readonly statements;
-  private readonly bookTransferTransaction;
-  private readonly claimTransaction;
-
-  constructor(db: SqliteDatabase) {
-    this.statements = {
-      insertAccount: db.prepare(
-        `INSERT OR IGNORE INTO bank_accounts
-           (account_number, environment, amount, currency, account_name, created_at, expires_at)
-         VALUES (@accountNumber, @environment, @amount, @currency, @accountName, @createdAt, @expiresAt)`,
-      ),
-      findAccount: db.prepare<[string], BankAccountRow>(
-        'SELECT * FROM bank_accounts WHERE account_number = ?',
-      ),
-      close: db.prepare<[number, string]>(
-        'UPDATE bank_accounts SET closed_at = ? WHERE account_number = ? AND closed_at IS NULL',
-      ),
-      creditedTo: db.prepare<[string], CreditedTransfer>(
-        `SELECT id, account_number AS accountNumber, amount, currency FROM bank_transfers
-         WHERE account_number = ? AND outcome = 'credited' ORDER BY created_at LIMIT 1`,
-      ),
-      insertTransfer: db.prepare(
-        `INSERT INTO bank_transfers (id, account_number, amount, currency, outcome, return_reason, created_at)
-         VALUES (@id, @accountNumber, @amount, @currency, @outcome, @returnReason, @createdAt)`,
-      ),
-      findTransfer: db.prepare<[string], { outcome: TransferOutcome }>(
-        'SELECT outcome FROM bank_transfers WHERE id = ?',
-      ),
-      findRefund: db.prepare<[string], { id: string }>('SELECT id FROM bank_refunds WHERE transfer_id = ?'),
-      insertRefund: db.prepare<{ id: string; transferId: string; reason: string; now: number }>(
-        `INSERT OR IGNORE INTO bank_refunds (id, transfer_id, amount, currency, reason, created_at)
-         SELECT @id, id, amount, currency, @reason, @now FROM bank_transfers WHERE id = @transferId`,
-      ),
-      insertOutbox: db.prepare<[string, string, string, number]>(
-        'INSERT INTO bank_outbox (id, transfer_id, payload, next_attempt_at) VALUES (?, ?, ?, ?)',
-      ),
-      due: db.prepare<[number, number], BankOutboxRow>(
-        `SELECT id, transfer_id, payload, attempts FROM bank_outbox
-         WHERE delivered_at IS NULL AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?`,
-      ),
-      lease: db.prepare<[number, string]>('UPDATE bank_outbox SET next_attempt_at = ? WHERE id = ?'),
-      delivered: db.prepare<[number, string]>('UPDATE bank_outbox SET delivered_at = ? WHERE id = ?'),
-      retryAt: db.prepare<[number, string]>(
-        'UPDATE bank_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE id = ?',
-      ),
-    };
-    this.bookTransferTransaction = db.transaction(
-      (accountNumber: string, now: number, decide: (account: BankAccountRecord) => BookedTransfer) => {
-        const row = this.statements.findAccount.get(accountNumber);
-        if (!row) return undefined;
-        const booked = decide(toBankAccount(row));
-        this.statements.insertTransfer.run(booked.transfer);
-        this.statements.insertOutbox.run(
-          booked.notification.id,
-          booked.transfer.id,
-          booked.notification.payload,
-          booked.claimedUntil,
-        );
-        // Single use: a credited account takes nothing more.
-        if (booked.transfer.outcome === 'credited') this.statements.close.run(now, accountNumber);
-        return booked;
-      },
-    );
-    this.claimTransaction = db.transaction((now: number, leaseMs: number, limit: number) => {
-      const rows = this.statements.due.all(now, limit);
-      for (const row of rows) this.statements.lease.run(now + leaseMs, row.id);
-      return rows.map(toBankOutbox);
-    });
-  }
+export class SqlBankBooks implements BankBooks {
+  constructor(private readonly db: SqlDatabase) {}
 
   async openAccount(account: Omit<BankAccountRecord, 'closedAt'>): Promise<boolean> {
-    return this.statements.insertAccount.run(account).changes === 1;
+    return (await this.db.run(statements.openAccount, { ...account, closedAt: null })) === 1;
   }
 
   async findAccount(accountNumber: string): Promise<BankAccountRecord | undefined> {
-    const row = this.statements.findAccount.get(accountNumber);
-    return row && toBankAccount(row);
+    return this.db.get(statements.findAccount, { accountNumber });
   }
 
   async closeAccount(accountNumber: string, now: number): Promise<CloseAccountResult> {
-    if (this.statements.close.run(now, accountNumber).changes === 1) return { closed: true };
+    if ((await this.db.run(statements.close, { accountNumber, now })) === 1) return { closed: true };
     // Closed before: by a credit (booked with its closing, so visible now), or by an earlier close.
-    const credited = this.statements.creditedTo.get(accountNumber);
+    const credited = await this.db.get(statements.creditedTo, { accountNumber });
     return credited ? { alreadyCredited: credited } : { closed: true };
   }
 
@@ -223,11 +170,25 @@ export class SqliteBankBooks implements BankBooks {
     now: number,
     decide: (account: BankAccountRecord) => BookedTransfer,
   ): Promise<BookedTransfer | undefined> {
-    return this.bookTransferTransaction(accountNumber, now, decide);
+    return this.db.transaction(async (tx) => {
+      const account = await tx.get(statements.lockAccount, { accountNumber });
+      if (!account) return undefined;
+      const booked = decide(account);
+      await tx.run(statements.insertTransfer, booked.transfer);
+      await tx.run(statements.insertOutbox, {
+        id: booked.notification.id,
+        transferId: booked.transfer.id,
+        payload: booked.notification.payload,
+        until: booked.claimedUntil,
+      });
+      // Single use: a credited account takes nothing more.
+      if (booked.transfer.outcome === 'credited') await tx.run(statements.close, { accountNumber, now });
+      return booked;
+    });
   }
 
   async transferOutcome(transferId: string): Promise<TransferOutcome | undefined> {
-    return this.statements.findTransfer.get(transferId)?.outcome;
+    return (await this.db.get(statements.findTransfer, { id: transferId }))?.outcome;
   }
 
   async recordRefund(input: {
@@ -236,22 +197,21 @@ export class SqliteBankBooks implements BankBooks {
     reason: string;
     now: number;
   }): Promise<string> {
-    // One statement, so a refund inserted by nobody in between is inserted here (one process: nothing runs between).
-    this.statements.insertRefund.run(input);
-    const refund = this.statements.findRefund.get(input.transferId);
+    await this.db.run(statements.insertRefund, input);
+    const refund = await this.db.get(statements.findRefund, { transferId: input.transferId });
     if (!refund) throw new Error(`the refund of ${input.transferId} was not recorded: no such transfer`);
     return refund.id;
   }
 
   async claimDue(now: number, leaseMs: number, limit: number): Promise<BankOutboxRecord[]> {
-    return this.claimTransaction(now, leaseMs, limit);
+    return this.db.all(statements.claimDue, { now, until: now + leaseMs, limit });
   }
 
   async markDelivered(id: string, now: number): Promise<void> {
-    this.statements.delivered.run(now, id);
+    await this.db.run(statements.delivered, { id, now });
   }
 
   async retryAt(id: string, at: number): Promise<void> {
-    this.statements.retryAt.run(at, id);
+    await this.db.run(statements.retryAt, { id, at });
   }
 }

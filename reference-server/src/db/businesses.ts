@@ -1,52 +1,53 @@
-import type { SqliteDatabase } from './database.ts';
+import { type SqlRunner, sql } from './sql.ts';
+import { column, type RecordOf, table } from './table.ts';
 
-export interface Business {
-  id: string;
-  name: string;
-  kycApproved: boolean;
-  createdAt: number;
-}
-
-type BusinessRow = { id: string; name: string; kyc_status: string; created_at: number };
-
-const toBusiness = (row: BusinessRow): Business => ({
-  id: row.id,
-  name: row.name,
-  kycApproved: row.kyc_status === 'approved',
-  createdAt: row.created_at,
+/** `businesses`: a merchant. KYC is stored as `kyc_status` ('pending' | 'approved'). */
+export const businesses = table('businesses', {
+  id: column.text(),
+  name: column.text(),
+  kycApproved: column.named('kyc_status', {
+    generated: false,
+    encode: (approved: boolean) => (approved ? 'approved' : 'pending'),
+    decode: (stored: unknown) => stored === 'approved',
+  }),
+  createdAt: column.int(),
 });
 
-export class BusinessRepository {
-  private readonly insertStatement;
-  private readonly findStatement;
-  private readonly approveStatement;
+export type Business = RecordOf<typeof businesses.columns>;
 
-  constructor(db: SqliteDatabase) {
-    this.insertStatement = db.prepare<[string, string, string, number]>(
-      'INSERT INTO businesses (id, name, kyc_status, created_at) VALUES (?, ?, ?, ?)',
-    );
-    this.findStatement = db.prepare<[string], BusinessRow>('SELECT * FROM businesses WHERE id = ?');
-    this.approveStatement = db.prepare<[string]>(
-      "UPDATE businesses SET kyc_status = 'approved' WHERE id = ?",
-    );
+/** Businesses as the service reads and writes them. */
+export interface BusinessRepository {
+  insert(business: Business): Promise<void>;
+  find(id: string): Promise<Business | undefined>;
+  /** Returns false when no such business exists (approving an approved business again is true). */
+  approveKyc(id: string): Promise<boolean>;
+}
+
+const statements = {
+  insert: sql(businesses.insert()),
+  find: sql<Business>(`SELECT ${businesses.select()} FROM businesses WHERE id = @id`),
+  approve: sql("UPDATE businesses SET kyc_status = 'approved' WHERE id = @id"),
+};
+
+/**
+ * `BusinessRepository` on either store.
+ *
+ * @example
+ * const businesses = new SqlBusinessRepository(runner);
+ * await businesses.insert({ id: 'biz_1', name: 'Acme', kycApproved: false, createdAt: Date.now() });
+ */
+export class SqlBusinessRepository implements BusinessRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async insert(business: Business): Promise<void> {
+    await this.db.run(statements.insert, businesses.encode(business));
   }
 
-  insert(business: Business): void {
-    this.insertStatement.run(
-      business.id,
-      business.name,
-      business.kycApproved ? 'approved' : 'pending',
-      business.createdAt,
-    );
+  async find(id: string): Promise<Business | undefined> {
+    return businesses.decode(await this.db.get(statements.find, { id }));
   }
 
-  find(id: string): Business | undefined {
-    const row = this.findStatement.get(id);
-    return row && toBusiness(row);
-  }
-
-  /** Returns false when no such business exists. */
-  approveKyc(id: string): boolean {
-    return this.approveStatement.run(id).changes === 1;
+  async approveKyc(id: string): Promise<boolean> {
+    return (await this.db.run(statements.approve, { id })) === 1;
   }
 }

@@ -1,13 +1,16 @@
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrate, readSqliteMigrations, type SqliteDatabase } from './database.ts';
-import { WebhookDeliveryRepository } from './webhook-deliveries.ts';
+import { migrate, type SqliteDatabase } from './database.ts';
+import { readMigrations } from './migrations.ts';
+import { SqliteRunner } from './sqlite-runner.ts';
+import { SqlWebhookDeliveryRepository } from './webhook-deliveries.ts';
 
-// Migration 008 (issue 8): excerpts stored before the worker withheld the answers of non-public receivers may
-// hold what a loopback service said; no row tells which, so every excerpt stored before it is cleared and the
-// attempt says why. Its PostgreSQL twin (011) is tested in test/postgres/migrate-postgres.test.ts.
+// Migration 011 (issue 8; SQLite's 008 before the one history): excerpts stored before the worker withheld the
+// answers of non-public receivers may hold what a loopback service said; no row tells which, so every excerpt
+// stored before it is cleared and the attempt says why. Its PostgreSQL side is tested in
+// test/postgres/migrate-postgres.test.ts.
 
-const WITHHOLDING_MIGRATION = 8;
+const WITHHOLDING_MIGRATION = 11;
 
 let db: SqliteDatabase | undefined;
 
@@ -16,13 +19,13 @@ afterEach(() => {
   db = undefined;
 });
 
-/** A database whose schema stops before migration 008, with one delivery and three attempts as 007 kept them. */
+/** A database whose schema stops before migration 011, with one delivery and three attempts as 010 kept them. */
 function databaseBeforeWithholding(): SqliteDatabase {
   const opened = new Database(':memory:');
   opened.pragma('foreign_keys = ON');
   migrate(
     opened,
-    readSqliteMigrations().filter((migration) => migration.version < WITHHOLDING_MIGRATION),
+    readMigrations().filter((migration) => migration.version < WITHHOLDING_MIGRATION),
   );
   expect(opened.pragma('user_version', { simple: true })).toBe(WITHHOLDING_MIGRATION - 1);
   opened.exec(`
@@ -50,8 +53,8 @@ function databaseBeforeWithholding(): SqliteDatabase {
   return opened;
 }
 
-describe('migration 008: excerpts stored before answers were withheld', () => {
-  it('clears every stored excerpt and marks the attempt receiver_not_checked; other attempts are untouched', () => {
+describe('migration 011: excerpts stored before answers were withheld', () => {
+  it('clears every stored excerpt and marks the attempt receiver_not_checked; other attempts are untouched', async () => {
     db = databaseBeforeWithholding();
     migrate(db);
 
@@ -59,7 +62,9 @@ describe('migration 008: excerpts stored before answers were withheld', () => {
     expect(
       db.prepare('SELECT count(*) AS n FROM webhook_attempts WHERE response_excerpt IS NOT NULL').get(),
     ).toEqual({ n: 0 });
-    const attempts = new WebhookDeliveryRepository(db).attemptsOf(['wd_1']).get('wd_1');
+    const attempts = (await new SqlWebhookDeliveryRepository(new SqliteRunner(db)).attemptsOf(['wd_1'])).get(
+      'wd_1',
+    );
     expect(attempts).toEqual([
       {
         deliveryId: 'wd_1',
@@ -91,11 +96,11 @@ describe('migration 008: excerpts stored before answers were withheld', () => {
     ]);
   });
 
-  it('runs once: an excerpt a public receiver answered after it is kept', () => {
+  it('runs once: an excerpt a public receiver answered after it is kept', async () => {
     db = databaseBeforeWithholding();
     migrate(db);
-    const deliveries = new WebhookDeliveryRepository(db);
-    deliveries.recordAttempt({
+    const deliveries = new SqlWebhookDeliveryRepository(new SqliteRunner(db));
+    await deliveries.recordAttempt({
       deliveryId: 'wd_1',
       attemptedAt: 6,
       statusCode: 200,
@@ -105,7 +110,7 @@ describe('migration 008: excerpts stored before answers were withheld', () => {
       responseExcerptWithheld: null,
     });
     migrate(db);
-    expect(deliveries.attemptsOf(['wd_1']).get('wd_1')?.at(-1)).toMatchObject({
+    expect((await deliveries.attemptsOf(['wd_1'])).get('wd_1')?.at(-1)).toMatchObject({
       responseExcerpt: 'thanks',
       responseExcerptWithheld: null,
     });

@@ -1,11 +1,9 @@
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { legacySqliteSteps, type Migration, readMigrations } from './migrations.ts';
 
 export type SqliteDatabase = Database.Database;
-
-const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 /**
  * Opens (creating if needed) the service's SQLite file and brings its schema up to date.
@@ -25,43 +23,63 @@ export function openDatabase(path: string): SqliteDatabase {
   return db;
 }
 
-/** One numbered migration file: `NNN_name.sql`, its number the `user_version` it brings the file to. */
-export interface SqliteMigration {
-  version: number;
-  sql: string;
-}
-
 /**
- * The numbered `.sql` files of a folder (the service's own by default), in numeric order.
- *
- * @example
- * const throughSeven = readSqliteMigrations().filter((migration) => migration.version <= 7);
- */
-export function readSqliteMigrations(dir: string = MIGRATIONS_DIR): SqliteMigration[] {
-  const folder = dir.endsWith('/') ? dir : `${dir}/`;
-  return readdirSync(folder)
-    .filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name))
-    .sort()
-    .map((name) => ({ version: Number(name.slice(0, 3)), sql: readFileSync(folder + name, 'utf8') }));
-}
-
-/**
- * Applies every migration above `user_version`, each in its own transaction: the service's own unless
- * `migrations` says otherwise (a test that stops at an older schema, writes rows as it was, then migrates).
+ * Applies every step of the history (`readMigrations`, unless `migrations` says otherwise: a test that stops at
+ * an older schema) not yet recorded in `schema_migrations`, each in its own immediate transaction, its
+ * `sqlite` SQL. A file made before the one history (its steps counted only by `user_version`) has its steps
+ * recorded first, under the same lock (`legacySqliteSteps`). `user_version` is set to the highest step applied,
+ * so code from before the history opening the file finds nothing to do. A recorded version under another name is
+ * refused.
  *
  * @example
  * migrate(db);
  */
-export function migrate(db: SqliteDatabase, migrations: SqliteMigration[] = readSqliteMigrations()): void {
-  const applied = db.pragma('user_version', { simple: true }) as number;
-  for (const { version, sql } of migrations) {
-    if (version <= applied) continue;
+export function migrate(db: SqliteDatabase, migrations: Migration[] = readMigrations()): void {
+  const recorded = () => {
+    const known = db
+      .prepare<[], { found: number }>(
+        "SELECT count(*) AS found FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+      )
+      .get();
+    if (!known?.found) return undefined;
+    return new Map(
+      db
+        .prepare<[], { version: number; name: string }>('SELECT version, name FROM schema_migrations')
+        .all()
+        .map((row) => [row.version, row.name]),
+    );
+  };
+  const before = recorded();
+  if (before && migrations.every((migration) => before.get(migration.version) === migration.name)) return;
+  db.transaction(() => {
+    // Read again under the write lock: another process opening the same file may have done this meanwhile.
+    if (recorded()) return;
+    const legacy = new Set(legacySqliteSteps(db.pragma('user_version', { simple: true }) as number));
+    db.exec(
+      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT',
+    );
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    for (const { version, name } of readMigrations())
+      if (legacy.has(version)) record.run(version, name, Date.now());
+  }).immediate();
+  for (const migration of migrations) {
     db.transaction(() => {
-      // Read again under the write lock: another process opening the same new file (two CLI commands, the CLI
-      // beside a starting server) may have applied this one while this process waited for the lock.
-      if ((db.pragma('user_version', { simple: true }) as number) >= version) return;
-      db.exec(sql);
-      db.pragma(`user_version = ${version}`);
+      const name = recorded()?.get(migration.version);
+      if (name === migration.name) return;
+      if (name !== undefined) {
+        throw new Error(
+          `schema_migrations records version ${migration.version} as ${name}, but this code has ${migration.name}`,
+        );
+      }
+      db.exec(migration.sqlite);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        Date.now(),
+      );
+      const highest =
+        db.prepare<[], { v: number }>('SELECT max(version) AS v FROM schema_migrations').get()?.v ?? 0;
+      db.pragma(`user_version = ${highest}`);
     }).immediate();
   }
 }

@@ -1,86 +1,80 @@
 import type { Environment } from '@servicepay/node/protocol';
-import type { SqliteDatabase } from './database.ts';
+import { type SqlRunner, sql } from './sql.ts';
+import { column, type RecordOf, table } from './table.ts';
 
-/** One status transition of a session, as recorded in the same transaction as the transition. */
-export interface EventRecord {
-  seq: number;
-  id: string;
-  businessId: string;
-  environment: Environment;
-  sessionId: string;
-  /** `session.<status>`: the four webhook types and the internal ones (`session.awaiting_payment`, `session.pending`). */
-  type: string;
-  reason: string | null;
-  /** JSON of the session after the transition, as the merchant API shows it. */
-  payload: string;
+/**
+ * `events`: every status transition of a session, recorded in the same transaction as the transition. `seq` is
+ * handed out at insert (not at commit, on PostgreSQL), so it orders one session's events (a session's
+ * transitions are serialised on its row), never events across sessions.
+ */
+export const events = table('events', {
+  seq: column.serial(),
+  id: column.text(),
+  businessId: column.text(),
+  environment: column.text<Environment>(),
+  sessionId: column.text(),
+  /** `session.<status>`: the webhook types and the internal ones (`session.awaiting_payment`, `session.pending`). */
+  type: column.text(),
+  reason: column.nullable(column.text()),
+  /** JSON of the session after the transition, as the merchant API shows it (kept as the exact text). */
+  payload: column.text(),
   /** For `session.credit_unapplied`: the credit (JSON), sent beside the session in the webhook. */
-  credit?: string | null;
-  createdAt: number;
-}
-
-type EventRow = {
-  seq: number;
-  id: string;
-  business_id: string;
-  environment: Environment;
-  session_id: string;
-  type: string;
-  reason: string | null;
-  payload: string;
-  credit: string | null;
-  created_at: number;
-};
-
-const toEvent = (row: EventRow): EventRecord => ({
-  seq: row.seq,
-  id: row.id,
-  businessId: row.business_id,
-  environment: row.environment,
-  sessionId: row.session_id,
-  type: row.type,
-  reason: row.reason,
-  payload: row.payload,
-  credit: row.credit,
-  createdAt: row.created_at,
+  credit: column.nullable(column.text()),
+  createdAt: column.int(),
 });
 
-export class EventRepository {
-  private readonly insertStatement;
-  private readonly findStatement;
-  private readonly afterStatement;
-  private readonly lastStatement;
+export type EventRecord = RecordOf<typeof events.columns>;
 
-  constructor(db: SqliteDatabase) {
-    this.insertStatement = db.prepare(
-      `INSERT INTO events (id, business_id, environment, session_id, type, reason, payload, credit, created_at)
-       VALUES (@id, @businessId, @environment, @sessionId, @type, @reason, @payload, @credit, @createdAt)`,
-    );
-    this.findStatement = db.prepare<[string], EventRow>('SELECT * FROM events WHERE id = ?');
-    this.afterStatement = db.prepare<[string, number], EventRow>(
-      'SELECT * FROM events WHERE session_id = ? AND seq > ? ORDER BY seq',
-    );
-    this.lastStatement = db.prepare<[string], EventRow>(
-      'SELECT * FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1',
-    );
-  }
+/** A new event: `credit` may be left out (none). */
+export type NewEvent = Omit<EventRecord, 'seq' | 'credit'> & { credit?: string | null };
 
-  insert(event: Omit<EventRecord, 'seq'>): EventRecord {
-    const { lastInsertRowid } = this.insertStatement.run({ credit: null, ...event });
-    return { ...event, seq: Number(lastInsertRowid) };
-  }
-
-  find(id: string): EventRecord | undefined {
-    const row = this.findStatement.get(id);
-    return row && toEvent(row);
-  }
-
+/** Session events as the service reads and writes them. */
+export interface EventRepository {
+  /** Inserts the event and answers it with its `seq`. */
+  insert(event: NewEvent): Promise<EventRecord>;
+  find(id: string): Promise<EventRecord | undefined>;
   /** A session's transitions after `seq`, oldest first: what a reconnecting stream missed. */
-  forSessionAfter(sessionId: string, seq: number): EventRecord[] {
-    return this.afterStatement.all(sessionId, seq).map(toEvent);
+  forSessionAfter(sessionId: string, seq: number): Promise<EventRecord[]>;
+  lastForSession(sessionId: string): Promise<EventRecord | undefined>;
+}
+
+const statements = {
+  insert: sql<{ seq: number }>(events.insert('RETURNING seq')),
+  find: sql<EventRecord>(`SELECT ${events.select()} FROM events WHERE id = @id`),
+  after: sql<EventRecord>(
+    `SELECT ${events.select()} FROM events WHERE session_id = @sessionId AND seq > @seq ORDER BY seq`,
+  ),
+  last: sql<EventRecord>(
+    `SELECT ${events.select()} FROM events WHERE session_id = @sessionId ORDER BY seq DESC LIMIT 1`,
+  ),
+};
+
+/**
+ * `EventRepository` on either store.
+ *
+ * @example
+ * const { seq } = await new SqlEventRepository(tx).insert({ id, businessId, environment, sessionId,
+ *   type: 'session.successful', reason: null, payload, createdAt: now });
+ */
+export class SqlEventRepository implements EventRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async insert(event: NewEvent): Promise<EventRecord> {
+    const record = { credit: null, ...event };
+    const inserted = await this.db.get(statements.insert, record);
+    if (!inserted) throw new Error('INSERT … RETURNING returned no row');
+    return { ...record, seq: inserted.seq };
   }
 
-  lastForSession(sessionId: string): EventRecord | undefined {
-    const row = this.lastStatement.get(sessionId);
-    return row && toEvent(row);
+  async find(id: string): Promise<EventRecord | undefined> {
+    return this.db.get(statements.find, { id });
+  }
+
+  async forSessionAfter(sessionId: string, seq: number): Promise<EventRecord[]> {
+    return this.db.all(statements.after, { sessionId, seq });
+  }
+
+  async lastForSession(sessionId: string): Promise<EventRecord | undefined> {
+    return this.db.get(statements.last, { sessionId });
   }
 }

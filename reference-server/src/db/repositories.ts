@@ -1,69 +1,69 @@
-import type { ApiKeyRepository } from './api-keys.ts';
-import type { AuditLogRepository } from './audit-log.ts';
-import type { BankNotificationRepository } from './bank-notifications.ts';
-import type { BusinessRepository } from './businesses.ts';
-import type { EventRepository } from './events.ts';
-import type { IdempotencyKeyRepository } from './idempotency-keys.ts';
-import type { PortalSessionRepository } from './portal-sessions.ts';
-import type { SessionRepository } from './sessions.ts';
-import type { SettledTransferRepository } from './settled-transfers.ts';
-import type { UnappliedCreditRepository } from './unapplied-credits.ts';
-import type { VirtualAccountRepository } from './virtual-accounts.ts';
-import type { WebhookDeliveryRepository } from './webhook-deliveries.ts';
-import type { WebhookEndpointRepository } from './webhook-endpoints.ts';
-import type { WidgetTokenRepository } from './widget-tokens.ts';
+import { type ApiKeyRepository, SqlApiKeyRepository } from './api-keys.ts';
+import { type AuditLogRepository, SqlAuditLogRepository } from './audit-log.ts';
+import { type BankNotificationRepository, SqlBankNotificationRepository } from './bank-notifications.ts';
+import { type BusinessRepository, SqlBusinessRepository } from './businesses.ts';
+import { type EventRepository, SqlEventRepository } from './events.ts';
+import { type IdempotencyKeyRepository, SqlIdempotencyKeyRepository } from './idempotency-keys.ts';
+import { type PortalSessionRepository, SqlPortalSessionRepository } from './portal-sessions.ts';
+import { type SessionRepository, SqlSessionRepository } from './sessions.ts';
+import { type SettledTransferRepository, SqlSettledTransferRepository } from './settled-transfers.ts';
+import type { SqlRunner } from './sql.ts';
+import { SqlUnappliedCreditRepository, type UnappliedCreditRepository } from './unapplied-credits.ts';
+import { SqlVirtualAccountRepository, type VirtualAccountRepository } from './virtual-accounts.ts';
+import {
+  SqlWebhookDeliveryRepository,
+  type WebhookDeliveryOptions,
+  type WebhookDeliveryRepository,
+} from './webhook-deliveries.ts';
+import { SqlWebhookEndpointRepository, type WebhookEndpointRepository } from './webhook-endpoints.ts';
+import { SqlWidgetTokenRepository, type WidgetTokenRepository } from './widget-tokens.ts';
 
 /**
- * A repository as the service calls it, whichever store is behind it: the public methods of the SQLite
- * repository `T`, each answering a promise. The SQLite classes define the shape (their statements run
- * synchronously and `asyncView` wraps them); the PostgreSQL repositories implement `Async<T>` directly.
- * Methods only meaningful to one dialect (`explainList`) are left out with `Omit`.
+ * Every repository of the service, whichever store is behind it: the contract the service is written against.
+ * Each repository's interface is declared beside its table (`db/<name>.ts`); every method answers a promise.
+ * A write job gets them bound to its transaction.
  */
-export type Async<T> = {
-  [K in keyof T as T[K] extends (...args: never[]) => unknown ? K : never]: T[K] extends (
-    ...args: infer A
-  ) => infer R
-    ? (...args: A) => Promise<Awaited<R>>
-    : never;
-};
-
-/** Every repository of the service. A write job gets them bound to its transaction. */
 export interface Repositories {
-  businesses: Async<BusinessRepository>;
-  apiKeys: Async<ApiKeyRepository>;
-  sessions: Async<Omit<SessionRepository, 'explainList'>>;
-  virtualAccounts: Async<VirtualAccountRepository>;
-  widgetTokens: Async<WidgetTokenRepository>;
-  idempotencyKeys: Async<IdempotencyKeyRepository>;
-  bankNotifications: Async<BankNotificationRepository>;
-  events: Async<EventRepository>;
-  portalSessions: Async<PortalSessionRepository>;
-  settledTransfers: Async<SettledTransferRepository>;
-  unappliedCredits: Async<UnappliedCreditRepository>;
-  auditLog: Async<AuditLogRepository>;
-  webhookEndpoints: Async<WebhookEndpointRepository>;
-  webhookDeliveries: Async<WebhookDeliveryRepository>;
+  businesses: BusinessRepository;
+  apiKeys: ApiKeyRepository;
+  sessions: SessionRepository;
+  virtualAccounts: VirtualAccountRepository;
+  widgetTokens: WidgetTokenRepository;
+  idempotencyKeys: IdempotencyKeyRepository;
+  bankNotifications: BankNotificationRepository;
+  events: EventRepository;
+  portalSessions: PortalSessionRepository;
+  settledTransfers: SettledTransferRepository;
+  unappliedCredits: UnappliedCreditRepository;
+  auditLog: AuditLogRepository;
+  webhookEndpoints: WebhookEndpointRepository;
+  webhookDeliveries: WebhookDeliveryRepository;
 }
 
 /**
- * The SQLite repository `repo` seen through `Async<T>`: each method runs its statement synchronously, as
- * before, and hands back a settled promise (a throw becomes a rejection), so a write job on SQLite never
- * waits on anything but its own statements and its batch still runs in one turn of the event loop.
+ * Every repository over one runner: a SQLite connection, the PostgreSQL pool (reads, each its own statement),
+ * or a write job's PostgreSQL client.
+ *
+ * @example
+ * const repositories = repositoriesOn(new SqliteRunner(db));
  */
-export function asyncView<T extends object>(repo: T): Async<T> {
-  const view: Record<string, unknown> = {};
-  for (const name of Object.getOwnPropertyNames(Object.getPrototypeOf(repo))) {
-    const method = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(repo), name)?.value;
-    if (name === 'constructor' || typeof method !== 'function') continue;
-    view[name] = (...args: unknown[]) => {
-      try {
-        return Promise.resolve(method.apply(repo, args));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    };
-  }
-  return view as Async<T>;
+export function repositoriesOn(db: SqlRunner, options: WebhookDeliveryOptions = {}): Repositories {
+  return {
+    businesses: new SqlBusinessRepository(db),
+    apiKeys: new SqlApiKeyRepository(db),
+    sessions: new SqlSessionRepository(db),
+    virtualAccounts: new SqlVirtualAccountRepository(db),
+    widgetTokens: new SqlWidgetTokenRepository(db),
+    idempotencyKeys: new SqlIdempotencyKeyRepository(db),
+    bankNotifications: new SqlBankNotificationRepository(db),
+    events: new SqlEventRepository(db),
+    portalSessions: new SqlPortalSessionRepository(db),
+    settledTransfers: new SqlSettledTransferRepository(db),
+    unappliedCredits: new SqlUnappliedCreditRepository(db),
+    auditLog: new SqlAuditLogRepository(db),
+    webhookEndpoints: new SqlWebhookEndpointRepository(db),
+    webhookDeliveries: new SqlWebhookDeliveryRepository(db, options),
+  };
 }
 
 /** Handed to each write job: work to run only once the job's writes are durable (push, bank calls). */

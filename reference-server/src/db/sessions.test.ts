@@ -1,8 +1,9 @@
 import type { SessionStatus } from '@servicepay/node/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BusinessRepository } from './businesses.ts';
+import { SqlBusinessRepository } from './businesses.ts';
 import { openDatabase, type SqliteDatabase } from './database.ts';
-import { type SessionListQuery, SessionRepository } from './sessions.ts';
+import { type SessionListQuery, SqlSessionRepository } from './sessions.ts';
+import { SqliteRunner } from './sqlite-runner.ts';
 
 // The merchant's session list (`GET /api/widget/sessions`): each filter answers the right page, and reaches
 // it through an index that holds exactly those rows, so its cost does not grow with the table (issue 12: at
@@ -10,16 +11,16 @@ import { type SessionListQuery, SessionRepository } from './sessions.ts';
 // here, asserted from EXPLAIN QUERY PLAN; the timings live in `npm run bench -- list-latency`.
 
 let db: SqliteDatabase;
-let sessions: SessionRepository;
+let sessions: SqlSessionRepository;
 
 const STATUSES: SessionStatus[] = ['pending', 'awaiting_payment', 'successful', 'expired', 'cancelled'];
 
-beforeEach(() => {
+beforeEach(async () => {
   db = openDatabase(':memory:');
-  sessions = new SessionRepository(db);
-  const businesses = new BusinessRepository(db);
-  businesses.insert({ id: 'biz_a', name: 'A', kycApproved: true, createdAt: 0 });
-  businesses.insert({ id: 'biz_b', name: 'B', kycApproved: true, createdAt: 0 });
+  sessions = new SqlSessionRepository(new SqliteRunner(db));
+  const businesses = new SqlBusinessRepository(new SqliteRunner(db));
+  await businesses.insert({ id: 'biz_a', name: 'A', kycApproved: true, createdAt: 0 });
+  await businesses.insert({ id: 'biz_b', name: 'B', kycApproved: true, createdAt: 0 });
   // 30 sessions of A in test, interleaved with B's and A's live ones, statuses in turn.
   let n = 0;
   for (let i = 0; i < 30; i++) {
@@ -29,7 +30,7 @@ beforeEach(() => {
       ['biz_a', 'live'],
     ] as const) {
       n++;
-      sessions.insert({
+      await sessions.insert({
         id: `ses_${businessId}_${environment}_${i}`,
         businessId,
         environment,
@@ -55,45 +56,50 @@ afterEach(() => {
 });
 
 const A_TEST = { businessId: 'biz_a', environment: 'test' } as const;
-const ids = (query: SessionListQuery) => sessions.list(query).map((session) => session.id);
+const ids = async (query: SessionListQuery) => (await sessions.list(query)).map((session) => session.id);
 
 describe('SessionRepository.list', () => {
-  it('lists an owner’s sessions newest first, a page at a time from the cursor', () => {
-    const first = sessions.list({ ...A_TEST, limit: 4 });
+  it('lists an owner’s sessions newest first, a page at a time from the cursor', async () => {
+    const first = await sessions.list({ ...A_TEST, limit: 4 });
     expect(first.map((session) => session.id)).toEqual([
       'ses_biz_a_test_29',
       'ses_biz_a_test_28',
       'ses_biz_a_test_27',
       'ses_biz_a_test_26',
     ]);
-    expect(ids({ ...A_TEST, limit: 2, beforeSeq: first.at(-1)?.seq })).toEqual([
+    expect(await ids({ ...A_TEST, limit: 2, beforeSeq: first.at(-1)?.seq })).toEqual([
       'ses_biz_a_test_25',
       'ses_biz_a_test_24',
     ]);
   });
 
-  it('filters by status, newest first, within the owner and from the cursor', () => {
-    const successful = sessions.list({ ...A_TEST, status: 'successful', limit: 100 });
+  it('filters by status, newest first, within the owner and from the cursor', async () => {
+    const successful = await sessions.list({ ...A_TEST, status: 'successful', limit: 100 });
     expect(successful.map((session) => session.id)).toEqual(
       [27, 22, 17, 12, 7, 2].map((i) => `ses_biz_a_test_${i}`),
     );
     expect(successful.every((session) => session.status === 'successful')).toBe(true);
-    const afterCursor = ids({ ...A_TEST, status: 'successful', limit: 2, beforeSeq: successful[1]?.seq });
+    const afterCursor = await ids({
+      ...A_TEST,
+      status: 'successful',
+      limit: 2,
+      beforeSeq: successful[1]?.seq,
+    });
     expect(afterCursor).toEqual(['ses_biz_a_test_17', 'ses_biz_a_test_12']);
   });
 
-  it('finds a reference within the owner only; a status or a cursor that excludes it leaves the page empty', () => {
-    expect(ids({ ...A_TEST, reference: 'order-7', limit: 20 })).toEqual(['ses_biz_a_test_7']);
-    expect(ids({ businessId: 'biz_b', environment: 'test', reference: 'order-7', limit: 20 })).toEqual([
+  it('finds a reference within the owner only; a status or a cursor that excludes it leaves the page empty', async () => {
+    expect(await ids({ ...A_TEST, reference: 'order-7', limit: 20 })).toEqual(['ses_biz_a_test_7']);
+    expect(await ids({ businessId: 'biz_b', environment: 'test', reference: 'order-7', limit: 20 })).toEqual([
       'ses_biz_b_test_7',
     ]);
-    expect(ids({ ...A_TEST, reference: 'order-7', status: 'successful', limit: 20 })).toEqual([
+    expect(await ids({ ...A_TEST, reference: 'order-7', status: 'successful', limit: 20 })).toEqual([
       'ses_biz_a_test_7',
     ]);
-    expect(ids({ ...A_TEST, reference: 'order-7', status: 'pending', limit: 20 })).toEqual([]);
-    const seven = sessions.list({ ...A_TEST, reference: 'order-7', limit: 20 })[0];
-    expect(ids({ ...A_TEST, reference: 'order-7', limit: 20, beforeSeq: seven?.seq })).toEqual([]);
-    expect(ids({ ...A_TEST, reference: 'no-such-order', limit: 20 })).toEqual([]);
+    expect(await ids({ ...A_TEST, reference: 'order-7', status: 'pending', limit: 20 })).toEqual([]);
+    const seven = (await sessions.list({ ...A_TEST, reference: 'order-7', limit: 20 }))[0];
+    expect(await ids({ ...A_TEST, reference: 'order-7', limit: 20, beforeSeq: seven?.seq })).toEqual([]);
+    expect(await ids({ ...A_TEST, reference: 'no-such-order', limit: 20 })).toEqual([]);
   });
 });
 
@@ -101,7 +107,7 @@ describe('SessionRepository.explainList: every filter reaches its index', () => 
   const plan = (query: Partial<SessionListQuery>) =>
     sessions.explainList({ ...A_TEST, limit: 21, ...query }).join('\n');
 
-  it('page one and a cursor walk the owner index from the cursor, with no sort', () => {
+  it('page one and a cursor walk the owner index from the cursor, with no sort', async () => {
     for (const query of [{}, { beforeSeq: 40 }]) {
       const detail = plan(query);
       expect(detail).toContain(
@@ -111,7 +117,7 @@ describe('SessionRepository.explainList: every filter reaches its index', () => 
     }
   });
 
-  it('a status uses the (business, environment, status, seq) index of migration 006, with no sort', () => {
+  it('a status uses the (business, environment, status, seq) index of migration 006, with no sort', async () => {
     for (const query of [{ status: 'pending' as const }, { status: 'expired' as const, beforeSeq: 40 }]) {
       const detail = plan(query);
       expect(detail).toContain(
@@ -121,7 +127,7 @@ describe('SessionRepository.explainList: every filter reaches its index', () => 
     }
   });
 
-  it('a reference (with or without a status) uses the unique reference index: one row at most', () => {
+  it('a reference (with or without a status) uses the unique reference index: one row at most', async () => {
     const uniqueReferenceIndex = (
       db.prepare('SELECT name FROM pragma_index_list(\'sessions\') WHERE "unique" = 1').all() as Array<{
         name: string;

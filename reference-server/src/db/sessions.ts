@@ -1,79 +1,36 @@
 import type { Environment, SessionStatus } from '@servicepay/node/protocol';
-import type { Statement } from 'better-sqlite3';
-import type { SqliteDatabase } from './database.ts';
+import { type Params, type Sql, type SqlRunner, sql } from './sql.ts';
+import { SqliteRunner } from './sqlite-runner.ts';
+import { column, type RecordOf, table } from './table.ts';
 
-/** A payment session as stored. Times in epoch milliseconds. */
-export interface SessionRecord {
-  seq: number;
-  id: string;
-  businessId: string;
-  environment: Environment;
-  reference: string;
-  status: SessionStatus;
-  amount: number;
-  currency: string;
-  payerName: string;
-  payerEmail: string;
-  payerPhone: string | null;
-  metadata: Record<string, string>;
+/** `sessions`: a payment session. Times in epoch milliseconds. */
+export const sessions = table('sessions', {
+  seq: column.serial(),
+  id: column.text(),
+  businessId: column.text(),
+  environment: column.text<Environment>(),
+  reference: column.text(),
+  status: column.text<SessionStatus>(),
+  amount: column.int(),
+  currency: column.text(),
+  payerName: column.text(),
+  payerEmail: column.text(),
+  payerPhone: column.nullable(column.text()),
+  metadata: column.json<Record<string, string>>(),
   /** The client secret's lookup key: its SHA-256, after 8 digits of its creation time (`client-secret.ts`). */
-  clientSecretHash: Buffer;
-  clientSecretUsedAt: number | null;
+  clientSecretHash: column.bytes(),
+  clientSecretUsedAt: column.nullable(column.int()),
   /** The account currently offered to the payer, if any. */
-  accountNumber: string | null;
+  accountNumber: column.nullable(column.text()),
   /** Amount of the last transfer of the wrong amount, shown on MISMATCH. */
-  mismatchReceived: number | null;
-  createdAt: number;
-  updatedAt: number;
-  expiresAt: number;
-  paidAt: number | null;
-}
-
-type SessionRow = {
-  seq: number;
-  id: string;
-  business_id: string;
-  environment: Environment;
-  reference: string;
-  status: SessionStatus;
-  amount: number;
-  currency: string;
-  payer_name: string;
-  payer_email: string;
-  payer_phone: string | null;
-  metadata: string;
-  client_secret_hash: Buffer;
-  client_secret_used_at: number | null;
-  account_number: string | null;
-  mismatch_received: number | null;
-  created_at: number;
-  updated_at: number;
-  expires_at: number;
-  paid_at: number | null;
-};
-
-const toSession = (row: SessionRow): SessionRecord => ({
-  seq: row.seq,
-  id: row.id,
-  businessId: row.business_id,
-  environment: row.environment,
-  reference: row.reference,
-  status: row.status,
-  amount: row.amount,
-  currency: row.currency,
-  payerName: row.payer_name,
-  payerEmail: row.payer_email,
-  payerPhone: row.payer_phone,
-  metadata: JSON.parse(row.metadata) as Record<string, string>,
-  clientSecretHash: row.client_secret_hash,
-  clientSecretUsedAt: row.client_secret_used_at,
-  accountNumber: row.account_number,
-  mismatchReceived: row.mismatch_received,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-  expiresAt: row.expires_at,
-  paidAt: row.paid_at,
+  mismatchReceived: column.nullable(column.int()),
+  createdAt: column.int(),
+  updatedAt: column.int(),
+  expiresAt: column.int(),
+  paidAt: column.nullable(column.int()),
 });
+
+export type SessionRecord = RecordOf<typeof sessions.columns>;
 
 export type NewSession = Omit<
   SessionRecord,
@@ -90,7 +47,6 @@ export interface SessionListQuery {
   limit: number;
 }
 
-/** The fields a status transition may change, all at once. */
 /**
  * The session as the caller read it: a change applies only while its status and its account are still these,
  * so two writers that read the same session cannot both apply a change (on PostgreSQL two instances, or two
@@ -101,6 +57,7 @@ export interface SessionExpectation {
   accountNumber: string | null;
 }
 
+/** The fields a status transition may change, all at once. */
 export interface SessionChange {
   status: SessionStatus;
   updatedAt: number;
@@ -109,170 +66,199 @@ export interface SessionChange {
   paidAt: number | null;
 }
 
-export class SessionRepository {
-  private readonly insertStatement;
-  private readonly findStatement;
-  private readonly findByClientSecretStatement;
-  private readonly markClientSecretUsedStatement;
-  private readonly changeStatement;
-  private readonly expireAtStatement;
-  private readonly overdueStatement;
-  private readonly listStatement;
-  private readonly listByStatusStatement;
-  private readonly listByReferenceStatement;
-
-  constructor(private readonly db: SqliteDatabase) {
-    this.insertStatement = db.prepare(
-      `INSERT INTO sessions (id, business_id, environment, reference, status, amount, currency, payer_name,
-         payer_email, payer_phone, metadata, client_secret_hash, created_at, updated_at, expires_at)
-       VALUES (@id, @businessId, @environment, @reference, @status, @amount, @currency, @payerName,
-         @payerEmail, @payerPhone, @metadata, @clientSecretHash, @createdAt, @updatedAt, @expiresAt)
-       ON CONFLICT (business_id, environment, reference) DO NOTHING`,
-    );
-    this.findStatement = db.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE id = ?');
-    this.findByClientSecretStatement = db.prepare<[Buffer], SessionRow>(
-      'SELECT * FROM sessions WHERE client_secret_hash = ?',
-    );
-    this.markClientSecretUsedStatement = db.prepare<[number, string]>(
-      'UPDATE sessions SET client_secret_used_at = ? WHERE id = ? AND client_secret_used_at IS NULL',
-    );
-    // Guarded by the expected current status: a transition that lost a race changes nothing.
-    this.changeStatement = db.prepare(
-      `UPDATE sessions SET status = @status, updated_at = @updatedAt, account_number = @accountNumber,
-         mismatch_received = @mismatchReceived, paid_at = @paidAt
-       WHERE id = @id AND status = @expectedStatus AND account_number IS @expectedAccountNumber`,
-    );
-    this.expireAtStatement = db.prepare<[number, string, number]>(
-      `UPDATE sessions SET expires_at = ?
-       WHERE id = ? AND status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at > ?`,
-    );
-    this.overdueStatement = db.prepare<[number, number], SessionRow>(
-      `SELECT * FROM sessions WHERE status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at <= ?
-       ORDER BY expires_at LIMIT ?`,
-    );
-    // One statement per filter, not one with `(@status IS NULL OR status = @status)`: SQLite plans a statement
-    // once, and that catch-all form can only walk the owner index and skip rows, which at 1M sessions took 272 ms
-    // for a rare status or a reference (issue 12). Each statement below reads only the rows it answers; the
-    // plans are checked by db/sessions.test.ts (EXPLAIN QUERY PLAN).
-    const page = 'seq < @beforeSeq ORDER BY seq DESC LIMIT @limit';
-    // The owner index: newest first from the cursor on.
-    this.listStatement = db.prepare<Record<string, unknown>, SessionRow>(
-      `SELECT * FROM sessions WHERE business_id = @businessId AND environment = @environment AND ${page}`,
-    );
-    // `sessions_by_owner_status` (migration 006): that status's sessions, newest first from the cursor on.
-    this.listByStatusStatement = db.prepare<Record<string, unknown>, SessionRow>(
-      `SELECT * FROM sessions WHERE business_id = @businessId AND environment = @environment
-         AND status = @status AND ${page}`,
-    );
-    // The unique (business_id, environment, reference) index: at most one row, then the other conditions on it.
-    // `+status` keeps SQLite from weighing the status index for this one row.
-    this.listByReferenceStatement = db.prepare<Record<string, unknown>, SessionRow>(
-      `SELECT * FROM sessions WHERE business_id = @businessId AND environment = @environment
-         AND reference = @reference AND (@status IS NULL OR +status = @status) AND ${page}`,
-    );
-  }
-
+/** Payment sessions as the service reads and writes them. */
+export interface SessionRepository {
   /**
-   * Inserts a new session and returns it as stored (built from its fields: no read-back on the create path), or
-   * undefined, writing nothing, when its business already has a session with this reference in this
-   * environment: the unique index decides, in the same statement, so no check can go stale before the write.
+   * Inserts a new session and returns it as stored, or undefined, writing nothing, when its business already
+   * has a session with this reference in this environment: the unique index decides, in the same statement (on
+   * PostgreSQL a reference another instance is inserting right now is waited for, then counted as used).
    */
-  insert(session: NewSession): SessionRecord | undefined {
-    const { changes, lastInsertRowid } = this.insertStatement.run({
+  insert(session: NewSession): Promise<SessionRecord | undefined>;
+  find(id: string): Promise<SessionRecord | undefined>;
+  findByClientSecretHash(hash: Buffer): Promise<SessionRecord | undefined>;
+  /** Marks the client secret exchanged; false when it already was (by this instance or another). */
+  markClientSecretUsed(id: string, at: number): Promise<boolean>;
+  /**
+   * Applies a change only if the session is still as `expected` (status and account); false when it was not.
+   * One statement whose row count is the answer: of N concurrent transitions from one state exactly one applies.
+   */
+  change(id: string, expected: SessionExpectation, change: SessionChange): Promise<boolean>;
+  /**
+   * Brings an open session's end forward to `at` (test mode's "expire now"); false when the session has ended
+   * or already ends by then. The sweeper's own code then ends it as at its natural end.
+   */
+  expireAt(id: string, at: number): Promise<boolean>;
+  /** Open sessions whose countdown has run out, oldest deadline first, ties in creation order. */
+  overdue(now: number, limit: number): Promise<SessionRecord[]>;
+  /** One page of an owner's sessions, newest first, through the index that answers the filter. */
+  list(query: SessionListQuery): Promise<SessionRecord[]>;
+}
+
+const SELECT = `SELECT ${sessions.select()} FROM sessions`;
+const PAGE = 'seq < @beforeSeq ORDER BY seq DESC LIMIT @limit';
+const OWNER = 'business_id = @businessId AND environment = @environment';
+
+/**
+ * The list's statements, one per filter, each reading only the rows it answers through its own index (not one
+ * with `(@status IS NULL OR status = @status)`, which a planner plans once, for the owner index: 272 ms at 1M
+ * sessions for a rare status on SQLite, issue 12). Per dialect where the planners differ:
+ *
+ * - SQLite plans each once, from the equalities: the owner index, `sessions_by_owner_status` (migration 006),
+ *   the unique reference index; `+status` keeps it from weighing the status index for the reference's one row.
+ *   `db/sessions.test.ts` holds each to its index (EXPLAIN QUERY PLAN).
+ * - PostgreSQL, with equalities on every column before `seq`, treats them as constants and may walk the primary
+ *   key backwards past other owners' rows when the owner holds a large share of the table (100,000 rows read for
+ *   a page of 21 when tried). So the column just before `seq` in each index is pinned by a range
+ *   (`environment >= @environment AND environment <= @environment`) and kept in the `ORDER BY`, which only that
+ *   index supplies without a sort; for text in a deterministic collation the range holds exactly when `=` does.
+ *   `test/postgres/session-list-plans.test.ts` EXPLAINs the very statements.
+ */
+export const sessionList = {
+  owner: sql<SessionRecord>({
+    sqlite: `${SELECT} WHERE ${OWNER} AND ${PAGE}`,
+    postgres: `${SELECT} WHERE business_id = @businessId AND environment >= @environment AND environment <= @environment
+               AND seq < @beforeSeq ORDER BY environment, seq DESC LIMIT @limit`,
+  }),
+  byStatus: sql<SessionRecord>({
+    sqlite: `${SELECT} WHERE ${OWNER} AND status = @status AND ${PAGE}`,
+    // `sessions_by_owner_status` is (business_id, environment, status, seq) ascending: read backwards.
+    postgres: `${SELECT} WHERE ${OWNER} AND status >= @status AND status <= @status
+               AND seq < @beforeSeq ORDER BY status DESC, seq DESC LIMIT @limit`,
+  }),
+  // At most one row by the unique index: plain equalities, on both.
+  byReference: sql<SessionRecord>(`${SELECT} WHERE ${OWNER} AND reference = @reference AND ${PAGE}`),
+  byReferenceAndStatus: sql<SessionRecord>({
+    sqlite: `${SELECT} WHERE ${OWNER} AND reference = @reference AND +status = @status AND ${PAGE}`,
+    postgres: `${SELECT} WHERE ${OWNER} AND reference = @reference AND status = @status AND ${PAGE}`,
+  }),
+};
+
+/**
+ * The statement `list` runs for `query`, and its parameters.
+ *
+ * @example
+ * const { statement, params } = sessionListStatement({ businessId, environment: 'test', status: 'pending', limit: 21 });
+ */
+export function sessionListStatement(query: SessionListQuery): {
+  statement: Sql<SessionRecord>;
+  params: Params;
+} {
+  const params: Record<string, unknown> = {
+    businessId: query.businessId,
+    environment: query.environment,
+    beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+    limit: query.limit,
+  };
+  if (query.status !== undefined) params.status = query.status;
+  if (query.reference !== undefined) params.reference = query.reference;
+  const statement =
+    query.reference !== undefined
+      ? query.status !== undefined
+        ? sessionList.byReferenceAndStatus
+        : sessionList.byReference
+      : query.status !== undefined
+        ? sessionList.byStatus
+        : sessionList.owner;
+  return { statement, params };
+}
+
+const statements = {
+  insert: sql<{ seq: number }>(
+    sessions.insert('ON CONFLICT (business_id, environment, reference) DO NOTHING RETURNING seq'),
+  ),
+  find: sql<SessionRecord>(`${SELECT} WHERE id = @id`),
+  findByClientSecret: sql<SessionRecord>(`${SELECT} WHERE client_secret_hash = @hash`),
+  markClientSecretUsed: sql(
+    'UPDATE sessions SET client_secret_used_at = @at WHERE id = @id AND client_secret_used_at IS NULL',
+  ),
+  // Guarded by the session as read: a transition that lost a race changes nothing.
+  change: sql(
+    `UPDATE sessions SET status = @status, updated_at = @updatedAt, account_number = @accountNumber,
+       mismatch_received = @mismatchReceived, paid_at = @paidAt
+     WHERE id = @id AND status = @expectedStatus AND account_number IS NOT DISTINCT FROM @expectedAccountNumber`,
+  ),
+  expireAt: sql(
+    `UPDATE sessions SET expires_at = @at
+     WHERE id = @id AND status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at > @at`,
+  ),
+  // Ties by seq: the order SQLite's `sessions_open_by_expiry` index gives them (its entries end with the rowid).
+  overdue: sql<SessionRecord>(
+    `${SELECT} WHERE status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at <= @now
+     ORDER BY expires_at, seq LIMIT @limit`,
+  ),
+};
+
+/**
+ * `SessionRepository` on either store.
+ *
+ * @example
+ * const changed = await new SqlSessionRepository(tx).change('ses_1', { status: 'awaiting_payment', accountNumber },
+ *   { status: 'successful', updatedAt: now, accountNumber, mismatchReceived: null, paidAt: now });
+ */
+export class SqlSessionRepository implements SessionRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async insert(session: NewSession): Promise<SessionRecord | undefined> {
+    const record = {
       ...session,
-      metadata: JSON.stringify(session.metadata),
-    });
-    if (changes === 0) return undefined;
-    return {
-      ...session,
-      seq: Number(lastInsertRowid),
       clientSecretUsedAt: null,
       accountNumber: null,
       mismatchReceived: null,
       paidAt: null,
     };
+    const inserted = await this.db.get(statements.insert, sessions.encode(record));
+    return inserted && { ...record, seq: inserted.seq };
   }
 
-  find(id: string): SessionRecord | undefined {
-    const row = this.findStatement.get(id);
-    return row && toSession(row);
+  async find(id: string): Promise<SessionRecord | undefined> {
+    return sessions.decode(await this.db.get(statements.find, { id }));
   }
 
-  findByClientSecretHash(hash: Buffer): SessionRecord | undefined {
-    const row = this.findByClientSecretStatement.get(hash);
-    return row && toSession(row);
+  async findByClientSecretHash(hash: Buffer): Promise<SessionRecord | undefined> {
+    return sessions.decode(await this.db.get(statements.findByClientSecret, { hash }));
   }
 
-  /** Marks the client secret exchanged; false when it already was. */
-  markClientSecretUsed(id: string, at: number): boolean {
-    return this.markClientSecretUsedStatement.run(at, id).changes === 1;
+  async markClientSecretUsed(id: string, at: number): Promise<boolean> {
+    return (await this.db.run(statements.markClientSecretUsed, { id, at })) === 1;
   }
 
-  /** Applies a change only if the session is still as `expected` (status and account); false when it was not. */
-  change(id: string, expected: SessionExpectation, change: SessionChange): boolean {
-    return (
-      this.changeStatement.run({
-        id,
-        expectedStatus: expected.status,
-        expectedAccountNumber: expected.accountNumber,
-        ...change,
-      }).changes === 1
-    );
+  async change(id: string, expected: SessionExpectation, change: SessionChange): Promise<boolean> {
+    const params = {
+      id,
+      expectedStatus: expected.status,
+      expectedAccountNumber: expected.accountNumber,
+      ...change,
+    };
+    return (await this.db.run(statements.change, params)) === 1;
   }
 
-  /**
-   * Brings an open session's end forward to `at` (test mode's "expire now"); false when the session has ended
-   * or already ends by then. The sweeper's own code then ends it as at its natural end.
-   */
-  expireAt(id: string, at: number): boolean {
-    return this.expireAtStatement.run(at, id, at).changes === 1;
+  async expireAt(id: string, at: number): Promise<boolean> {
+    return (await this.db.run(statements.expireAt, { id, at })) === 1;
   }
 
-  overdue(now: number, limit: number): SessionRecord[] {
-    return this.overdueStatement.all(now, limit).map(toSession);
+  async overdue(now: number, limit: number): Promise<SessionRecord[]> {
+    return (await this.db.all(statements.overdue, { now, limit })).map((row) => sessions.decode(row));
   }
 
-  /** One page of an owner's sessions, newest first, through the index that answers the filter (see above). */
-  list(query: SessionListQuery): SessionRecord[] {
-    const { statement, params } = this.listQuery(query);
-    return statement.all(params).map(toSession);
+  async list(query: SessionListQuery): Promise<SessionRecord[]> {
+    const { statement, params } = sessionListStatement(query);
+    return (await this.db.all(statement, params)).map((row) => sessions.decode(row));
   }
 
   /**
    * How SQLite runs `list(query)`: the `detail` lines of `EXPLAIN QUERY PLAN` for the very statement and
-   * parameters `list` uses. For the tests that hold each filter to its index, and for an operator's question.
+   * parameters `list` uses (SQLite only; PostgreSQL's are EXPLAINed by its own test).
    *
    * @example
    * repository.explainList({ businessId, environment: 'test', status: 'pending', limit: 21 });
    * // ['SEARCH sessions USING INDEX sessions_by_owner_status (business_id=? AND environment=? AND status=? AND seq<?)']
    */
   explainList(query: SessionListQuery): string[] {
-    const { statement, params } = this.listQuery(query);
-    return this.db
-      .prepare<Record<string, unknown>, { detail: string }>(`EXPLAIN QUERY PLAN ${statement.source}`)
+    if (!(this.db instanceof SqliteRunner)) throw new Error('explainList reads SQLite plans only');
+    const { statement, params } = sessionListStatement(query);
+    return this.db.db
+      .prepare<Params, { detail: string }>(`EXPLAIN QUERY PLAN ${statement.sqlite}`)
       .all(params)
       .map((row) => row.detail);
-  }
-
-  private listQuery(query: SessionListQuery): {
-    statement: Statement<Record<string, unknown>, SessionRow>;
-    params: Record<string, unknown>;
-  } {
-    const params = {
-      businessId: query.businessId,
-      environment: query.environment,
-      beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
-      limit: query.limit,
-    };
-    if (query.reference !== undefined) {
-      return {
-        statement: this.listByReferenceStatement,
-        params: { ...params, reference: query.reference, status: query.status ?? null },
-      };
-    }
-    if (query.status !== undefined) {
-      return { statement: this.listByStatusStatement, params: { ...params, status: query.status } };
-    }
-    return { statement: this.listStatement, params };
   }
 }

@@ -1,19 +1,6 @@
-import { ApiKeyRepository } from './api-keys.ts';
-import { AuditLogRepository } from './audit-log.ts';
-import { BankNotificationRepository } from './bank-notifications.ts';
-import { BusinessRepository } from './businesses.ts';
 import type { SqliteDatabase } from './database.ts';
-import { EventRepository } from './events.ts';
-import { IdempotencyKeyRepository } from './idempotency-keys.ts';
-import { PortalSessionRepository } from './portal-sessions.ts';
-import { asyncView, type Repositories, type Writes } from './repositories.ts';
-import { SessionRepository } from './sessions.ts';
-import { SettledTransferRepository } from './settled-transfers.ts';
-import { UnappliedCreditRepository } from './unapplied-credits.ts';
-import { VirtualAccountRepository } from './virtual-accounts.ts';
-import { WebhookDeliveryRepository } from './webhook-deliveries.ts';
-import { WebhookEndpointRepository } from './webhook-endpoints.ts';
-import { WidgetTokenRepository } from './widget-tokens.ts';
+import { type Repositories, repositoriesOn, type Writes } from './repositories.ts';
+import { SqliteRunner } from './sqlite-runner.ts';
 import { WriteQueue } from './write-queue.ts';
 
 /**
@@ -30,42 +17,24 @@ export interface Store extends Repositories {
   ping(): Promise<void>;
 }
 
-/** The embedded store: one SQLite connection; its handle stays reachable for the CLI, tests and benches. */
-export interface SqliteStore extends Store {
-  db: SqliteDatabase;
-}
-
 /**
+ * The embedded store on one SQLite connection: the repositories run their statements on it synchronously, and
+ * a write job's `tx` is the same repositories (the write queue's batch is the transaction).
+ *
  * @example
- * const store = createStore(openDatabase(path), (error) => logger.error('after-commit effect failed', { error }));
+ * const store = createSqliteStore(openDatabase(path), (error) => logger.error('after-commit effect failed', { error }));
  * const session = await store.sessions.find('ses_…');
  */
-export function createStore(
+export function createSqliteStore(
   db: SqliteDatabase,
   onEffectError: (error: unknown) => void,
   /** Told after each committed batch of writes (the service's `WalCheckpointer`). */
   afterCommit?: () => void,
-): SqliteStore {
-  const repositories: Repositories = {
-    businesses: asyncView(new BusinessRepository(db)),
-    apiKeys: asyncView(new ApiKeyRepository(db)),
-    sessions: asyncView(new SessionRepository(db)),
-    virtualAccounts: asyncView(new VirtualAccountRepository(db)),
-    widgetTokens: asyncView(new WidgetTokenRepository(db)),
-    idempotencyKeys: asyncView(new IdempotencyKeyRepository(db)),
-    bankNotifications: asyncView(new BankNotificationRepository(db)),
-    events: asyncView(new EventRepository(db)),
-    portalSessions: asyncView(new PortalSessionRepository(db)),
-    settledTransfers: asyncView(new SettledTransferRepository(db)),
-    unappliedCredits: asyncView(new UnappliedCreditRepository(db)),
-    auditLog: asyncView(new AuditLogRepository(db)),
-    webhookEndpoints: asyncView(new WebhookEndpointRepository(db)),
-    webhookDeliveries: asyncView(new WebhookDeliveryRepository(db)),
-  };
+): Store {
+  const repositories = repositoriesOn(new SqliteRunner(db));
   const probe = db.prepare('SELECT 1');
   return {
     ...repositories,
-    db,
     writes: new WriteQueue(db, repositories, onEffectError, undefined, afterCommit),
     // Throws once the handle is closed ("The database connection is not open").
     ping: async () => {

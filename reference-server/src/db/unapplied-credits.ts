@@ -1,5 +1,6 @@
 import type { Environment } from '@servicepay/node/protocol';
-import type { SqliteDatabase } from './database.ts';
+import { type SqlRunner, sql } from './sql.ts';
+import { column, type RecordOf, table } from './table.ts';
 
 /** Why a credit could not be applied to a session. */
 export type UnappliedReason =
@@ -20,121 +21,92 @@ export type RefundOutcome =
   | { refundStatus: 'refunded'; refundId: string }
   | { refundStatus: 'refund_refused' };
 
-/** A credit the bank made that no session could take, and what became of it. */
-export interface UnappliedCreditRecord {
-  seq: number;
-  id: string;
-  transferId: string;
-  businessId: string | null;
-  environment: Environment | null;
-  sessionId: string | null;
-  accountNumber: string;
-  amount: number;
-  currency: string;
-  reason: UnappliedReason;
-  refundStatus: RefundStatus;
-  refundId: string | null;
-  createdAt: number;
-}
-
-type Row = {
-  seq: number;
-  id: string;
-  transfer_id: string;
-  business_id: string | null;
-  environment: Environment | null;
-  session_id: string | null;
-  account_number: string;
-  amount: number;
-  currency: string;
-  reason: UnappliedReason;
-  refund_status: RefundStatus;
-  refund_id: string | null;
-  created_at: number;
-};
-
-const toRecord = (row: Row): UnappliedCreditRecord => ({
-  seq: row.seq,
-  id: row.id,
-  transferId: row.transfer_id,
-  businessId: row.business_id,
-  environment: row.environment,
-  sessionId: row.session_id,
-  accountNumber: row.account_number,
-  amount: row.amount,
-  currency: row.currency,
-  reason: row.reason,
-  refundStatus: row.refund_status,
-  refundId: row.refund_id,
-  createdAt: row.created_at,
+/** `unapplied_credits`: a credit the bank made that no session could take, and what became of it. */
+export const unappliedCredits = table('unapplied_credits', {
+  seq: column.serial(),
+  id: column.text(),
+  transferId: column.text(),
+  /** Null when the account is unknown to the service: no merchant to tell, the operator sees it. */
+  businessId: column.nullable(column.text()),
+  environment: column.nullable(column.text<Environment>()),
+  sessionId: column.nullable(column.text()),
+  accountNumber: column.text(),
+  amount: column.int(),
+  currency: column.text(),
+  reason: column.text<UnappliedReason>(),
+  refundStatus: column.text<RefundStatus>(),
+  refundId: column.nullable(column.text()),
+  createdAt: column.int(),
 });
+
+export type UnappliedCreditRecord = RecordOf<typeof unappliedCredits.columns>;
 
 /**
  * Credits the service could not apply, oldest first: what an operator lists after an incident
- * (`servicepay-server credits list`).
+ * (`servicepay-server credits list`). `transfer_id` is unique: a second insert of one transfer fails.
+ */
+export interface UnappliedCreditRepository {
+  insert(credit: Omit<UnappliedCreditRecord, 'seq'>): Promise<UnappliedCreditRecord>;
+  list(query: { businessId?: string | undefined; limit: number }): Promise<UnappliedCreditRecord[]>;
+  find(id: string): Promise<UnappliedCreditRecord | undefined>;
+  findByTransfer(transferId: string): Promise<UnappliedCreditRecord | undefined>;
+  /** Credits whose refund is still pending, oldest first. */
+  pendingRefunds(limit: number): Promise<UnappliedCreditRecord[]>;
+  /** Records the bank's answer to a pending refund; false when it was recorded already (by anyone). */
+  settleRefund(id: string, outcome: RefundOutcome): Promise<boolean>;
+}
+
+const SELECT = `SELECT ${unappliedCredits.select()} FROM unapplied_credits`;
+
+const statements = {
+  insert: sql<{ seq: number }>(unappliedCredits.insert('RETURNING seq')),
+  list: sql<UnappliedCreditRecord>(
+    `${SELECT} WHERE (CAST(@businessId AS text) IS NULL OR business_id = @businessId) ORDER BY seq LIMIT @limit`,
+  ),
+  find: sql<UnappliedCreditRecord>(`${SELECT} WHERE id = @id`),
+  findByTransfer: sql<UnappliedCreditRecord>(`${SELECT} WHERE transfer_id = @transferId`),
+  pending: sql<UnappliedCreditRecord>(
+    `${SELECT} WHERE refund_status = 'refund_pending' ORDER BY seq LIMIT @limit`,
+  ),
+  settle: sql(
+    `UPDATE unapplied_credits SET refund_status = @refundStatus, refund_id = @refundId
+     WHERE id = @id AND refund_status = 'refund_pending'`,
+  ),
+};
+
+/**
+ * `UnappliedCreditRepository` on either store.
  *
  * @example
- * const credits = new UnappliedCreditRepository(db).list({ businessId: 'biz_…', limit: 100 });
+ * const credits = await new SqlUnappliedCreditRepository(runner).list({ businessId: 'biz_…', limit: 100 });
  */
-export class UnappliedCreditRepository {
-  private readonly insertStatement;
-  private readonly listStatement;
-  private readonly findStatement;
-  private readonly findByTransferStatement;
-  private readonly pendingStatement;
-  private readonly settleStatement;
+export class SqlUnappliedCreditRepository implements UnappliedCreditRepository {
+  constructor(private readonly db: SqlRunner) {}
 
-  constructor(db: SqliteDatabase) {
-    this.insertStatement = db.prepare(
-      `INSERT INTO unapplied_credits (id, transfer_id, business_id, environment, session_id, account_number,
-         amount, currency, reason, refund_status, refund_id, created_at)
-       VALUES (@id, @transferId, @businessId, @environment, @sessionId, @accountNumber, @amount, @currency,
-         @reason, @refundStatus, @refundId, @createdAt)`,
-    );
-    this.listStatement = db.prepare<{ businessId: string | null; limit: number }, Row>(
-      `SELECT * FROM unapplied_credits WHERE (@businessId IS NULL OR business_id = @businessId)
-       ORDER BY seq LIMIT @limit`,
-    );
-    this.findStatement = db.prepare<[string], Row>('SELECT * FROM unapplied_credits WHERE id = ?');
-    this.findByTransferStatement = db.prepare<[string], Row>(
-      'SELECT * FROM unapplied_credits WHERE transfer_id = ?',
-    );
-    this.pendingStatement = db.prepare<[number], Row>(
-      `SELECT * FROM unapplied_credits WHERE refund_status = 'refund_pending' ORDER BY seq LIMIT ?`,
-    );
-    this.settleStatement = db.prepare<[string, string | null, string]>(
-      `UPDATE unapplied_credits SET refund_status = ?, refund_id = ?
-       WHERE id = ? AND refund_status = 'refund_pending'`,
-    );
+  async insert(credit: Omit<UnappliedCreditRecord, 'seq'>): Promise<UnappliedCreditRecord> {
+    const inserted = await this.db.get(statements.insert, credit);
+    if (!inserted) throw new Error('the unapplied credit insert returned no seq');
+    return { ...credit, seq: inserted.seq };
   }
 
-  insert(credit: Omit<UnappliedCreditRecord, 'seq'>): UnappliedCreditRecord {
-    const { lastInsertRowid } = this.insertStatement.run(credit);
-    return { ...credit, seq: Number(lastInsertRowid) };
+  async list(query: { businessId?: string | undefined; limit: number }): Promise<UnappliedCreditRecord[]> {
+    return this.db.all(statements.list, { businessId: query.businessId ?? null, limit: query.limit });
   }
 
-  list(query: { businessId?: string | undefined; limit: number }): UnappliedCreditRecord[] {
-    return this.listStatement.all({ businessId: query.businessId ?? null, limit: query.limit }).map(toRecord);
+  async find(id: string): Promise<UnappliedCreditRecord | undefined> {
+    return this.db.get(statements.find, { id });
   }
 
-  find(id: string): UnappliedCreditRecord | undefined {
-    const row = this.findStatement.get(id);
-    return row && toRecord(row);
+  async findByTransfer(transferId: string): Promise<UnappliedCreditRecord | undefined> {
+    return this.db.get(statements.findByTransfer, { transferId });
   }
 
-  findByTransfer(transferId: string): UnappliedCreditRecord | undefined {
-    const row = this.findByTransferStatement.get(transferId);
-    return row && toRecord(row);
+  async pendingRefunds(limit: number): Promise<UnappliedCreditRecord[]> {
+    return this.db.all(statements.pending, { limit });
   }
 
-  /** Credits whose refund is still pending, oldest first. */
-  pendingRefunds(limit: number): UnappliedCreditRecord[] {
-    return this.pendingStatement.all(limit).map(toRecord);
-  }
-
-  /** Records the bank's answer to a pending refund; false when it was recorded already (by anyone). */
-  settleRefund(id: string, outcome: RefundOutcome): boolean {
+  async settleRefund(id: string, outcome: RefundOutcome): Promise<boolean> {
     const refundId = outcome.refundStatus === 'refunded' ? outcome.refundId : null;
-    return this.settleStatement.run(outcome.refundStatus, refundId, id).changes === 1;
+    return (await this.db.run(statements.settle, { id, refundStatus: outcome.refundStatus, refundId })) === 1;
   }
 }

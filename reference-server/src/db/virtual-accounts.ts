@@ -1,85 +1,73 @@
-import type { SqliteDatabase } from './database.ts';
+import { type SqlRunner, sql } from './sql.ts';
+import { column, type RecordOf, table } from './table.ts';
 
-/** The service's record of an account the bank provisioned for a session. */
-export interface VirtualAccountRecord {
-  accountNumber: string;
-  sessionId: string;
-  bankName: string;
-  accountName: string;
-  createdAt: number;
-  expiresAt: number;
-  closedAt: number | null;
-}
-
-type VirtualAccountRow = {
-  account_number: string;
-  session_id: string;
-  bank_name: string;
-  account_name: string;
-  created_at: number;
-  expires_at: number;
-  closed_at: number | null;
-};
-
-const toVirtualAccount = (row: VirtualAccountRow): VirtualAccountRecord => ({
-  accountNumber: row.account_number,
-  sessionId: row.session_id,
-  bankName: row.bank_name,
-  accountName: row.account_name,
-  createdAt: row.created_at,
-  expiresAt: row.expires_at,
-  closedAt: row.closed_at,
+/** `virtual_accounts`: the service's record of each account the bank provisioned for a session. */
+export const virtualAccounts = table('virtual_accounts', {
+  accountNumber: column.text(),
+  sessionId: column.text(),
+  bankName: column.text(),
+  accountName: column.text(),
+  createdAt: column.int(),
+  expiresAt: column.int(),
+  closedAt: column.nullable(column.int()),
 });
 
-export class VirtualAccountRepository {
-  private readonly insertStatement;
-  private readonly findStatement;
-  private readonly closeStatement;
-  private readonly expireAtStatement;
-  private readonly overdueStatement;
+export type VirtualAccountRecord = RecordOf<typeof virtualAccounts.columns>;
 
-  constructor(db: SqliteDatabase) {
-    this.insertStatement = db.prepare(
-      `INSERT INTO virtual_accounts (account_number, session_id, bank_name, account_name, created_at, expires_at)
-       VALUES (@accountNumber, @sessionId, @bankName, @accountName, @createdAt, @expiresAt)`,
-    );
-    this.findStatement = db.prepare<[string], VirtualAccountRow>(
-      'SELECT * FROM virtual_accounts WHERE account_number = ?',
-    );
-    this.closeStatement = db.prepare<[number, string]>(
-      'UPDATE virtual_accounts SET closed_at = ? WHERE account_number = ? AND closed_at IS NULL',
-    );
-    this.expireAtStatement = db.prepare<[number, string, number]>(
-      'UPDATE virtual_accounts SET expires_at = ? WHERE account_number = ? AND closed_at IS NULL AND expires_at > ?',
-    );
-    this.overdueStatement = db.prepare<[number, number], VirtualAccountRow>(
-      'SELECT * FROM virtual_accounts WHERE closed_at IS NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?',
-    );
-  }
-
-  insert(account: Omit<VirtualAccountRecord, 'closedAt'>): void {
-    this.insertStatement.run(account);
-  }
-
-  find(accountNumber: string): VirtualAccountRecord | undefined {
-    const row = this.findStatement.get(accountNumber);
-    return row && toVirtualAccount(row);
-  }
-
-  close(accountNumber: string, at: number): void {
-    this.closeStatement.run(at, accountNumber);
-  }
-
+/** Virtual accounts as the service reads and writes them. */
+export interface VirtualAccountRepository {
+  insert(account: Omit<VirtualAccountRecord, 'closedAt'>): Promise<void>;
+  find(accountNumber: string): Promise<VirtualAccountRecord | undefined>;
+  /** Closes an open account; an account already closed keeps its first closing time. */
+  close(accountNumber: string, at: number): Promise<void>;
   /**
    * Brings an open account's end forward to `at` (test mode's "expire the account now"); false when it is
    * closed or already ends by then. The sweeper's own code then ends it as at its natural end.
    */
-  expireAt(accountNumber: string, at: number): boolean {
-    return this.expireAtStatement.run(at, accountNumber, at).changes === 1;
+  expireAt(accountNumber: string, at: number): Promise<boolean>;
+  /** Open accounts whose countdown has run out, oldest deadline first (ties by creation, then number). */
+  overdue(now: number, limit: number): Promise<VirtualAccountRecord[]>;
+}
+
+const statements = {
+  insert: sql(virtualAccounts.insert()),
+  find: sql<VirtualAccountRecord>(
+    `SELECT ${virtualAccounts.select()} FROM virtual_accounts WHERE account_number = @accountNumber`,
+  ),
+  close: sql(
+    'UPDATE virtual_accounts SET closed_at = @at WHERE account_number = @accountNumber AND closed_at IS NULL',
+  ),
+  expireAt: sql(
+    `UPDATE virtual_accounts SET expires_at = @at
+     WHERE account_number = @accountNumber AND closed_at IS NULL AND expires_at > @at`,
+  ),
+  overdue: sql<VirtualAccountRecord>(
+    `SELECT ${virtualAccounts.select()} FROM virtual_accounts WHERE closed_at IS NULL AND expires_at <= @now
+     ORDER BY expires_at, created_at, account_number LIMIT @limit`,
+  ),
+};
+
+/** `VirtualAccountRepository` on either store. */
+export class SqlVirtualAccountRepository implements VirtualAccountRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async insert(account: Omit<VirtualAccountRecord, 'closedAt'>): Promise<void> {
+    await this.db.run(statements.insert, { ...account, closedAt: null });
   }
 
-  /** Open accounts whose countdown has run out. */
-  overdue(now: number, limit: number): VirtualAccountRecord[] {
-    return this.overdueStatement.all(now, limit).map(toVirtualAccount);
+  async find(accountNumber: string): Promise<VirtualAccountRecord | undefined> {
+    return this.db.get(statements.find, { accountNumber });
+  }
+
+  async close(accountNumber: string, at: number): Promise<void> {
+    await this.db.run(statements.close, { accountNumber, at });
+  }
+
+  async expireAt(accountNumber: string, at: number): Promise<boolean> {
+    return (await this.db.run(statements.expireAt, { accountNumber, at })) === 1;
+  }
+
+  async overdue(now: number, limit: number): Promise<VirtualAccountRecord[]> {
+    return this.db.all(statements.overdue, { now, limit });
   }
 }

@@ -1,19 +1,38 @@
 import type { Environment, WebhookDeliveryStatus } from '@servicepay/node/protocol';
-import type { SqliteDatabase } from './database.ts';
+import { type SqlRunner, sql } from './sql.ts';
+import { column, type RecordOf, table } from './table.ts';
 
-/** One event on its way to one endpoint. */
-export interface WebhookDeliveryRecord {
-  seq: number;
-  id: string;
-  endpointId: string;
-  eventId: string;
-  eventType: string;
-  status: WebhookDeliveryStatus;
-  attemptCount: number;
-  nextAttemptAt: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
+/**
+ * `webhook_deliveries`: one event on its way to one endpoint. A pending row is the queue: the worker keeps no
+ * other state that a restart could lose. `next_attempt_at` is NULL while the endpoint is disabled (parked); on
+ * PostgreSQL it also holds a claim's lease (see `due`).
+ */
+export const webhookDeliveries = table('webhook_deliveries', {
+  seq: column.serial(),
+  id: column.text(),
+  endpointId: column.text(),
+  eventId: column.text(),
+  status: column.text<WebhookDeliveryStatus>(),
+  attemptCount: column.int(),
+  nextAttemptAt: column.nullable(column.int()),
+  createdAt: column.int(),
+  updatedAt: column.int(),
+});
+
+/** `webhook_attempts`: every attempt of a delivery. */
+export const webhookAttempts = table('webhook_attempts', {
+  id: column.serial(),
+  deliveryId: column.text(),
+  attemptedAt: column.int(),
+  statusCode: column.nullable(column.int()),
+  latencyMs: column.int(),
+  error: column.nullable(column.text()),
+  /** At most 1 KB of the receiver's answer. */
+  responseExcerpt: column.nullable(column.text()),
+});
+
+/** One delivery, with its event's type. */
+export type WebhookDeliveryRecord = RecordOf<typeof webhookDeliveries.columns> & { eventType: string };
 
 export interface WebhookAttemptRecord {
   deliveryId: string;
@@ -24,26 +43,18 @@ export interface WebhookAttemptRecord {
   responseExcerpt: string | null;
   /**
    * Why `responseExcerpt` is null although the receiver answered, else null: `receiver_not_public` (the worker
-   * withheld it), or `receiver_not_checked` (stored before answers were withheld, cleared by migration 008).
+   * withheld it), or `receiver_not_checked` (stored before answers were withheld, cleared by migration 011).
    */
   responseExcerptWithheld: string | null;
 }
 
 /**
  * How a withheld answer is recorded until `webhook_attempts` has a column of its own for it: in `error`, which
- * is always NULL when the receiver answered (an attempt has an error or an answer, never both), behind a
- * prefix no error text starts with. Only this repository reads or writes it, and migration 008, which marks the
+ * is always NULL when the receiver answered (an attempt has an error or an answer, never both), behind a prefix
+ * no error text starts with. Only this repository reads or writes it, and migration 011, which marks the
  * excerpts it cleared (`withheld:receiver_not_checked`).
  */
 const WITHHELD_PREFIX = 'withheld:';
-
-/**
- * The condition under which a failed attempt's outcome applies (parameters: the claim's attempt count, then
- * its `claimedUntil`): the delivery is still held by the claim the attempt was made under, or it was parked
- * meanwhile (its endpoint disabled: a park takes no claim, and the attempt still counts, the delivery staying
- * parked). Kept the same in the PostgreSQL repository.
- */
-const UNDER_CLAIM = '(attempt_count = ? AND (next_attempt_at = ? OR next_attempt_at IS NULL))';
 
 /** What the worker needs to make one attempt, read in one query. */
 export interface DueDelivery {
@@ -78,41 +89,6 @@ export interface DueDelivery {
  */
 export type DeliveryClaim = Pick<DueDelivery, 'claimedUntil' | 'attemptCount'>;
 
-type DeliveryRow = {
-  seq: number;
-  id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  status: WebhookDeliveryStatus;
-  attempt_count: number;
-  next_attempt_at: number | null;
-  created_at: number;
-  updated_at: number;
-};
-
-type AttemptRow = {
-  delivery_id: string;
-  attempted_at: number;
-  status_code: number | null;
-  latency_ms: number;
-  error: string | null;
-  response_excerpt: string | null;
-};
-
-const toDelivery = (row: DeliveryRow): WebhookDeliveryRecord => ({
-  seq: row.seq,
-  id: row.id,
-  endpointId: row.endpoint_id,
-  eventId: row.event_id,
-  eventType: row.event_type,
-  status: row.status,
-  attemptCount: row.attempt_count,
-  nextAttemptAt: row.next_attempt_at,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
-});
-
 /** What `enqueueForEvent` needs of an event. */
 export interface EventEnqueue {
   eventId: string;
@@ -130,178 +106,268 @@ export interface DeliveryListQuery {
   limit: number;
 }
 
-/**
- * `webhook_deliveries` and `webhook_attempts`. A pending row is the queue: the worker keeps no other state
- * that a restart could lose.
- */
-export class WebhookDeliveryRepository {
-  private readonly statements;
-
-  constructor(db: SqliteDatabase) {
-    this.statements = {
-      enqueueForEvent: db.prepare<EventEnqueue & { idPrefix: string }>(
-        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-         SELECT @idPrefix || substr(e.id, 4), e.id, @eventId, 'pending', 0, @now, @now, @now
-         FROM webhook_endpoints e
-         WHERE e.business_id = @businessId AND e.environment = @environment AND e.enabled = 1
-           AND e.deleted_at IS NULL AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = @type)`,
-      ),
-      insert: db.prepare<[string, string, string, number, number, number]>(
-        `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-         VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)`,
-      ),
-      due: db.prepare<[number, string, number], DueDelivery>(
-        `SELECT d.id, d.endpoint_id AS endpointId, d.event_id AS eventId, d.attempt_count AS attemptCount,
-           e.url, e.environment, e.secret_ciphertext AS secretCiphertext,
-           e.previous_secret_ciphertext AS previousSecretCiphertext,
-           e.previous_secret_expires_at AS previousSecretExpiresAt,
-           ev.type AS eventType, ev.created_at AS eventCreatedAt, ev.payload, ev.credit,
-           d.next_attempt_at AS claimedUntil
-         FROM webhook_deliveries d
-         JOIN webhook_endpoints e ON e.id = d.endpoint_id
-         JOIN events ev ON ev.id = d.event_id
-         WHERE d.status = 'pending' AND d.next_attempt_at <= ?
-           AND d.id NOT IN (SELECT value FROM json_each(?))
-         ORDER BY d.next_attempt_at LIMIT ?`,
-      ),
-      nextDueAt: db.prepare<[], { at: number | null }>(
-        `SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`,
-      ),
-      find: db.prepare<[string], DeliveryRow>(
-        `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
-         WHERE d.id = ?`,
-      ),
-      list: db.prepare<
-        {
-          endpointId: string;
-          eventId: string | null;
-          status: string | null;
-          beforeSeq: number;
-          limit: number;
-        },
-        DeliveryRow
-      >(
-        `SELECT d.*, ev.type AS event_type FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id
-         WHERE d.endpoint_id = @endpointId AND d.seq < @beforeSeq
-           AND (@eventId IS NULL OR d.event_id = @eventId) AND (@status IS NULL OR d.status = @status)
-         ORDER BY d.seq DESC LIMIT @limit`,
-      ),
-      attempts: db.prepare<[string], AttemptRow>(
-        `SELECT delivery_id, attempted_at, status_code, latency_ms, error, response_excerpt FROM webhook_attempts
-         WHERE delivery_id IN (SELECT value FROM json_each(?)) ORDER BY id`,
-      ),
-      insertAttempt: db.prepare<{
-        deliveryId: string;
-        attemptedAt: number;
-        statusCode: number | null;
-        latencyMs: number;
-        error: string | null;
-        responseExcerpt: string | null;
-      }>(
-        `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, error, response_excerpt)
-         VALUES (@deliveryId, @attemptedAt, @statusCode, @latencyMs, @error, @responseExcerpt)`,
-      ),
-      succeeded: db.prepare<[number, string]>(
-        `UPDATE webhook_deliveries SET status = 'succeeded', attempt_count = attempt_count + 1,
-           next_attempt_at = NULL, updated_at = ?
-         WHERE id = ? AND status = 'pending'`,
-      ),
-      retryAt: db.prepare<[number, number, string, number, number]>(
-        // An endpoint disabled while this attempt was in flight keeps the delivery parked (NULL).
-        `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1,
-           next_attempt_at = CASE WHEN (SELECT enabled FROM webhook_endpoints WHERE id = endpoint_id) = 1
-             THEN ? ELSE NULL END,
-           updated_at = ?
-         WHERE id = ? AND status = 'pending' AND ${UNDER_CLAIM}`,
-      ),
-      failed: db.prepare<[number, string, number, number]>(
-        `UPDATE webhook_deliveries SET status = 'failed', attempt_count = attempt_count + 1,
-           next_attempt_at = NULL, updated_at = ?
-         WHERE id = ? AND status = 'pending' AND ${UNDER_CLAIM}`,
-      ),
-      park: db.prepare<[number, string]>(
-        `UPDATE webhook_deliveries SET next_attempt_at = NULL, updated_at = ?
-         WHERE endpoint_id = ? AND status = 'pending'`,
-      ),
-      unpark: db.prepare<[number, number, string]>(
-        `UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ?
-         WHERE endpoint_id = ? AND status = 'pending' AND next_attempt_at IS NULL`,
-      ),
-      failAll: db.prepare<[number, string]>(
-        `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = ?
-         WHERE endpoint_id = ? AND status = 'pending'`,
-      ),
-    };
-  }
-
+/** Webhook deliveries and their attempts as the service reads and writes them. */
+export interface WebhookDeliveryRepository {
   /**
-   * One pending delivery, due at `now`, per enabled endpoint of the event's business and environment that
-   * subscribes to its type; returns how many. A delivery's id is `idPrefix` (a fresh `wd_…` id, one per
-   * event) followed by the endpoint's id without its `we_`, so it is unique per (event, endpoint).
+   * One pending delivery, due at `now`, per enabled, live endpoint of the event's business and environment that
+   * subscribes to its type; returns how many. A delivery's id is `idPrefix` (a fresh `wd_…` id, one per event)
+   * followed by the endpoint's id without its `we_`, so it is unique per (event, endpoint).
    */
-  enqueueForEvent(idPrefix: string, event: EventEnqueue): number {
-    return this.statements.enqueueForEvent.run({ idPrefix, ...event }).changes;
-  }
-
+  enqueueForEvent(idPrefix: string, event: EventEnqueue): Promise<number>;
   /** A new pending delivery, due at `now` (resend). */
-  insert(id: string, endpointId: string, eventId: string, now: number): void {
-    this.statements.insert.run(id, endpointId, eventId, now, now, now);
-  }
-
-  find(id: string): WebhookDeliveryRecord | undefined {
-    const row = this.statements.find.get(id);
-    return row && toDelivery(row);
-  }
-
+  insert(id: string, endpointId: string, eventId: string, now: number): Promise<void>;
+  find(id: string): Promise<WebhookDeliveryRecord | undefined>;
   /**
-   * Pending deliveries due at `now`, oldest due first, with their endpoint and event; not those in
-   * `excluding` (the worker's attempts in flight, still pending here until their outcome is recorded).
+   * Pending deliveries due at `now`, oldest due first, with their endpoint and event; not those in `excluding`
+   * (the worker's attempts in flight). On PostgreSQL each is claimed for the lease: until it ends or an outcome
+   * is recorded, no call of `due`, on any instance, returns it.
    */
-  due(now: number, limit: number, excluding: readonly string[] = []): DueDelivery[] {
-    return this.statements.due.all(now, JSON.stringify(excluding), limit);
-  }
-
-  /** When the earliest pending delivery falls due (null: nothing pending, or all parked). */
-  nextDueAt(): number | null {
-    return this.statements.nextDueAt.get()?.at ?? null;
-  }
-
-  list(query: DeliveryListQuery): WebhookDeliveryRecord[] {
-    return this.statements.list
-      .all({
-        endpointId: query.endpointId,
-        eventId: query.eventId ?? null,
-        status: query.status ?? null,
-        beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
-        limit: query.limit,
-      })
-      .map(toDelivery);
-  }
-
+  due(now: number, limit: number, excluding?: readonly string[]): Promise<DueDelivery[]>;
+  /** When the earliest pending delivery falls due (a claimed one: when its lease ends; null: none, or parked). */
+  nextDueAt(): Promise<number | null>;
+  list(query: DeliveryListQuery): Promise<WebhookDeliveryRecord[]>;
   /** Every attempt of the given deliveries, oldest first, grouped by delivery id. */
-  attemptsOf(deliveryIds: readonly string[]): Map<string, WebhookAttemptRecord[]> {
+  attemptsOf(deliveryIds: readonly string[]): Promise<Map<string, WebhookAttemptRecord[]>>;
+  /** One attempt; a withheld answer keeps no excerpt, only the reason (see `WITHHELD_PREFIX`). */
+  recordAttempt(attempt: WebhookAttemptRecord): Promise<void>;
+  /**
+   * A successful attempt: the delivery is done if it is still pending, whichever claim holds it now (a success
+   * is never dropped; a late one only means the receiver may get the event twice, which it de-duplicates by
+   * id). Returns whether it applied (false: the delivery had already ended).
+   */
+  markSucceeded(id: string, now: number): Promise<boolean>;
+  /**
+   * A failed attempt: the next one at `at` (parked instead while the endpoint is disabled), counted, if the
+   * delivery is still held by `claim`. Returns false, changing nothing, when it is not: the attempt outlived
+   * its claim and another attempt took the delivery (or recorded its outcome), or the delivery ended.
+   */
+  retryAt(id: string, at: number, now: number, claim: DeliveryClaim): Promise<boolean>;
+  /** The last attempt failed: the delivery gives up, under the same condition as `retryAt`. */
+  markFailed(id: string, now: number, claim: DeliveryClaim): Promise<boolean>;
+  /** Holds an endpoint's pending deliveries while it is disabled (claimed ones too: their lease is dropped). */
+  parkForEndpoint(endpointId: string, now: number): Promise<void>;
+  /** Releases an endpoint's parked deliveries, due at once. */
+  unparkForEndpoint(endpointId: string, now: number): Promise<void>;
+  /** A deleted endpoint receives nothing more. */
+  failPendingForEndpoint(endpointId: string, now: number): Promise<void>;
+}
+
+/** How long a claim made by `due` holds a delivery on PostgreSQL, unless the constructor says otherwise. */
+export const DEFAULT_DELIVERY_LEASE_MS = 60_000;
+
+/**
+ * The condition under which a failed attempt's outcome applies: the delivery is still held by the claim the
+ * attempt was made under, or it was parked meanwhile (its endpoint disabled: a park takes no claim, and the
+ * attempt still counts, the delivery staying parked). A claim's lease end is its token on PostgreSQL: a later
+ * claim of the same delivery ends later, and any recorded outcome changes the count.
+ */
+const UNDER_CLAIM =
+  'attempt_count = @claimAttemptCount AND (next_attempt_at = @claimedUntil OR next_attempt_at IS NULL)';
+
+const DUE_COLUMNS = `d.id, d.endpoint_id AS "endpointId", d.event_id AS "eventId", d.attempt_count AS "attemptCount",
+  e.url, e.environment, e.secret_ciphertext AS "secretCiphertext",
+  e.previous_secret_ciphertext AS "previousSecretCiphertext",
+  e.previous_secret_expires_at AS "previousSecretExpiresAt",
+  ev.type AS "eventType", ev.created_at AS "eventCreatedAt", ev.payload, ev.credit`;
+
+const WITH_EVENT = `SELECT ${webhookDeliveries.select('d')}, ev.type AS "eventType"
+  FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id`;
+
+const statements = {
+  enqueueForEvent: sql({
+    sqlite: `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+      SELECT @idPrefix || substr(e.id, 4), e.id, @eventId, 'pending', 0, @now, @now, @now
+      FROM webhook_endpoints e
+      WHERE e.business_id = @businessId AND e.environment = @environment AND e.enabled = 1
+        AND e.deleted_at IS NULL AND EXISTS (SELECT 1 FROM json_each(e.events) WHERE value = @type)`,
+    // ORDER BY: the deliveries take their seqs in the order SQLite's statement inserts them (it walks
+    // webhook_endpoints_by_owner, seq DESC). FOR SHARE: an endpoint being disabled or deleted on another
+    // instance is waited for and read again (then skipped); and a disable that comes second waits for this
+    // commit, so its park holds these rows. A snapshot read would queue a delivery the concurrent park never sees.
+    postgres: `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+      SELECT CAST(@idPrefix AS text) || substr(e.id, 4), e.id, @eventId, 'pending', 0,
+        CAST(@now AS bigint), CAST(@now AS bigint), CAST(@now AS bigint)
+      FROM webhook_endpoints e
+      WHERE e.business_id = @businessId AND e.environment = @environment AND e.enabled = 1 AND e.deleted_at IS NULL
+        AND EXISTS (SELECT 1 FROM json_array_elements_text(CAST(e.events AS json)) AS subscribed (type) WHERE type = @type)
+      ORDER BY e.seq DESC
+      FOR SHARE OF e`,
+  }),
+  insert: sql(
+    `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+     VALUES (@id, @endpointId, @eventId, 'pending', 0, @now, @now, @now)`,
+  ),
+  due: sql<DueDelivery>({
+    sqlite: `SELECT ${DUE_COLUMNS}, d.next_attempt_at AS "claimedUntil"
+      FROM webhook_deliveries d
+      JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      JOIN events ev ON ev.id = d.event_id
+      WHERE d.status = 'pending' AND d.next_attempt_at <= @now
+        AND d.id NOT IN (SELECT value FROM json_each(@excluding))
+      ORDER BY d.next_attempt_at LIMIT @limit`,
+    // Claims in one statement: `picked` locks the oldest due pending rows, skipping rows another instance has
+    // locked this very moment (SKIP LOCKED); `claimed` moves their `next_attempt_at` to the end of the lease, so
+    // once this commits no other instance finds them due. A row another instance claimed and committed after
+    // this statement's snapshot is re-checked on its new version by the row lock, found not due, and skipped.
+    // In due order, ties by seq (the order SQLite's index hands them back).
+    postgres: `WITH picked AS (
+        SELECT seq, next_attempt_at FROM webhook_deliveries
+        WHERE status = 'pending' AND next_attempt_at <= @now AND NOT (id = ANY(CAST(@excluding AS text[])))
+        ORDER BY next_attempt_at, seq
+        LIMIT @limit
+        FOR UPDATE SKIP LOCKED
+      ), claimed AS (
+        UPDATE webhook_deliveries w SET next_attempt_at = CAST(@now AS bigint) + CAST(@leaseMs AS bigint)
+        FROM picked WHERE w.seq = picked.seq
+        RETURNING w.seq, w.id, w.endpoint_id, w.event_id, w.attempt_count, w.next_attempt_at,
+          picked.next_attempt_at AS due_at
+      )
+      SELECT ${DUE_COLUMNS}, d.next_attempt_at AS "claimedUntil"
+      FROM claimed d
+      JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      JOIN events ev ON ev.id = d.event_id
+      ORDER BY d.due_at, d.seq`,
+  }),
+  nextDueAt: sql<{ at: number | null }>(
+    `SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`,
+  ),
+  find: sql<WebhookDeliveryRecord>(`${WITH_EVENT} WHERE d.id = @id`),
+  list: sql<WebhookDeliveryRecord>(
+    `${WITH_EVENT}
+     WHERE d.endpoint_id = @endpointId AND d.seq < @beforeSeq
+       AND (CAST(@eventId AS text) IS NULL OR d.event_id = @eventId)
+       AND (CAST(@status AS text) IS NULL OR d.status = @status)
+     ORDER BY d.seq DESC LIMIT @limit`,
+  ),
+  attempts: sql<RecordOf<typeof webhookAttempts.columns>>({
+    sqlite: `SELECT ${webhookAttempts.select()} FROM webhook_attempts
+      WHERE delivery_id IN (SELECT value FROM json_each(@deliveryIds)) ORDER BY id`,
+    postgres: `SELECT ${webhookAttempts.select()} FROM webhook_attempts
+      WHERE delivery_id = ANY(CAST(@deliveryIds AS text[])) ORDER BY id`,
+  }),
+  insertAttempt: sql(webhookAttempts.insert()),
+  succeeded: sql(
+    `UPDATE webhook_deliveries SET status = 'succeeded', attempt_count = attempt_count + 1,
+       next_attempt_at = NULL, updated_at = @now
+     WHERE id = @id AND status = 'pending'`,
+  ),
+  retryAt: sql({
+    // An endpoint disabled while this attempt was in flight keeps the delivery parked (NULL).
+    sqlite: `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1,
+        next_attempt_at = CASE WHEN (SELECT enabled FROM webhook_endpoints WHERE id = endpoint_id) = 1
+          THEN @at ELSE NULL END,
+        updated_at = @now
+      WHERE id = @id AND status = 'pending' AND ${UNDER_CLAIM}`,
+    // The endpoint's row is locked first and read as committed (FOR NO KEY UPDATE waits for, then sees, a
+    // concurrent disable): a plain subquery would read the statement's snapshot, and a delivery parked by a
+    // disable that committed meanwhile on another instance would be scheduled again. Readers are not blocked.
+    postgres: `WITH endpoint AS (
+        SELECT e.enabled FROM webhook_endpoints e
+        WHERE e.id = (SELECT endpoint_id FROM webhook_deliveries WHERE id = @id)
+        FOR NO KEY UPDATE
+      )
+      UPDATE webhook_deliveries SET attempt_count = attempt_count + 1,
+        next_attempt_at = CASE WHEN (SELECT enabled FROM endpoint) = 1 THEN CAST(@at AS bigint) ELSE NULL END,
+        updated_at = @now
+      WHERE id = @id AND status = 'pending' AND ${UNDER_CLAIM}`,
+  }),
+  failed: sql(
+    `UPDATE webhook_deliveries SET status = 'failed', attempt_count = attempt_count + 1,
+       next_attempt_at = NULL, updated_at = @now
+     WHERE id = @id AND status = 'pending' AND ${UNDER_CLAIM}`,
+  ),
+  park: sql(
+    `UPDATE webhook_deliveries SET next_attempt_at = NULL, updated_at = @now
+     WHERE endpoint_id = @endpointId AND status = 'pending'`,
+  ),
+  unpark: sql(
+    `UPDATE webhook_deliveries SET next_attempt_at = @now, updated_at = @now
+     WHERE endpoint_id = @endpointId AND status = 'pending' AND next_attempt_at IS NULL`,
+  ),
+  failAll: sql(
+    `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = @now
+     WHERE endpoint_id = @endpointId AND status = 'pending'`,
+  ),
+};
+
+export interface WebhookDeliveryOptions {
+  /**
+   * PostgreSQL: how long a delivery claimed by `due` stays away from every other caller of `due` (milliseconds,
+   * ≥ 1). An attempt records its outcome well within it; if the instance holding the claim dies first, the
+   * delivery falls due again when the lease ends and another instance sends it (at least once; receivers
+   * de-duplicate by event id). Keep it above the attempt timeout plus the time to record the outcome.
+   */
+  leaseMs?: number;
+}
+
+/**
+ * `WebhookDeliveryRepository` on either store. On PostgreSQL `due` claims what it returns (the lease lives in
+ * `next_attempt_at`: `retryAt` overwrites it with the retry time, `markSucceeded`/`markFailed` clear it), so
+ * several instances draining the outbox never send one delivery twice at once.
+ *
+ * @example
+ * for (const delivery of await deliveries.due(Date.now(), 16)) {
+ *   // send it, then in one write job: recordAttempt + markSucceeded, retryAt or markFailed
+ * }
+ */
+export class SqlWebhookDeliveryRepository implements WebhookDeliveryRepository {
+  readonly leaseMs: number;
+
+  constructor(
+    private readonly db: SqlRunner,
+    options: WebhookDeliveryOptions = {},
+  ) {
+    const leaseMs = options.leaseMs ?? DEFAULT_DELIVERY_LEASE_MS;
+    if (!Number.isInteger(leaseMs) || leaseMs < 1) throw new Error('leaseMs must be a whole number ≥ 1');
+    this.leaseMs = leaseMs;
+  }
+
+  async enqueueForEvent(idPrefix: string, event: EventEnqueue): Promise<number> {
+    return this.db.run(statements.enqueueForEvent, { idPrefix, ...event });
+  }
+
+  async insert(id: string, endpointId: string, eventId: string, now: number): Promise<void> {
+    await this.db.run(statements.insert, { id, endpointId, eventId, now });
+  }
+
+  async find(id: string): Promise<WebhookDeliveryRecord | undefined> {
+    return this.db.get(statements.find, { id });
+  }
+
+  async due(now: number, limit: number, excluding: readonly string[] = []): Promise<DueDelivery[]> {
+    return this.db.all(statements.due, { now, limit, excluding, leaseMs: this.leaseMs });
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    return (await this.db.get(statements.nextDueAt))?.at ?? null;
+  }
+
+  async list(query: DeliveryListQuery): Promise<WebhookDeliveryRecord[]> {
+    return this.db.all(statements.list, {
+      endpointId: query.endpointId,
+      eventId: query.eventId ?? null,
+      status: query.status ?? null,
+      beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+      limit: query.limit,
+    });
+  }
+
+  async attemptsOf(deliveryIds: readonly string[]): Promise<Map<string, WebhookAttemptRecord[]>> {
     const grouped = new Map<string, WebhookAttemptRecord[]>();
     if (deliveryIds.length === 0) return grouped;
-    for (const row of this.statements.attempts.all(JSON.stringify(deliveryIds))) {
-      const attempt: WebhookAttemptRecord = {
-        deliveryId: row.delivery_id,
-        attemptedAt: row.attempted_at,
-        statusCode: row.status_code,
-        latencyMs: row.latency_ms,
-        ...readError(row.error),
-        responseExcerpt: row.response_excerpt,
-      };
-      const list = grouped.get(row.delivery_id);
+    for (const row of await this.db.all(statements.attempts, { deliveryIds: [...deliveryIds] })) {
+      const { id: _id, ...stored } = row;
+      const attempt: WebhookAttemptRecord = { ...stored, ...readError(row.error) };
+      const list = grouped.get(row.deliveryId);
       if (list) list.push(attempt);
-      else grouped.set(row.delivery_id, [attempt]);
+      else grouped.set(row.deliveryId, [attempt]);
     }
     return grouped;
   }
 
-  /** One attempt; a withheld answer keeps no excerpt, only the reason (see `WITHHELD_PREFIX`). */
-  recordAttempt(attempt: WebhookAttemptRecord): void {
+  async recordAttempt(attempt: WebhookAttemptRecord): Promise<void> {
     const { responseExcerptWithheld, ...row } = attempt;
-    this.statements.insertAttempt.run({
+    await this.db.run(statements.insertAttempt, {
       ...row,
       error:
         row.error ??
@@ -310,44 +376,35 @@ export class WebhookDeliveryRepository {
     });
   }
 
-  /**
-   * A successful attempt: the delivery is done if it is still pending, whichever claim holds it now (a success
-   * is never dropped; a late one only means the receiver may get the event twice, which it de-duplicates by
-   * id). Returns whether it applied (false: the delivery had already ended).
-   */
-  markSucceeded(id: string, now: number): boolean {
-    return this.statements.succeeded.run(now, id).changes > 0;
+  async markSucceeded(id: string, now: number): Promise<boolean> {
+    return (await this.db.run(statements.succeeded, { id, now })) > 0;
   }
 
-  /**
-   * A failed attempt: the next one at `at` (parked instead while the endpoint is disabled), counted, if the
-   * delivery is still held by `claim`. Returns false, changing nothing, when it is not: the attempt outlived
-   * its claim and another attempt took the delivery (or recorded its outcome), or the delivery ended.
-   */
-  retryAt(id: string, at: number, now: number, claim: DeliveryClaim): boolean {
-    return this.statements.retryAt.run(at, now, id, claim.attemptCount, claim.claimedUntil).changes > 0;
+  async retryAt(id: string, at: number, now: number, claim: DeliveryClaim): Promise<boolean> {
+    return (await this.db.run(statements.retryAt, { id, at, now, ...claimParams(claim) })) > 0;
   }
 
-  /** The last attempt failed: the delivery gives up, under the same condition as `retryAt`. */
-  markFailed(id: string, now: number, claim: DeliveryClaim): boolean {
-    return this.statements.failed.run(now, id, claim.attemptCount, claim.claimedUntil).changes > 0;
+  async markFailed(id: string, now: number, claim: DeliveryClaim): Promise<boolean> {
+    return (await this.db.run(statements.failed, { id, now, ...claimParams(claim) })) > 0;
   }
 
-  /** Holds an endpoint's pending deliveries while it is disabled. */
-  parkForEndpoint(endpointId: string, now: number): void {
-    this.statements.park.run(now, endpointId);
+  async parkForEndpoint(endpointId: string, now: number): Promise<void> {
+    await this.db.run(statements.park, { endpointId, now });
   }
 
-  /** Releases an endpoint's parked deliveries, due at once. */
-  unparkForEndpoint(endpointId: string, now: number): void {
-    this.statements.unpark.run(now, now, endpointId);
+  async unparkForEndpoint(endpointId: string, now: number): Promise<void> {
+    await this.db.run(statements.unpark, { endpointId, now });
   }
 
-  /** A deleted endpoint receives nothing more. */
-  failPendingForEndpoint(endpointId: string, now: number): void {
-    this.statements.failAll.run(now, endpointId);
+  async failPendingForEndpoint(endpointId: string, now: number): Promise<void> {
+    await this.db.run(statements.failAll, { endpointId, now });
   }
 }
+
+const claimParams = (claim: DeliveryClaim) => ({
+  claimedUntil: claim.claimedUntil,
+  claimAttemptCount: claim.attemptCount,
+});
 
 /** The stored `error` column as the attempt's `error` and `responseExcerptWithheld`. */
 function readError(stored: string | null): { error: string | null; responseExcerptWithheld: string | null } {

@@ -1,64 +1,32 @@
 import type { Environment, WebhookEventType } from '@servicepay/node/protocol';
-import type { SqliteDatabase } from './database.ts';
+import { type SqlRunner, sql } from './sql.ts';
+import { column, type RecordOf, table } from './table.ts';
 
-/** A merchant's webhook endpoint as stored. Secrets stay sealed (SecretBox ciphertext); times in epoch ms. */
-export interface WebhookEndpointRecord {
-  seq: number;
-  id: string;
-  businessId: string;
-  environment: Environment;
-  url: string;
-  events: WebhookEventType[];
-  description: string | null;
-  enabled: boolean;
-  disabledReason: string | null;
-  secretCiphertext: string;
-  previousSecretCiphertext: string | null;
-  previousSecretExpiresAt: number | null;
-  consecutiveFailures: number;
-  failingSince: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
-type EndpointRow = {
-  seq: number;
-  id: string;
-  business_id: string;
-  environment: Environment;
-  url: string;
-  events: string;
-  description: string | null;
-  enabled: number;
-  disabled_reason: string | null;
-  secret_ciphertext: string;
-  previous_secret_ciphertext: string | null;
-  previous_secret_expires_at: number | null;
-  consecutive_failures: number;
-  failing_since: number | null;
-  created_at: number;
-  updated_at: number;
-  deleted_at: number | null;
-};
-
-const toEndpoint = (row: EndpointRow): WebhookEndpointRecord => ({
-  seq: row.seq,
-  id: row.id,
-  businessId: row.business_id,
-  environment: row.environment,
-  url: row.url,
-  events: JSON.parse(row.events) as WebhookEventType[],
-  description: row.description,
-  enabled: row.enabled === 1,
-  disabledReason: row.disabled_reason,
-  secretCiphertext: row.secret_ciphertext,
-  previousSecretCiphertext: row.previous_secret_ciphertext,
-  previousSecretExpiresAt: row.previous_secret_expires_at,
-  consecutiveFailures: row.consecutive_failures,
-  failingSince: row.failing_since,
-  createdAt: row.created_at,
-  updatedAt: row.updated_at,
+/**
+ * `webhook_endpoints`: a merchant's webhook endpoints. Secrets stay sealed (SecretBox ciphertext); times in
+ * epoch ms. Deleted endpoints are kept (their deliveries still name them) but invisible to every read here.
+ */
+export const webhookEndpoints = table('webhook_endpoints', {
+  seq: column.serial(),
+  id: column.text(),
+  businessId: column.text(),
+  environment: column.text<Environment>(),
+  url: column.text(),
+  events: column.json<WebhookEventType[]>(),
+  description: column.nullable(column.text()),
+  enabled: column.flag(),
+  disabledReason: column.nullable(column.text()),
+  secretCiphertext: column.text(),
+  previousSecretCiphertext: column.nullable(column.text()),
+  previousSecretExpiresAt: column.nullable(column.int()),
+  consecutiveFailures: column.int(),
+  failingSince: column.nullable(column.int()),
+  createdAt: column.int(),
+  updatedAt: column.int(),
+  deletedAt: column.nullable(column.int()),
 });
+
+export type WebhookEndpointRecord = RecordOf<typeof webhookEndpoints.columns>;
 
 export interface NewWebhookEndpoint {
   id: string;
@@ -79,79 +47,14 @@ export interface WebhookEndpointChange {
 }
 
 /**
- * `webhook_endpoints`: one repository, statements prepared once. Deleted endpoints are kept (their deliveries
- * still name them) but are invisible to every read here.
+ * Webhook endpoints as the service reads and writes them. Every write is one conditional statement, so two
+ * instances changing one endpoint at once never act on a stale read: `disable` and `softDelete` say true to
+ * exactly one of them.
  */
-export class WebhookEndpointRepository {
-  private readonly statements;
-
-  constructor(db: SqliteDatabase) {
-    this.statements = {
-      insert: db.prepare(
-        `INSERT INTO webhook_endpoints (id, business_id, environment, url, events, description, secret_ciphertext,
-           created_at, updated_at)
-         VALUES (@id, @businessId, @environment, @url, @events, @description, @secretCiphertext, @createdAt, @createdAt)`,
-      ),
-      find: db.prepare<[string], EndpointRow>(
-        'SELECT * FROM webhook_endpoints WHERE id = ? AND deleted_at IS NULL',
-      ),
-      list: db.prepare<[string, string, number, number], EndpointRow>(
-        `SELECT * FROM webhook_endpoints
-         WHERE business_id = ? AND environment = ? AND deleted_at IS NULL AND seq < ?
-         ORDER BY seq DESC LIMIT ?`,
-      ),
-      listByUrl: db.prepare<[string, string, string, number, number], EndpointRow>(
-        `SELECT * FROM webhook_endpoints
-         WHERE business_id = ? AND environment = ? AND url = ? AND deleted_at IS NULL AND seq < ?
-         ORDER BY seq DESC LIMIT ?`,
-      ),
-      count: db.prepare<[string, string], { n: number }>(
-        'SELECT count(*) AS n FROM webhook_endpoints WHERE business_id = ? AND environment = ? AND deleted_at IS NULL',
-      ),
-      update: db.prepare(
-        `UPDATE webhook_endpoints SET url = @url, events = @events, description = @description,
-           enabled = @enabled, disabled_reason = @disabledReason, consecutive_failures = @consecutiveFailures,
-           failing_since = @failingSince, updated_at = @updatedAt
-         WHERE id = @id AND deleted_at IS NULL`,
-      ),
-      rollSecret: db.prepare(
-        `UPDATE webhook_endpoints SET previous_secret_ciphertext = secret_ciphertext,
-           previous_secret_expires_at = @previousExpiresAt, secret_ciphertext = @secretCiphertext,
-           updated_at = @now
-         WHERE id = @id AND deleted_at IS NULL`,
-      ),
-      softDelete: db.prepare<[number, number, string]>(
-        'UPDATE webhook_endpoints SET deleted_at = ?, updated_at = ?, enabled = 0 WHERE id = ? AND deleted_at IS NULL',
-      ),
-      recordSuccess: db.prepare<[string]>(
-        `UPDATE webhook_endpoints SET consecutive_failures = 0, failing_since = NULL
-         WHERE id = ? AND consecutive_failures <> 0`,
-      ),
-      recordFailure: db.prepare<[number, string]>(
-        `UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1,
-           failing_since = coalesce(failing_since, ?)
-         WHERE id = ?`,
-      ),
-      disable: db.prepare<[string, number, string]>(
-        `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ?
-         WHERE id = ? AND enabled = 1`,
-      ),
-    };
-  }
-
-  insert(endpoint: NewWebhookEndpoint): WebhookEndpointRecord {
-    this.statements.insert.run({ ...endpoint, events: JSON.stringify(endpoint.events) });
-    const stored = this.find(endpoint.id);
-    if (!stored) throw new Error('webhook endpoint vanished after insert');
-    return stored;
-  }
-
+export interface WebhookEndpointRepository {
+  insert(endpoint: NewWebhookEndpoint): Promise<WebhookEndpointRecord>;
   /** A live (not deleted) endpoint of any business; the caller checks ownership. */
-  find(id: string): WebhookEndpointRecord | undefined {
-    const row = this.statements.find.get(id);
-    return row && toEndpoint(row);
-  }
-
+  find(id: string): Promise<WebhookEndpointRecord | undefined>;
   /** Newest first, only endpoints older than `beforeSeq` (the cursor), and only those at `url` when given. */
   list(
     businessId: string,
@@ -159,60 +62,184 @@ export class WebhookEndpointRepository {
     beforeSeq: number,
     limit: number,
     url?: string,
-  ): WebhookEndpointRecord[] {
-    const rows =
-      url === undefined
-        ? this.statements.list.all(businessId, environment, beforeSeq, limit)
-        : this.statements.listByUrl.all(businessId, environment, url, beforeSeq, limit);
-    return rows.map(toEndpoint);
-  }
-
-  count(businessId: string, environment: Environment): number {
-    return this.statements.count.get(businessId, environment)?.n ?? 0;
-  }
-
+  ): Promise<WebhookEndpointRecord[]>;
+  count(businessId: string, environment: Environment): Promise<number>;
   /**
-   * Applies a merchant's change. Enabling an endpoint clears why it was disabled and its failure count;
-   * disabling it by hand records no reason (only the service's own disabling does).
+   * Applies a merchant's change to the endpoint `current` names, computed from the row as stored when the
+   * statement runs (a failure another instance recorded meanwhile is kept). Enabling a disabled endpoint clears
+   * why it was disabled and its failure count; disabling it by hand records no reason (only the service's own
+   * disabling does); leaving `enabled` out keeps a service-disabled endpoint's reason. Throws when the endpoint
+   * was deleted meanwhile.
    */
-  update(current: WebhookEndpointRecord, change: WebhookEndpointChange, now: number): WebhookEndpointRecord {
-    const enabled = change.enabled ?? current.enabled;
-    const reEnabled = change.enabled === true && !current.enabled;
-    this.statements.update.run({
-      id: current.id,
-      url: change.url ?? current.url,
-      events: JSON.stringify(change.events ?? current.events),
-      description: change.description ?? current.description,
-      enabled: enabled ? 1 : 0,
-      disabledReason: enabled ? null : change.enabled === false ? null : current.disabledReason,
-      consecutiveFailures: reEnabled ? 0 : current.consecutiveFailures,
-      failingSince: reEnabled ? null : current.failingSince,
-      updatedAt: now,
-    });
-    const stored = this.find(current.id);
-    if (!stored) throw new Error('webhook endpoint vanished after update');
-    return stored;
-  }
-
+  update(
+    current: WebhookEndpointRecord,
+    change: WebhookEndpointChange,
+    now: number,
+  ): Promise<WebhookEndpointRecord>;
   /** The current secret becomes the previous one, still signing until `previousExpiresAt`. */
-  rollSecret(id: string, secretCiphertext: string, previousExpiresAt: number, now: number): void {
-    this.statements.rollSecret.run({ id, secretCiphertext, previousExpiresAt, now });
-  }
-
-  softDelete(id: string, now: number): boolean {
-    return this.statements.softDelete.run(now, now, id).changes === 1;
-  }
-
-  recordSuccess(id: string): void {
-    this.statements.recordSuccess.run(id);
-  }
-
-  recordFailure(id: string, now: number): void {
-    this.statements.recordFailure.run(now, id);
-  }
-
+  rollSecret(id: string, secretCiphertext: string, previousExpiresAt: number, now: number): Promise<void>;
+  softDelete(id: string, now: number): Promise<boolean>;
+  recordSuccess(id: string): Promise<void>;
+  recordFailure(id: string, now: number): Promise<void>;
   /** Turns an endpoint off on the service's own initiative; false when it already was off. */
-  disable(id: string, reason: string, now: number): boolean {
-    return this.statements.disable.run(reason, now, id).changes === 1;
+  disable(id: string, reason: string, now: number): Promise<boolean>;
+  /** The sealed secret of the oldest endpoint, deleted ones included: what a start checks its key against. */
+  oldestSecret(): Promise<string | undefined>;
+}
+
+const SELECT = `SELECT ${webhookEndpoints.select()} FROM webhook_endpoints`;
+
+const statements = {
+  insert: sql<WebhookEndpointRecord>(webhookEndpoints.insert(`RETURNING ${webhookEndpoints.select()}`)),
+  find: sql<WebhookEndpointRecord>(`${SELECT} WHERE id = @id AND deleted_at IS NULL`),
+  list: sql<WebhookEndpointRecord>(
+    `${SELECT} WHERE business_id = @businessId AND environment = @environment AND deleted_at IS NULL
+       AND seq < @beforeSeq AND (CAST(@url AS text) IS NULL OR url = @url)
+     ORDER BY seq DESC LIMIT @limit`,
+  ),
+  count: sql<{ n: number }>(
+    `SELECT count(*) AS n FROM webhook_endpoints
+     WHERE business_id = @businessId AND environment = @environment AND deleted_at IS NULL`,
+  ),
+  update: sql<WebhookEndpointRecord>(
+    `UPDATE webhook_endpoints SET
+       url = coalesce(CAST(@url AS text), url),
+       events = coalesce(CAST(@events AS text), events),
+       description = coalesce(CAST(@description AS text), description),
+       enabled = CASE WHEN CAST(@enabled AS integer) IS NULL THEN enabled ELSE CAST(@enabled AS integer) END,
+       disabled_reason = CASE WHEN CAST(@enabled AS integer) IS NULL AND enabled = 0 THEN disabled_reason ELSE NULL END,
+       consecutive_failures = CASE WHEN CAST(@enabled AS integer) = 1 AND enabled = 0 THEN 0 ELSE consecutive_failures END,
+       failing_since = CASE WHEN CAST(@enabled AS integer) = 1 AND enabled = 0 THEN NULL ELSE failing_since END,
+       updated_at = @now
+     WHERE id = @id AND deleted_at IS NULL
+     RETURNING ${webhookEndpoints.select()}`,
+  ),
+  // One statement: the right-hand side reads the row before this update, so the old secret moves over.
+  rollSecret: sql(
+    `UPDATE webhook_endpoints SET previous_secret_ciphertext = secret_ciphertext,
+       previous_secret_expires_at = @previousExpiresAt, secret_ciphertext = @secretCiphertext, updated_at = @now
+     WHERE id = @id AND deleted_at IS NULL`,
+  ),
+  softDelete: sql(
+    'UPDATE webhook_endpoints SET deleted_at = @now, updated_at = @now, enabled = 0 WHERE id = @id AND deleted_at IS NULL',
+  ),
+  recordSuccess: sql(
+    `UPDATE webhook_endpoints SET consecutive_failures = 0, failing_since = NULL
+     WHERE id = @id AND consecutive_failures <> 0`,
+  ),
+  recordFailure: sql(
+    `UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1,
+       failing_since = coalesce(failing_since, @now)
+     WHERE id = @id`,
+  ),
+  disable: sql(
+    `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = @reason, updated_at = @now
+     WHERE id = @id AND enabled = 1`,
+  ),
+  oldestSecret: sql<{ sealed: string }>(
+    'SELECT secret_ciphertext AS sealed FROM webhook_endpoints ORDER BY seq LIMIT 1',
+  ),
+};
+
+/**
+ * `WebhookEndpointRepository` on either store.
+ *
+ * @example
+ * const endpoint = await endpoints.insert({ id: 'we_1', businessId, environment: 'test', url: 'https://shop.example/hooks',
+ *   events: ['session.successful'], description: null, secretCiphertext, createdAt: now });
+ * await endpoints.disable(endpoint.id, 'failing', now); // true once
+ */
+export class SqlWebhookEndpointRepository implements WebhookEndpointRepository {
+  constructor(private readonly db: SqlRunner) {}
+
+  async insert(endpoint: NewWebhookEndpoint): Promise<WebhookEndpointRecord> {
+    const row = await this.db.get(
+      statements.insert,
+      webhookEndpoints.encode({
+        ...endpoint,
+        events: [...endpoint.events],
+        enabled: true,
+        disabledReason: null,
+        previousSecretCiphertext: null,
+        previousSecretExpiresAt: null,
+        consecutiveFailures: 0,
+        failingSince: null,
+        updatedAt: endpoint.createdAt,
+        deletedAt: null,
+      }),
+    );
+    if (!row) throw new Error('webhook endpoint vanished after insert');
+    return webhookEndpoints.decode(row);
+  }
+
+  async find(id: string): Promise<WebhookEndpointRecord | undefined> {
+    return webhookEndpoints.decode(await this.db.get(statements.find, { id }));
+  }
+
+  async list(
+    businessId: string,
+    environment: Environment,
+    beforeSeq: number,
+    limit: number,
+    url?: string,
+  ): Promise<WebhookEndpointRecord[]> {
+    const rows = await this.db.all(statements.list, {
+      businessId,
+      environment,
+      beforeSeq,
+      limit,
+      url: url ?? null,
+    });
+    return rows.map((row) => webhookEndpoints.decode(row));
+  }
+
+  async count(businessId: string, environment: Environment): Promise<number> {
+    return (await this.db.get(statements.count, { businessId, environment }))?.n ?? 0;
+  }
+
+  async update(
+    current: WebhookEndpointRecord,
+    change: WebhookEndpointChange,
+    now: number,
+  ): Promise<WebhookEndpointRecord> {
+    const row = await this.db.get(statements.update, {
+      id: current.id,
+      url: change.url ?? null,
+      events: change.events === undefined ? null : JSON.stringify(change.events),
+      description: change.description ?? null,
+      enabled: change.enabled === undefined ? null : change.enabled ? 1 : 0,
+      now,
+    });
+    if (!row) throw new Error('webhook endpoint vanished after update');
+    return webhookEndpoints.decode(row);
+  }
+
+  async rollSecret(
+    id: string,
+    secretCiphertext: string,
+    previousExpiresAt: number,
+    now: number,
+  ): Promise<void> {
+    await this.db.run(statements.rollSecret, { id, secretCiphertext, previousExpiresAt, now });
+  }
+
+  async softDelete(id: string, now: number): Promise<boolean> {
+    return (await this.db.run(statements.softDelete, { id, now })) === 1;
+  }
+
+  async recordSuccess(id: string): Promise<void> {
+    await this.db.run(statements.recordSuccess, { id });
+  }
+
+  async recordFailure(id: string, now: number): Promise<void> {
+    await this.db.run(statements.recordFailure, { id, now });
+  }
+
+  async disable(id: string, reason: string, now: number): Promise<boolean> {
+    return (await this.db.run(statements.disable, { id, reason, now })) === 1;
+  }
+
+  async oldestSecret(): Promise<string | undefined> {
+    return (await this.db.get(statements.oldestSecret))?.sealed;
   }
 }

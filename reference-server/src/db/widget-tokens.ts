@@ -1,41 +1,36 @@
-import type { SqliteDatabase } from './database.ts';
+import { type SqlRunner, sql } from './sql.ts';
+import { column, type RecordOf, table } from './table.ts';
 
-export interface WidgetTokenRecord {
-  tokenHash: Buffer;
-  sessionId: string;
-  createdAt: number;
-  expiresAt: number;
+/** `widget_tokens`: the checkout's tokens, stored only as their SHA-256. */
+export const widgetTokens = table('widget_tokens', {
+  tokenHash: column.bytes(),
+  sessionId: column.text(),
+  createdAt: column.int(),
+  expiresAt: column.int(),
+});
+
+export type WidgetTokenRecord = RecordOf<typeof widgetTokens.columns>;
+
+/** Widget tokens as the service reads and writes them. */
+export interface WidgetTokenRepository {
+  insert(token: WidgetTokenRecord): Promise<void>;
+  findByHash(hash: Buffer): Promise<WidgetTokenRecord | undefined>;
 }
 
-type WidgetTokenRow = { token_hash: Buffer; session_id: string; created_at: number; expires_at: number };
+const statements = {
+  insert: sql(widgetTokens.insert()),
+  find: sql<WidgetTokenRecord>(`SELECT ${widgetTokens.select()} FROM widget_tokens WHERE token_hash = @hash`),
+};
 
-export class WidgetTokenRepository {
-  private readonly insertStatement;
-  private readonly findStatement;
+/** `WidgetTokenRepository` on either store. */
+export class SqlWidgetTokenRepository implements WidgetTokenRepository {
+  constructor(private readonly db: SqlRunner) {}
 
-  constructor(db: SqliteDatabase) {
-    this.insertStatement = db.prepare(
-      `INSERT INTO widget_tokens (token_hash, session_id, created_at, expires_at)
-       VALUES (@tokenHash, @sessionId, @createdAt, @expiresAt)`,
-    );
-    this.findStatement = db.prepare<[Buffer], WidgetTokenRow>(
-      'SELECT * FROM widget_tokens WHERE token_hash = ?',
-    );
+  async insert(token: WidgetTokenRecord): Promise<void> {
+    await this.db.run(statements.insert, token);
   }
 
-  insert(token: WidgetTokenRecord): void {
-    this.insertStatement.run(token);
-  }
-
-  findByHash(hash: Buffer): WidgetTokenRecord | undefined {
-    const row = this.findStatement.get(hash);
-    return (
-      row && {
-        tokenHash: row.token_hash,
-        sessionId: row.session_id,
-        createdAt: row.created_at,
-        expiresAt: row.expires_at,
-      }
-    );
+  async findByHash(hash: Buffer): Promise<WidgetTokenRecord | undefined> {
+    return this.db.get(statements.find, { hash });
   }
 }

@@ -20,9 +20,9 @@ type Outcome = { ok: true; value: unknown; effects: Array<() => void> } | { ok: 
  * it is durable, and N concurrent requests cost one fsync instead of N.
  *
  * Jobs are asynchronous because PostgreSQL's are (`Writes`), but on SQLite every repository call inside one
- * answers a promise that is already settled (`asyncView`), so a batch runs start to commit within one turn of
- * the event loop: no request handler runs in between (none sees a batch's uncommitted rows on this shared
- * connection) and a job still sees every earlier job's writes with no other job interleaving
+ * resumes in a microtask (`SqliteRunner` runs each statement synchronously), so a batch runs start to commit
+ * within one turn of the event loop: no request handler runs in between (none sees a batch's uncommitted rows
+ * on this shared connection) and a job still sees every earlier job's writes with no other job interleaving
  * (read-check-write inside a job is race-free). A job must therefore never await anything but the store.
  *
  * @example

@@ -1,5 +1,10 @@
 import type { ServerResponse } from 'node:http';
-import type { Session, StatusMessage, StatusReason } from '@servicepay/node/protocol';
+import {
+  PUSH_RETRY_MS,
+  type Session,
+  type StatusMessage,
+  type StatusReason,
+} from '@servicepay/node/protocol';
 import type { Store } from '../db/store.ts';
 import { isTerminal } from '../sessions/session-lifecycle.ts';
 import { toSessionView, toStatusMessage } from '../sessions/session-views.ts';
@@ -68,6 +73,15 @@ export type StreamCap = 'token' | 'address';
  */
 export const statusFrame = (seq: number, message: StatusMessage): string =>
   `id: ${seq}\nevent: status\ndata: ${JSON.stringify(message)}\n\n`;
+
+/**
+ * What every stream opens with, before its first message: the `retry:` field, so a client that loses the
+ * stream reconnects after the service's interval (`PUSH_RETRY_MS`) rather than its own default.
+ *
+ * @example
+ * res.write(RETRY_FRAME + statusFrame(update.seq, update.message));
+ */
+export const RETRY_FRAME = `retry: ${PUSH_RETRY_MS}\n\n`;
 
 /**
  * The comment line a stream gets when it has been quiet for a heartbeat interval; SSE clients ignore it.
@@ -256,6 +270,7 @@ export class PushStreams {
       terminal = isTerminal(update.message.status);
     }
     state.lastSeq = seq;
+    frames = RETRY_FRAME + frames;
     res.writeHead(200, STREAM_HEADERS);
     if (terminal) {
       this.detach(stream);

@@ -60,10 +60,13 @@ describe('messageClassesFor', () => {
     }
   });
 
-  it('is what keeps them shared: on the prototypes express gives on arrival, every request has a class of its own', async () => {
+  it('is what keeps them shared on Node 20 and 22: on the prototypes express gives on arrival, every request has a class of its own', async () => {
     const { seen } = await serve(express(), false, ['/hello?a=1', '/hello?b=2']);
-    expect(haveSameHiddenClass(seen[0]?.req as object, seen[1]?.req as object)).toBe(false);
-    expect(haveSameHiddenClass(seen[0]?.res as object, seen[1]?.res as object)).toBe(false);
+    // V8 13 (Node 24) keeps one class across express's prototype swap by itself; V8 11 and 12 (Node 20, 22) give
+    // each request its own, which is what the classes are for. Checked on 20.20, 22.23 and 24.21.
+    const sharedAnyway = Number(process.versions.v8.split('.')[0]) >= 13;
+    expect(haveSameHiddenClass(seen[0]?.req as object, seen[1]?.req as object)).toBe(sharedAnyway);
+    expect(haveSameHiddenClass(seen[0]?.res as object, seen[1]?.res as object)).toBe(sharedAnyway);
   });
 
   it("keeps express's request and response as they were: its getters, res.json, req.app, and what the app adds to them", async () => {

@@ -19,6 +19,12 @@ export interface RateLimiter {
   hit(key: string, now: number): LimitDecision | Promise<LimitDecision>;
   /** What a hit would decide, counting nothing. */
   peek(key: string, now: number): LimitDecision | Promise<LimitDecision>;
+  /**
+   * A limiter that has to ask a database may know enough without asking: what it can tell from its own last
+   * decision for the key, or undefined when it would have to ask (`peek`). For the refusal before express,
+   * which a request's own `hit` confirms. Absent where `peek` asks nobody.
+   */
+  peekKnown?(key: string, now: number): LimitDecision | undefined;
   /** Forgets keys with no hit left in the window. */
   prune(now: number): unknown;
 }

@@ -120,7 +120,10 @@ async function overBudget(deps: BudgetDeps, req: IncomingMessage): Promise<Limit
   earlyLookups.set(req, { token, found });
   if (!found || found.key.revokedAt !== null || found.key.kind !== 'secret') return undefined;
   const budget = `${found.business.id}:${found.key.environment}`;
-  const decision = await deps.businessLimiter.peek(budget, now);
+  // On PostgreSQL what this instance already knows, without a round trip (`peekKnown`); the request's own `hit`
+  // confirms it.
+  const decision =
+    deps.businessLimiter.peekKnown?.(budget, now) ?? (await deps.businessLimiter.peek(budget, now));
   if (decision.allowed) return undefined;
   memo.remember(memoKey, budget, now + OVER_BUDGET_MEMO_MS);
   return decision;

@@ -1,7 +1,7 @@
 import type { ErrorBody, ErrorCode, FieldError } from '@servicepay/node/protocol';
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ZodError } from 'zod';
-import { databaseUnavailable } from '../db/postgres/postgres-write-queue.ts';
+import { databaseUnavailable } from '../db/database-errors.ts';
 import { HttpError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
 

@@ -1,3 +1,4 @@
+import { PUSH_RETRY_MS } from '@servicepay/node/protocol';
 import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { call } from '../../../test/support/api.ts';
 import { openCheckout, openStream } from '../../../test/support/checkout.ts';
@@ -31,6 +32,8 @@ test('the current state comes first, then live transitions, and the stream close
   expect(stream.response.status).toBe(200);
   expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
   await stream.waitFor((frames) => frames.length === 1);
+  // Before anything else, the interval a client waits before it reconnects, so it follows the service's.
+  expect(stream.retries).toEqual([{ ms: PUSH_RETRY_MS, afterFrames: 0 }]);
   const [first] = stream.frames;
   expect(first?.event).toBe('status');
   expect(first?.data.status).toBe('awaiting_payment');
@@ -53,6 +56,7 @@ test('a stream opened on a finished session sends its final state and closes', a
   await stream.closed();
   expect(stream.frames).toHaveLength(1);
   expect(stream.frames[0]?.data.status).toBe('successful');
+  expect(stream.retries).toEqual([{ ms: PUSH_RETRY_MS, afterFrames: 0 }]);
 });
 
 test('resuming with Last-Event-ID replays every missed transition in order, then goes live', async () => {

@@ -3,7 +3,7 @@ import { Router } from 'express';
 import type { AuthDeps } from '../middleware/authenticate.ts';
 import { apiCaller, requireApiKey, requireApiKeyOrWidgetToken } from '../middleware/authenticate.ts';
 import { validationError } from '../middleware/error-handler.ts';
-import { idempotent, idempotentWrite, rememberInWrite } from '../middleware/idempotency.ts';
+import { afterWrite, idempotent, idempotentWrite, rememberInWrite } from '../middleware/idempotency.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import { dataEnvelopeText, sendData, sendJsonText, sendPage } from './envelope.ts';
 
@@ -14,16 +14,19 @@ export function sessionRoutes(auth: AuthDeps, sessions: SessionService): Router 
 
   // The busiest write of the API (issue 12): its Idempotency-Key is remembered in the session's own write job,
   // so one commit makes the session and its remembered answer, and the very text remembered is what is sent.
-  router.post('/api/widget/sessions', secretKey, idempotentWrite, async (req, res) => {
-    const parsed = CreateSessionParamsSchema.safeParse(req.body);
-    if (!parsed.success) throw validationError(parsed.error, 'session');
-    let answer = '';
-    await sessions.create(apiCaller(res), parsed.data, async (tx, created) => {
-      answer = dataEnvelopeText(created, 201);
-      await rememberInWrite(tx, res, 201, answer);
-    });
-    sendJsonText(res, 201, answer);
-  });
+  // A retry of a create is answered from the key only when the create fails (`afterWrite`).
+  router.post('/api/widget/sessions', secretKey, idempotentWrite, (req, res) =>
+    afterWrite(res, async () => {
+      const parsed = CreateSessionParamsSchema.safeParse(req.body);
+      if (!parsed.success) throw validationError(parsed.error, 'session');
+      let answer = '';
+      await sessions.create(apiCaller(res), parsed.data, async (tx, created) => {
+        answer = dataEnvelopeText(created, 201);
+        await rememberInWrite(tx, res, 201, answer);
+      });
+      sendJsonText(res, 201, answer);
+    }),
+  );
 
   router.get('/api/widget/sessions', secretKey, async (req, res) => {
     const parsed = ListSessionsParamsSchema.safeParse(req.query);

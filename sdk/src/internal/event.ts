@@ -79,13 +79,40 @@ export const parseEvent = (payload: RawBody): WebhookEvent => {
   return parseEventWithZod(json);
 };
 
+/** What a JSON value is, in words. */
+const kindOf = (json: unknown): string =>
+  json === null ? 'null' : Array.isArray(json) ? 'an array' : `a ${typeof json}`;
+
+/** The value at `path` in `json`, or undefined where the path leads nowhere. */
+const valueAt = (json: unknown, path: readonly PropertyKey[]): unknown => {
+  let value = json;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null || !hasOwn.call(value, key)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+};
+
+/**
+ * The first field zod found wrong, as a developer would fix it: `data.session.amount is missing`, or
+ * `environment is invalid (…)`. zod lists issues in the order of the schema's fields, so the first is stable.
+ */
+const firstWrongField = (json: unknown, error: z.ZodError): string => {
+  const issue = error.issues[0];
+  if (!issue) return 'it does not match the contract';
+  if (issue.path.length === 0) return `the body is ${kindOf(json)}, not an object`;
+  const path = issue.path.map(String).join('.');
+  if (valueAt(json, issue.path) === undefined) return `${path} is missing`;
+  return `${path} is invalid (${issue.message})`;
+};
+
 /** The reading of record: every event the guards do not pass, with zod's error as the cause. */
 const parseEventWithZod = (json: unknown): WebhookEvent => {
   const frame = EventFrameSchema.safeParse(json);
   if (!frame.success) {
     throw new WebhookPayloadError({
       code: 'webhook_payload_invalid',
-      message: 'The webhook body is signed but is not an event (id, type, environment, createdAt, data).',
+      message: `The webhook body is signed but is not an event: ${firstWrongField(json, frame.error)}. Every event has id, type, environment, createdAt and data; generateTestEvent builds one.`,
       cause: frame.error,
     });
   }
@@ -96,7 +123,7 @@ const parseEventWithZod = (json: unknown): WebhookEvent => {
   if (!known.success) {
     throw new WebhookPayloadError({
       code: 'webhook_payload_invalid',
-      message: `The webhook body is signed but is not a valid ${frame.data.type} event.`,
+      message: `The webhook body is signed but is not a valid ${frame.data.type} event: ${firstWrongField(json, known.error)}.`,
       cause: known.error,
     });
   }

@@ -6,6 +6,13 @@ import {
   VirtualAccountSchema,
 } from './sessions.ts';
 
+/**
+ * Milliseconds a client waits before it reconnects to a dropped push stream: every stream opens with
+ * `retry: 1000`, so an `EventSource` (and the widget, which backs off from it) reconnects on the service's
+ * schedule rather than its own default (3 s in browsers). docs/protocol.md, "Push stream".
+ */
+export const PUSH_RETRY_MS = 1_000;
+
 /** Why a status message was sent, where the status alone does not say it. */
 export const StatusReasonSchema = z.enum(['account_expired', 'cancelled_by_payer', 'cancelled_by_merchant']);
 export type StatusReason = z.infer<typeof StatusReasonSchema>;

@@ -1,8 +1,31 @@
 import type { StatusMessage } from '@servicepay/node/protocol';
 import { createParser } from 'eventsource-parser';
 
-/** Waits before reconnection attempts after a drop; past the last one the stream reports `lost`. */
-const RETRY_DELAYS_MS = [250, 1_000, 2_000, 4_000];
+/**
+ * The service's reconnection interval (`PUSH_RETRY_MS` of the contract: every stream opens with `retry: 1000`),
+ * used until a stream has said its own. A test holds the two equal.
+ */
+export const DEFAULT_RETRY_MS = 1_000;
+/** Reconnection attempts after a drop; past the last one the stream reports `lost`. */
+const RECONNECT_ATTEMPTS = 3;
+/** Bounds on a `retry:` value, so a stream cannot make the widget spin or give up waiting for minutes. */
+const RETRY_BOUNDS_MS = [250, 10_000] as const;
+
+/**
+ * How long to wait before reconnection attempt `attempt` (0 first), or undefined when it is time to report
+ * `lost`: the service's `retry:` interval, doubling each time (1 s, 2 s, 4 s at the default: 7 s in all), each
+ * up to 25 % shorter at random so that the checkouts a restarted instance dropped do not all come back at once.
+ *
+ * @example
+ * reconnectDelay(0, 1_000); // 750-1000
+ * reconnectDelay(3, 1_000); // undefined: lost
+ */
+export function reconnectDelay(attempt: number, retryMs: number, random = Math.random): number | undefined {
+  if (attempt >= RECONNECT_ATTEMPTS) return undefined;
+  const [low, high] = RETRY_BOUNDS_MS;
+  const base = Math.min(high, Math.max(low, retryMs));
+  return Math.round(base * 2 ** attempt * (1 - 0.25 * random()));
+}
 /** The server sends a heartbeat every 15 s: this much silence means the connection is dead (a slept laptop). */
 const SILENCE_LIMIT_MS = 40_000;
 
@@ -22,7 +45,8 @@ const TERMINAL = new Set(['successful', 'expired', 'cancelled']);
 /**
  * The push stream (`GET /api/widget/sessions/{id}/events`) read with `fetch`, so the widget token travels in
  * `Authorization`, and parsed with eventsource-parser. After a drop it reconnects with `Last-Event-ID` (the
- * service replays what was missed, then the current state), a few times with backoff; then it reports `lost`
+ * service replays what was missed, then the current state), on the service's schedule (the stream's `retry:`,
+ * see {@link reconnectDelay}), three times; then it reports `lost`
  * and waits for `reconnectNow()` (the payer's button, the browser coming online, the tab coming back).
  * Never polls.
  *
@@ -35,12 +59,18 @@ export class StatusStream {
   private controller: AbortController | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private attempt = 0;
+  private retryIntervalMs = DEFAULT_RETRY_MS;
   private stopped = false;
   private finished = false;
   private lastByteAt = 0;
   private state: StreamState = 'connecting';
 
   constructor(private readonly options: StatusStreamOptions) {}
+
+  /** The reconnection interval the service asked for (its `retry:` field), or the default before it did. */
+  get retryMs(): number {
+    return this.retryIntervalMs;
+  }
 
   start(): void {
     void this.connect();
@@ -103,6 +133,9 @@ export class StatusStream {
   private async read(body: ReadableStream<Uint8Array>, controller: AbortController): Promise<void> {
     const decoder = new TextDecoder();
     const parser = createParser({
+      onRetry: (interval) => {
+        this.retryIntervalMs = interval;
+      },
       onEvent: (event) => {
         if (event.event !== 'status') return;
         let message: StatusMessage;
@@ -134,7 +167,7 @@ export class StatusStream {
   }
 
   private scheduleRetry(): void {
-    const delay = RETRY_DELAYS_MS[this.attempt];
+    const delay = reconnectDelay(this.attempt, this.retryIntervalMs);
     if (delay === undefined) {
       this.setState('lost');
       return;

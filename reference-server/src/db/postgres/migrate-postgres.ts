@@ -1,23 +1,11 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Pool, PoolClient } from 'pg';
-
-/** The PostgreSQL migrations shipped with the service: `NNN_name.sql`, applied in numeric order. */
-export const POSTGRES_MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+import { type Migration, readMigrations } from '../migrations.ts';
 
 /**
  * The advisory lock key every migration transaction holds. Any fixed number works as long as nothing else in
  * the service locks the same one; it spells "SP migrations" loosely (0x5350 = "SP").
  */
 export const MIGRATION_LOCK_KEY = 0x5350_0001;
-
-/** One numbered migration file. */
-export interface PostgresMigration {
-  version: number;
-  /** The file name without `.sql`, e.g. `001_core`: recorded beside the version, and checked on every start. */
-  name: string;
-  sql: string;
-}
 
 /** What one `migratePostgres` call did. */
 export interface PostgresMigrationResult {
@@ -26,32 +14,8 @@ export interface PostgresMigrationResult {
 }
 
 /**
- * Reads the numbered `.sql` files of a folder, in numeric order. Two files with one number are refused: the
- * number is the migration's identity in `schema_migrations`.
- *
- * @example
- * const migrations = readPostgresMigrations(); // [{ version: 1, name: '001_core', sql: '…' }, …]
- */
-export function readPostgresMigrations(dir: string = POSTGRES_MIGRATIONS_DIR): PostgresMigration[] {
-  const folder = dir.endsWith('/') ? dir : `${dir}/`;
-  const migrations = readdirSync(folder)
-    .filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file))
-    .sort()
-    .map((file) => ({
-      version: Number(file.slice(0, 3)),
-      name: file.slice(0, -'.sql'.length),
-      sql: readFileSync(folder + file, 'utf8'),
-    }));
-  migrations.forEach((migration, index) => {
-    if (index > 0 && migrations[index - 1]?.version === migration.version) {
-      throw new Error(`two PostgreSQL migrations are numbered ${migration.version}: rename one`);
-    }
-  });
-  return migrations;
-}
-
-/**
- * Brings a PostgreSQL database's schema up to date: every numbered migration not yet recorded in
+ * Brings a PostgreSQL database's schema up to date: every step of the one history (`readMigrations`, its
+ * `postgres` SQL) not yet recorded in
  * `schema_migrations` is applied in its own transaction, which first takes `pg_advisory_xact_lock` and then
  * checks the record again. Several instances starting together on one database therefore apply each migration
  * exactly once: the first to get the lock applies it, the others wait, find it recorded, and move on. A
@@ -69,9 +33,9 @@ export function readPostgresMigrations(dir: string = POSTGRES_MIGRATIONS_DIR): P
  */
 export async function migratePostgres(
   pool: Pool,
-  options: { migrations?: PostgresMigration[] } = {},
+  options: { migrations?: Migration[] } = {},
 ): Promise<PostgresMigrationResult> {
-  const migrations = options.migrations ?? readPostgresMigrations();
+  const migrations = options.migrations ?? readMigrations();
   const applied: string[] = [];
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -104,7 +68,7 @@ async function recordedVersions(client: PoolClient): Promise<Map<number, string>
 }
 
 /** Applies one migration under the lock unless it is already recorded; true when this call applied it. */
-async function applyOne(client: PoolClient, migration: PostgresMigration): Promise<boolean> {
+async function applyOne(client: PoolClient, migration: Migration): Promise<boolean> {
   await client.query('BEGIN');
   try {
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
@@ -131,7 +95,7 @@ async function applyOne(client: PoolClient, migration: PostgresMigration): Promi
       return false;
     }
     // A simple-protocol query (no parameters) may hold several statements: the whole file runs as written.
-    await client.query(migration.sql);
+    await client.query(migration.postgres);
     await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
       migration.version,
       migration.name,

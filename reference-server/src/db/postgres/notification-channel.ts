@@ -1,10 +1,8 @@
 import pg from 'pg';
 import type { Logger } from '../../internal/logger.ts';
+import type { Queryable } from './postgres-runner.ts';
 
-/** What runs a statement: a pool, or the client of an open transaction. */
-export interface Queryable {
-  query(text: string, values?: unknown[]): Promise<unknown>;
-}
+export type { Queryable } from './postgres-runner.ts';
 
 /** Why listeners may have missed messages, so that they read what they missed from the tables. */
 export type GapReason =

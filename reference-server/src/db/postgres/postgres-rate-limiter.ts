@@ -1,5 +1,9 @@
+import { BoundedMap } from '../../internal/bounded-map.ts';
 import type { LimitDecision, RateLimiter } from '../../internal/sliding-window-limiter.ts';
-import type { Queryable } from './notification-channel.ts';
+import type { Queryable } from './postgres-runner.ts';
+
+/** How many keys' last decisions a limiter keeps for `peek` (then it forgets them all and starts again). */
+const KNOWN_KEYS_MAX = 10_000;
 
 export interface PostgresRateLimiterOptions {
   /** Keeps this limiter's keys apart from other limiters' in the shared table: `api`, `checkout`, `auth`. */
@@ -72,6 +76,10 @@ export class PostgresRateLimiter implements RateLimiter {
   /** The window in whole seconds. */
   private readonly windowSeconds: number;
   private readonly prefix: string;
+  /** The last decision `hit` made for a key, and the second it was made in (see `peek`). */
+  private readonly known = new BoundedMap<string, { decision: LimitDecision; second: number }>(
+    KNOWN_KEYS_MAX,
+  );
 
   constructor(
     private readonly db: Queryable,
@@ -98,15 +106,22 @@ export class PostgresRateLimiter implements RateLimiter {
     ])) as { rows: Array<{ allowed: boolean; in_window: number; oldest: string }> };
     const row = result.rows[0];
     if (!row) throw new Error('the rate limit statement returned no row');
-    return this.decision(row.allowed, row.in_window, Number(row.oldest), second);
+    const decision = this.decision(row.allowed, row.in_window, Number(row.oldest), second);
+    this.known.set(key, { decision, second });
+    return decision;
   }
 
   /**
-   * What `hit` would decide now, without counting a hit (`SlidingWindowLimiter.peek`): a read, no lock. A key
-   * never hit (or pruned) reads as a full budget and keeps no row.
+   * What `hit` would decide now, without counting a hit (`SlidingWindowLimiter.peek`). A refusal this limiter's
+   * own `hit` made stands until its `resetSeconds` and is answered without a round trip: no hit, on any
+   * instance, brings a place back sooner (only the oldest second leaving the window does), so the answer is
+   * the one the database would give. Otherwise one read, no lock. A key never hit (or pruned) reads as a full
+   * budget and keeps no row. *Why:* a client over its budget keeps sending, and each of its 429s peeks.
    */
   async peek(key: string, now: number): Promise<LimitDecision> {
     const second = Math.floor(now / 1000);
+    const refused = this.knownRefusal(key, second);
+    if (refused) return refused;
     const result = (await this.db.query(PEEK, [this.prefix + key, second - this.windowSeconds + 1])) as {
       rows: Array<{ in_window: number; oldest: string | null }>;
     };
@@ -115,6 +130,31 @@ export class PostgresRateLimiter implements RateLimiter {
     if (!row) return { allowed: true, limit: this.limit, remaining: this.limit, resetSeconds: 1 };
     const oldest = row.oldest === null ? second : Number(row.oldest);
     return this.decision(row.in_window < this.limit, row.in_window, oldest, second);
+  }
+
+  /**
+   * What this instance can tell without a round trip (`RateLimiter.peekKnown`): a refusal its `hit` made, until
+   * its reset (as `peek`); an allowance its `hit` made in this same second with places left. The allowance may
+   * be stale by other instances' hits in that second: the request it lets on is counted by its own `hit`, which
+   * refuses it if the budget is spent (and from then on this instance knows). Undefined otherwise.
+   */
+  peekKnown(key: string, now: number): LimitDecision | undefined {
+    const second = Math.floor(now / 1000);
+    const refused = this.knownRefusal(key, second);
+    if (refused) return refused;
+    const known = this.known.get(key);
+    if (known?.decision.allowed && known.second === second && known.decision.remaining > 0)
+      return known.decision;
+    return undefined;
+  }
+
+  /** A refusal `hit` made for `key` that still stands at `second`, its reset counted from there. */
+  private knownRefusal(key: string, second: number): LimitDecision | undefined {
+    const known = this.known.get(key);
+    if (!known || known.decision.allowed) return undefined;
+    const resetAt = known.second + known.decision.resetSeconds;
+    if (second < known.second || second >= resetAt) return undefined;
+    return { ...known.decision, resetSeconds: resetAt - second };
   }
 
   /** Deletes this limiter's keys whose newest second has left the window; returns how many. */

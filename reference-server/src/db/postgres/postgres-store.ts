@@ -1,22 +1,8 @@
 import type pg from 'pg';
-import type { Repositories } from '../repositories.ts';
+import { repositoriesOn } from '../repositories.ts';
 import type { Store } from '../store.ts';
-import { PostgresApiKeyRepository } from './api-keys.ts';
-import { PostgresAuditLogRepository } from './audit-log.ts';
-import { PostgresBankNotificationRepository } from './bank-notifications.ts';
-import { PostgresBusinessRepository } from './businesses.ts';
-import { PostgresEventRepository } from './events.ts';
-import { PostgresIdempotencyKeyRepository } from './idempotency-keys.ts';
-import type { Queryable } from './notification-channel.ts';
-import { PostgresPortalSessionRepository } from './portal-sessions.ts';
+import { PostgresRunner, type Queryable } from './postgres-runner.ts';
 import { PostgresWriteQueue } from './postgres-write-queue.ts';
-import { PostgresSessionRepository } from './sessions.ts';
-import { PostgresSettledTransferRepository } from './settled-transfers.ts';
-import { PostgresUnappliedCreditRepository } from './unapplied-credits.ts';
-import { PostgresVirtualAccountRepository } from './virtual-accounts.ts';
-import { PostgresWebhookDeliveryRepository } from './webhook-deliveries.ts';
-import { PostgresWebhookEndpointRepository } from './webhook-endpoints.ts';
-import { PostgresWidgetTokenRepository } from './widget-tokens.ts';
 
 export interface PostgresStoreOptions {
   /** Told of an after-commit effect that threw; the write itself stays committed. */
@@ -30,32 +16,6 @@ export interface PostgresStoreOptions {
 /** How long `Store.ping` waits on PostgreSQL unless told otherwise. */
 export const DEFAULT_PING_TIMEOUT_MS = 2_000;
 
-/** Every repository over one `Queryable`: the pool (reads, each its own statement) or a write job's client. */
-export function postgresRepositories(
-  db: Queryable,
-  options: Pick<PostgresStoreOptions, 'deliveryLeaseMs'> = {},
-): Repositories {
-  return {
-    businesses: new PostgresBusinessRepository(db),
-    apiKeys: new PostgresApiKeyRepository(db),
-    sessions: new PostgresSessionRepository(db),
-    virtualAccounts: new PostgresVirtualAccountRepository(db),
-    widgetTokens: new PostgresWidgetTokenRepository(db),
-    idempotencyKeys: new PostgresIdempotencyKeyRepository(db),
-    bankNotifications: new PostgresBankNotificationRepository(db),
-    events: new PostgresEventRepository(db),
-    portalSessions: new PostgresPortalSessionRepository(db),
-    settledTransfers: new PostgresSettledTransferRepository(db),
-    unappliedCredits: new PostgresUnappliedCreditRepository(db),
-    auditLog: new PostgresAuditLogRepository(db),
-    webhookEndpoints: new PostgresWebhookEndpointRepository(db),
-    webhookDeliveries: new PostgresWebhookDeliveryRepository(
-      db,
-      options.deliveryLeaseMs === undefined ? {} : { leaseMs: options.deliveryLeaseMs },
-    ),
-  };
-}
-
 /**
  * The service's `Store` on PostgreSQL: reads through the pool, writes through `PostgresWriteQueue` (one
  * transaction per job, on a client of the same pool, with the repositories bound to it). The schema must be
@@ -67,7 +27,11 @@ export function postgresRepositories(
  * const store = createPostgresStore(pool, { onEffectError: (error) => logger.error('effect failed', { error }) });
  */
 export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions): Store {
-  const bind = (db: Queryable) => postgresRepositories(db, options);
+  const bind = (db: Queryable) =>
+    repositoriesOn(
+      new PostgresRunner(db),
+      options.deliveryLeaseMs === undefined ? {} : { leaseMs: options.deliveryLeaseMs },
+    );
   return {
     ...bind(pool),
     writes: new PostgresWriteQueue(pool, bind, { onEffectError: options.onEffectError }),

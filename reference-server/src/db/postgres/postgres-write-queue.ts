@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { WriteContext, Writes } from '../repositories.ts';
-import type { Queryable } from './notification-channel.ts';
+import type { Queryable } from './postgres-runner.ts';
 
 /** The isolation level each job's transaction runs at (`BEGIN ISOLATION LEVEL …`). */
 export type PostgresIsolation = 'read committed' | 'repeatable read' | 'serializable';
@@ -217,7 +217,7 @@ export class PostgresWriteQueue<R> implements Writes<R> {
     const queryable: Queryable = {
       query: (text, values) => {
         if (!open) return Promise.reject(new Error('this write job has ended; its transaction is closed'));
-        return client.query(text, values).catch((error: unknown) => {
+        return (client.query(text as pg.QueryConfig, values) as Promise<unknown>).catch((error: unknown) => {
           failedStatement ??= error;
           // Known here, even if the job swallows the error and returns before the socket's end is seen.
           if (connectionLost(error)) lost ??= error as Error;

@@ -1,0 +1,2 @@
+-- Nothing on SQLite: one process counts its rate limits in memory (internal/sliding-window-limiter.ts). On
+-- PostgreSQL this step made the table every instance counted in, until 009 replaced it.

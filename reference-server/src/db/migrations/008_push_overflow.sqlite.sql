@@ -1,0 +1,2 @@
+-- Nothing on SQLite: one process hands push updates to its streams in memory (events/broadcaster.ts). On
+-- PostgreSQL this step made the table a NOTIFY payload too large for the channel goes through.

@@ -1,0 +1,3 @@
+-- Nothing on PostgreSQL: the change counter behind SQLite's in-process key cache. Several instances share this
+-- database, and no read cheaper than the key itself would tell one that another changed a key: each request
+-- here reads its key (db/api-keys.ts).
