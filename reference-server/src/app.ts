@@ -28,6 +28,7 @@ import { testHelperRoutes } from './routes/test-helpers.ts';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts';
 import { widgetRoutes } from './routes/widget.ts';
 import type { SessionService } from './sessions/session-service.ts';
+import type { TestEndings } from './sessions/test-endings.ts';
 
 /** Everything the HTTP layer needs; built by `createService`, or by a test with its own parts. */
 export interface AppDeps {
@@ -40,6 +41,8 @@ export interface AppDeps {
   bank: SimulatedBank;
   processor: BankNotificationProcessor;
   sessions: SessionService;
+  /** Test mode's "expire now" (`/api/test/sessions/{id}/expire`, `…/account/expire`, the portal's button). */
+  testEndings: TestEndings;
   broadcaster: Broadcaster;
   limiters: {
     business: RateLimiter;
@@ -124,7 +127,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(bankCounterRoutes(bank));
   app.use(sessionRoutes(auth, deps.sessions));
   app.use(widgetRoutes(auth, deps.sessions, perAddressLimit));
-  app.use(testHelperRoutes(auth, deps.store, deps.bank, deps.sessions));
+  app.use(testHelperRoutes(auth, deps.store, deps.bank, deps.sessions, deps.testEndings));
   app.use(sessionEventRoutes(auth, deps.pushStreams));
   app.use(webhookEndpointRoutes(auth, deps.webhooks));
   app.use(routeNotFound);

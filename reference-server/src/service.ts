@@ -25,8 +25,10 @@ import { trustedProxyMatcher } from './internal/trusted-proxies.ts';
 import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
 import { portalRoutes } from './portal/portal-routes.ts';
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
+import { SessionExpiry } from './sessions/session-expiry.ts';
 import { SessionLifecycle } from './sessions/session-lifecycle.ts';
 import { SessionService } from './sessions/session-service.ts';
+import { TestEndings } from './sessions/test-endings.ts';
 import { WidgetHosts, type WidgetUrls } from './widget-hosts/widget-hosts.ts';
 
 export interface ServiceOptions {
@@ -122,9 +124,11 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   const lifecycle = new SessionLifecycle(outbox, broadcaster, bank, credits);
   const sessions = new SessionService(store, lifecycle, bank, clock, config);
   const processor = new BankNotificationProcessor(store, lifecycle, credits, clock);
+  const expiry = new SessionExpiry(store, lifecycle);
+  const testEndings = new TestEndings(store, expiry, sessions, clock);
   const sweeper = new ExpirySweeper(
     store,
-    lifecycle,
+    expiry,
     credits,
     clock,
     logger,
@@ -166,6 +170,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     bank,
     processor,
     sessions,
+    testEndings,
     broadcaster,
     limiters,
     pushStreams,
@@ -187,6 +192,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     clock,
     logger,
     sessions,
+    testEndings,
     webhooks,
     bank,
     secretBox,

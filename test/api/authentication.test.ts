@@ -245,13 +245,18 @@ describe('authentication matrix', () => {
     expect(session.paidAt).toBeNull();
   });
 
-  it('the publishable key reads the public profile only', async () => {
+  it('the publishable key reads the public profile only: the name, the environment and the currencies taken', async () => {
     const response = await call(server.baseUrl, 'GET', '/api/widget/profile', {
       token: owner.keys.test.publishableKey,
     });
     expect(envelopeOf(CheckoutProfileSchema).parse(response.body).data).toEqual({
       merchantName: 'Owner',
       environment: 'test',
+      // The service's configured list, with the bounds a session create enforces (docs/protocol.md, Money).
+      currencies: [
+        { currency: 'NGN', minAmount: 100, maxAmount: 10_000_000_000 },
+        { currency: 'USD', minAmount: 50, maxAmount: 100_000_000 },
+      ],
     });
   });
 

@@ -9,7 +9,7 @@ import { startReceiver } from '../support/checkout.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // docs/protocol.md, Idempotency: every POST the SDK retries (endpoint create, roll, resend, cancel, test
-// transfer, test account, new account) answers a retry with the same key and body with the first answer, byte
+// transfer, test account, test expiries, new account) answers a retry with the same key and body with the first answer, byte
 // for byte, and makes its effect once; another body or another route under the same key is 409
 // `idempotency_key_reused`.
 
@@ -470,6 +470,39 @@ describe('POST /api/test/sessions/:id/account', () => {
     ]);
     expectOneRan(pair, 200);
     expect(await accountsOf(session.id)).toBe(1);
+  });
+});
+
+describe('POST /api/test/sessions/:id/expire and …/account/expire', () => {
+  const eventsOf = (sessionId: string, type: string) =>
+    count('SELECT COUNT(*) AS n FROM events WHERE session_id = ? AND type = ?', sessionId, type);
+
+  it('a retry of expire is the first answer (not 409 for the session it ended), with one session.expired event', async () => {
+    const session = await createSession(server.baseUrl, key, { expiresInMinutes: 240 });
+    const path = `/api/test/sessions/${session.id}/expire`;
+    const first = await post(path, key, 'test-expire-1');
+    expectReplay(first, await post(path, key, 'test-expire-1'), 200);
+    expect(first.body.data.status).toBe('expired');
+    expect(await eventsOf(session.id, 'session.expired')).toBe(1);
+    // Without the key it is a new request: the session has ended.
+    expectError(await post(path, key, 'test-expire-2'), 409, 'session_not_active');
+  });
+
+  it('a retry of account/expire is the first answer: one account ended, not the fresh one opened since', async () => {
+    const session = await createSession(server.baseUrl, key, { expiresInMinutes: 240 });
+    const opened = await bootstrap(server.baseUrl, session.clientSecret);
+    const path = `/api/test/sessions/${session.id}/account/expire`;
+    const first = await post(path, key, 'test-account-expire-1');
+    expect(first.body.data.status).toBe('pending');
+    const fresh = await call(server.baseUrl, 'POST', `/api/widget/sessions/${session.id}/accounts`, {
+      token: opened.token,
+    });
+    expect(fresh.status).toBe(201);
+    expectReplay(first, await post(path, key, 'test-account-expire-1'), 200);
+    const now = await call(server.baseUrl, 'GET', `/api/widget/sessions/${session.id}`, { token: key });
+    expect(now.body.data.status).toBe('awaiting_payment');
+    expect(now.body.data.virtualAccount.accountNumber).toBe(fresh.body.data.virtualAccount.accountNumber);
+    expect(await eventsOf(session.id, 'session.pending')).toBe(1);
   });
 });
 

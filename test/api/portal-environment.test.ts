@@ -120,6 +120,10 @@ const probes: Record<PortalRouteName, { named: Probe; byId?: Probe }> = {
     },
     byId: { path: '/portal/bank/transfers', form: { sessionId: '{session}', choice: 'exact' } },
   },
+  expire: {
+    named: { path: '/portal/sessions/{session}/expire', form: { environment: 'live', ending: 'session' } },
+    byId: { path: '/portal/sessions/{session}/expire', form: { ending: 'session' } },
+  },
   kyc: { named: { path: '/portal/kyc?environment=live' } },
   // Last: were it not refused, the session would end.
   signOut: { named: { path: '/portal/sign-out', form: { environment: 'live' } } },

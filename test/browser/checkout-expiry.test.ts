@@ -86,13 +86,15 @@ describe('the account and the session run out', () => {
     await context.close();
   });
 
-  it('a session that ended for good says so and offers only the way back', async () => {
+  it('a session that ended for good says so, offers only the way back, and ends the checkout with onCancel once', async () => {
     const { page, context, problems } = await openPage(browser);
     await page.goto(world.shopUrl());
     const session = await world.createSession(500_000);
     await openCheckout(page, session.clientSecret);
     await shownAccountNumber(page);
     await heading(page).filter({ hasText: 'This payment has ended' }).waitFor({ timeout: 15_000 });
+    // The checkout has ended without a payment: the page hears it at once, not only once the payer leaves.
+    expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
     await screenshot(page, '8-session-ended');
     expect(await axeViolations(page)).toEqual([]);
     const buttons = await checkoutFrame(page).locator('main button').allTextContents();
@@ -100,8 +102,8 @@ describe('the account and the session run out', () => {
     expect(await world.sessionStatus(session.id)).toBe('expired');
     await checkoutFrame(page).getByRole('button', { name: 'Back to Ada Stores' }).click();
     await page.waitForSelector('servicepay-checkout', { state: 'detached' });
-    // The merchant learns of the end by its webhook; the page got no success, cancel or error.
-    expect(await merchantLog(page)).toEqual([]);
+    // Exactly one callback: leaving adds none.
+    expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -143,13 +143,26 @@ describe('the checkout on a plain page with the spec CSP', () => {
     await context.close();
   });
 
-  it('Escape cancels: the session is cancelled on the service, CANCELLED shows, onCancel fires once', async () => {
+  it('Escape asks first (a transfer may be on its way); Cancel payment cancels on the service, CANCELLED shows, onCancel fires once', async () => {
     const { page, context, problems } = await openPage(browser);
     await page.goto(world.shopUrl());
     const session = await world.createSession(75_000);
     await openCheckout(page, session.clientSecret);
     const accountNumber = await shownAccountNumber(page);
     await page.keyboard.press('Escape');
+    await heading(page).filter({ hasText: 'Cancel this payment?' }).waitFor();
+    await expect(checkoutFrame(page).locator('.lead').textContent()).resolves.toContain(
+      'keep this window open',
+    );
+    await expect(checkoutFrame(page).locator('[role="status"]').textContent()).resolves.toContain(
+      'Cancel this payment?',
+    );
+    await screenshot(page, '6a-confirm-cancel');
+    expect(await axeViolations(page)).toEqual([]);
+    // Asking changed nothing yet.
+    expect(await sessionStatus(session.id)).toBe('awaiting_payment');
+    expect(await merchantLog(page)).toEqual([]);
+    await checkoutFrame(page).getByRole('button', { name: 'Cancel payment' }).click();
     await heading(page).filter({ hasText: 'Payment cancelled' }).waitFor();
     await screenshot(page, '6-cancelled');
     expect(await axeViolations(page)).toEqual([]);
@@ -171,7 +184,7 @@ describe('the checkout on a plain page with the spec CSP', () => {
     await context.close();
   });
 
-  it('the overlay close control cancels the same way, and its focus is visible', async () => {
+  it('the overlay close control asks the same way, and its focus is visible', async () => {
     const { page, context, problems } = await openPage(browser);
     await page.goto(world.shopUrl());
     const session = await world.createSession(75_000);
@@ -182,12 +195,73 @@ describe('the checkout on a plain page with the spec CSP', () => {
     const outline = await close.evaluate((element) => getComputedStyle(element).outlineStyle);
     expect(outline).not.toBe('none');
     await close.click();
+    await heading(page).filter({ hasText: 'Cancel this payment?' }).waitFor();
+    await checkoutFrame(page).getByRole('button', { name: 'Cancel payment' }).click();
     await heading(page).filter({ hasText: 'Payment cancelled' }).waitFor();
     expect(await sessionStatus(session.id)).toBe('cancelled');
     await checkoutFrame(page).getByRole('button', { name: 'Back to Ada Stores' }).click();
     await page.waitForSelector('servicepay-checkout', { state: 'detached', timeout: 2_000 });
     expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
     expect(problems).toEqual([]);
+    await context.close();
+  });
+});
+
+describe('closing while a transfer may be on its way', () => {
+  it('Keep paying, Escape or the close control on the question go back to the account: nothing is cancelled, and the transfer pays (onSuccess only)', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(80_000);
+    await openCheckout(page, session.clientSecret);
+    const accountNumber = await shownAccountNumber(page);
+    const frame = checkoutFrame(page);
+    await frame.getByRole('button', { name: "I've sent the money" }).click();
+    await heading(page).filter({ hasText: 'Waiting for your transfer' }).waitFor();
+
+    await page.getByRole('button', { name: 'Close checkout' }).click();
+    await heading(page).filter({ hasText: 'Cancel this payment?' }).waitFor();
+    await frame.getByRole('button', { name: 'Keep paying' }).click();
+    await heading(page).filter({ hasText: 'Waiting for your transfer' }).waitFor();
+    await page.keyboard.press('Escape');
+    await heading(page).filter({ hasText: 'Cancel this payment?' }).waitFor();
+    await page.keyboard.press('Escape');
+    await heading(page).filter({ hasText: 'Waiting for your transfer' }).waitFor();
+    await page.getByRole('button', { name: 'Close checkout' }).click();
+    await heading(page).filter({ hasText: 'Cancel this payment?' }).waitFor();
+    await page.getByRole('button', { name: 'Close checkout' }).click();
+    await heading(page).filter({ hasText: 'Waiting for your transfer' }).waitFor();
+    expect(await sessionStatus(session.id)).toBe('awaiting_payment');
+
+    // The transfer arrives while the payer is being asked: SUCCESS replaces the question.
+    await page.keyboard.press('Escape');
+    await heading(page).filter({ hasText: 'Cancel this payment?' }).waitFor();
+    await world.transfer(accountNumber, 80_000);
+    await heading(page).filter({ hasText: 'Payment received' }).waitFor();
+    expect(await merchantLog(page)).toEqual(paidOnce(session));
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('the bank decides: a transfer credited before the cancel reached the service makes Cancel payment end in SUCCESS, onSuccess only', async () => {
+    const { page, context, problems } = await openPage(browser);
+    await page.goto(world.shopUrl());
+    const session = await world.createSession(90_000);
+    await openCheckout(page, session.clientSecret);
+    const accountNumber = await shownAccountNumber(page);
+    await page.keyboard.press('Escape');
+    await heading(page).filter({ hasText: 'Cancel this payment?' }).waitFor();
+    // The payer's bank credits the account while the cancel is on its way: hold the cancel until it has.
+    await page.route('**/cancel', async (route) => {
+      await world.transfer(accountNumber, 90_000);
+      await route.continue();
+    });
+    await checkoutFrame(page).getByRole('button', { name: 'Cancel payment' }).click();
+    await heading(page).filter({ hasText: 'Payment received' }).waitFor();
+    expect(await sessionStatus(session.id)).toBe('successful');
+    await page.waitForSelector('servicepay-checkout', { state: 'detached', timeout: 6_000 });
+    expect(await merchantLog(page)).toEqual(paidOnce(session));
+    // The browser's own line for the cancel the service refused (409: the payment came first).
+    expect(problems).toEqual([expect.stringMatching(/status of 409 .*\/cancel\)$/)]);
     await context.close();
   });
 });
@@ -221,7 +295,7 @@ describe('the push stream in a real browser', () => {
     await context.close();
   });
 
-  it('a network that stays down ends in ERROR with onError once; back online it resumes and the payment lands', async () => {
+  it('a network that stays down ends in ERROR with no callback yet (the payment may still land); back online it resumes and the payment lands: onSuccess only', async () => {
     const { page, context, problems } = await openPage(browser);
     await page.goto(world.shopUrl());
     const session = await world.createSession(500_000);
@@ -232,18 +306,17 @@ describe('the push stream in a real browser', () => {
     await heading(page).filter({ hasText: 'Something went wrong' }).waitFor({ timeout: 20_000 });
     await screenshot(page, '9-error');
     expect(await axeViolations(page)).toEqual([]);
-    const log = await merchantLog(page);
-    expect(log).toHaveLength(1);
-    expect(log[0]?.callback).toBe('onError');
-    expect(log[0]).toEqual({ callback: 'onError', payload: { message: expect.any(String) } });
+    await expect(checkoutFrame(page).locator('.lead').textContent()).resolves.toBe(
+      'We lost the connection to the payment service. If you already sent the money, it is safe.',
+    );
+    expect(await merchantLog(page)).toEqual([]);
     await checkoutFrame(page).getByRole('button', { name: 'Try again' }).waitFor();
     // Back online, the browser's online event resumes the stream by itself (the button does the same).
     await context.setOffline(false);
     await checkoutFrame(page).locator('.digits').waitFor();
     await world.transfer(accountNumber, 500_000);
     await heading(page).filter({ hasText: 'Payment received' }).waitFor();
-    const after = await merchantLog(page);
-    expect(after.map((entry) => entry.callback)).toEqual(['onError', 'onSuccess']);
+    expect(await merchantLog(page)).toEqual(paidOnce(session));
     expect(
       problems.filter(
         (line) => !/ERR_INTERNET_DISCONNECTED|Failed to load resource|Failed to fetch/.test(line),
@@ -391,7 +464,10 @@ describe('environments', () => {
       callback: 'onError',
       payload: { message: expect.stringContaining(`${world.server.widgetUrls.test}/latest/widget.js`) },
     });
-    expect(await checkoutFrame(page).locator('.lead').textContent()).toContain(world.server.widgetUrls.test);
+    // The payer reads a payer's words; the host to load is for the developer, in onError.
+    expect(await checkoutFrame(page).locator('.lead').textContent()).toBe(
+      'This checkout could not be opened. Go back to the shop and try again.',
+    );
     expect(await sessionStatus(session.id)).toBe('pending');
 
     // The same secret still opens on the right host.

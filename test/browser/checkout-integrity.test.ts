@@ -305,6 +305,14 @@ describe('reach', () => {
           ?.shadowRoot?.activeElement?.getAttribute('aria-label') ?? null,
     );
     expect(hostFocus).toBe('Close checkout');
+    // The close control asks first (a transfer may be on its way); its two answers are next by keyboard.
+    await page.keyboard.press('Enter');
+    await heading(page).filter({ hasText: 'Cancel this payment?' }).waitFor();
+    expect(await focusedInFrame()).toBe('Cancel this payment?');
+    await page.keyboard.press('Tab');
+    expect(await focusedInFrame()).toBe('Keep paying');
+    await page.keyboard.press('Tab');
+    expect(await focusedInFrame()).toBe('Cancel payment');
     await page.keyboard.press('Enter');
     await heading(page).filter({ hasText: 'Payment cancelled' }).waitFor();
     expect(problems).toEqual([]);

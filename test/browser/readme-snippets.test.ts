@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, openPage } from './support/browser.ts';
 import {
   type CheckoutWorld,
+  checkoutFrame,
   heading,
   shownAccountNumber,
   startCheckoutWorld,
@@ -128,6 +129,7 @@ export const PaymentWidget = (props) => createElement(Widget, { ...props, widget
     await page.getByRole('button', { name: 'Pay' }).click();
     await shownAccountNumber(page);
     await page.keyboard.press('Escape');
+    await checkoutFrame(page).getByRole('button', { name: 'Cancel payment' }).click();
     // onCancel unmounts the widget, which closes the overlay: the Pay button is back.
     await page.waitForSelector('servicepay-checkout', { state: 'detached' });
     expect(await world.sessionStatus(cancelled.id)).toBe('cancelled');

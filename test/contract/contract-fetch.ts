@@ -26,6 +26,8 @@ const ROUTES: ReadonlyArray<[string, RegExp, number, z.ZodType]> = [
   ['POST', /^\/api\/widget\/bootstrap$/, 200, envelopeOf(BootstrapResultSchema)],
   ['POST', /^\/api\/test\/transfers$/, 200, envelopeOf(SimulatedTransferSchema)],
   ['POST', /^\/api\/test\/sessions\/[^/]+\/account$/, 200, envelopeOf(TestAccountSchema)],
+  ['POST', /^\/api\/test\/sessions\/[^/]+\/expire$/, 200, envelopeOf(SessionSchema)],
+  ['POST', /^\/api\/test\/sessions\/[^/]+\/account\/expire$/, 200, envelopeOf(SessionSchema)],
   ['POST', /^\/api\/webhooks$/, 201, envelopeOf(WebhookEndpointWithSecretSchema)],
   ['GET', /^\/api\/webhooks$/, 200, listEnvelopeOf(WebhookEndpointSchema)],
   ['GET', /^\/api\/webhooks\/[^/]+$/, 200, envelopeOf(WebhookEndpointSchema)],

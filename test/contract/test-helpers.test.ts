@@ -11,6 +11,8 @@ import {
 import { type CreatedBusiness, ErrorBodySchema } from '@servicepay/node/protocol';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SimulatedBank } from '../../reference-server/src/bank/simulated-bank.ts';
+import { silentLogger } from '../../reference-server/src/index.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 import { contractFetch } from './contract-fetch.ts';
 
@@ -176,15 +178,24 @@ describe('testHelpers: paying a session with the SDK alone', () => {
     const refused = await rejectionOf(live.testHelpers.pay('ses_anything'));
     expect(refused).toBeInstanceOf(PermissionError);
     expect(refused).toMatchObject({ code: 'test_mode_only' });
-    expect(await rejectionOf(live.testHelpers.openAccount('ses_anything'))).toMatchObject({
-      code: 'test_mode_only',
-    });
+    for (const helper of [
+      () => live.testHelpers.openAccount('ses_anything'),
+      () => live.testHelpers.expire('ses_anything'),
+      () => live.testHelpers.expireAccount('ses_anything'),
+    ]) {
+      expect(await rejectionOf(helper())).toMatchObject({ code: 'test_mode_only' });
+    }
     expect(contract.seen.length).toBe(before);
 
     const liveSession = await live.sessions.create({ amount: 10_000, currency: 'NGN', payer });
-    const response = await openRaw(liveSession.id, other.keys.live.secretKey);
-    expect(response.status).toBe(403);
-    expect((await errorOf(response)).code).toBe('test_mode_only');
+    for (const path of ['account', 'expire', 'account/expire']) {
+      const response = await contract.fetch(`${server.baseUrl}/api/test/sessions/${liveSession.id}/${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${other.keys.live.secretKey}` },
+      });
+      expect(response.status).toBe(403);
+      expect((await errorOf(response)).code).toBe('test_mode_only');
+    }
     await expect(live.sessions.retrieve(liveSession.id)).resolves.toMatchObject({ status: 'pending' });
     await live.close();
   });
@@ -204,10 +215,129 @@ describe('testHelpers: paying a session with the SDK alone', () => {
       virtualAccount: null,
     });
 
+    // One at a time: a second call already rejected while the first is awaited would go unhandled meanwhile.
+    for (const attempt of [
+      () => servicepay.testHelpers.expire(session.id),
+      () => servicepay.testHelpers.expireAccount(session.id),
+    ]) {
+      expect(await rejectionOf(attempt())).toMatchObject({ statusCode: 403, code: 'forbidden' });
+    }
+    await expect(theirs.sessions.retrieve(session.id)).resolves.toMatchObject({ status: 'pending' });
+    expect(await rejectionOf(servicepay.testHelpers.expire('ses_doesnotexist'))).toMatchObject({
+      statusCode: 404,
+    });
+
     const missing = await rejectionOf(servicepay.testHelpers.openAccount('ses_doesnotexist'));
     expect(missing).toBeInstanceOf(NotFoundError);
     expect(missing).toMatchObject({ statusCode: 404, code: 'not_found' });
     await theirs.close();
+  });
+
+  it('expire() ends the session now: expired, its account closed at the bank, session.expired signed and sent once', async () => {
+    const endpoint = await servicepay.webhookEndpoints.create({
+      url: receiverUrl,
+      events: ['session.expired'],
+    });
+    const created = await servicepay.sessions.create({ amount: 210_000, currency: 'NGN', payer });
+    const { virtualAccount } = await servicepay.testHelpers.openAccount(created.id);
+
+    const expired = await servicepay.testHelpers.expire(created.id);
+    expect(expired).toMatchObject({ id: created.id, status: 'expired', paidAt: null });
+    // Its end is now, not two hours from now.
+    expect(Date.parse(expired.expiresAt)).toBeLessThanOrEqual(Date.now());
+    expect(Date.parse(expired.expiresAt)).toBeGreaterThan(Date.parse(created.createdAt));
+
+    const delivery = await waitFor(() =>
+      received.find((r) => r.body.toString().includes(created.id) && r.body.toString().includes('expired')),
+    );
+    const event = constructEvent(delivery.body, delivery.signature ?? '', endpoint.secret);
+    expect(event.type).toBe('session.expired');
+    expect(event.data.session).toMatchObject({ id: created.id, status: 'expired' });
+    // The account is closed at the bank: a transfer to it now is returned, and pays nothing.
+    const late = await servicepay.testHelpers.simulateTransfer({
+      accountNumber: virtualAccount.accountNumber,
+      amount: 210_000,
+    });
+    expect(late).toMatchObject({ outcome: 'returned', returnReason: 'account_closed' });
+    await expect(servicepay.sessions.retrieve(created.id)).resolves.toMatchObject({ status: 'expired' });
+
+    // Once ended, it cannot expire again; nothing more is delivered.
+    const again = await rejectionOf(servicepay.testHelpers.expire(created.id));
+    expect(again).toBeInstanceOf(ConflictError);
+    expect(again).toMatchObject({ statusCode: 409, code: 'session_not_active' });
+    const deliveries = await server.rows<{ n: number }>(
+      'SELECT count(*) AS n FROM webhook_deliveries WHERE endpoint_id = ?',
+      endpoint.id,
+    );
+    expect(deliveries).toEqual([{ n: 1 }]);
+  });
+
+  it('expire() also ends a session no checkout opened yet', async () => {
+    const created = await servicepay.sessions.create({ amount: 20_000, currency: 'NGN', payer });
+    await expect(servicepay.testHelpers.expire(created.id)).resolves.toMatchObject({
+      status: 'expired',
+      virtualAccount: null,
+    });
+  });
+
+  it('expireAccount() ends the countdown only: pending (account_expired), and a new account then pays', async () => {
+    const created = await servicepay.sessions.create({ amount: 75_000, currency: 'NGN', payer });
+    const first = await servicepay.testHelpers.openAccount(created.id);
+
+    const pending = await servicepay.testHelpers.expireAccount(created.id);
+    expect(pending).toMatchObject({ id: created.id, status: 'pending' });
+    // The session itself lives on: its own end is untouched.
+    expect(pending.expiresAt).toBe(created.expiresAt);
+    const events = await server.rows<{ type: string; reason: string | null }>(
+      'SELECT type, reason FROM events WHERE session_id = ? ORDER BY seq',
+      created.id,
+    );
+    expect(events.at(-1)).toEqual({ type: 'session.pending', reason: 'account_expired' });
+    expect(
+      await servicepay.testHelpers.simulateTransfer({
+        accountNumber: first.virtualAccount.accountNumber,
+        amount: 75_000,
+      }),
+    ).toMatchObject({ outcome: 'returned', returnReason: 'account_closed' });
+
+    // No account is open now: nothing to expire.
+    const none = await rejectionOf(servicepay.testHelpers.expireAccount(created.id));
+    expect(none).toBeInstanceOf(ConflictError);
+    expect(none).toMatchObject({ statusCode: 409, code: 'no_open_account' });
+
+    const paid = await servicepay.testHelpers.pay(created.id);
+    expect(paid.virtualAccount.accountNumber).not.toBe(first.virtualAccount.accountNumber);
+    expect(paid.session.status).toBe('successful');
+    // A paid session has ended: neither clock can run out any more.
+    // One at a time: a second call already rejected while the first is awaited would go unhandled meanwhile.
+    for (const attempt of [
+      () => servicepay.testHelpers.expire(created.id),
+      () => servicepay.testHelpers.expireAccount(created.id),
+    ]) {
+      expect(await rejectionOf(attempt())).toMatchObject({ statusCode: 409, code: 'session_not_active' });
+    }
+  });
+
+  it('expire() of an account the payer already paid at the bank: the payment wins, 409, the session is successful', async () => {
+    const created = await servicepay.sessions.create({ amount: 33_000, currency: 'NGN', payer });
+    const { virtualAccount } = await servicepay.testHelpers.openAccount(created.id);
+    // The bank credits the account, but its notification has not reached the service yet (a bank over the
+    // same books that cannot reach the service; the service's own bank retries it only after its 30 s lease).
+    const unreachable = new SimulatedBank({
+      books: server.service.bankBooks,
+      clock: { now: () => Date.now() },
+      logger: silentLogger,
+      secret: 'not delivered',
+      bankName: 'ServicePay Test Bank',
+      notificationUrl: () => undefined,
+    });
+    expect(await unreachable.transfer(virtualAccount.accountNumber, 33_000)).toMatchObject({
+      outcome: 'credited',
+      notification: 'queued',
+    });
+    const refused = await rejectionOf(servicepay.testHelpers.expire(created.id));
+    expect(refused).toMatchObject({ statusCode: 409, code: 'session_not_active' });
+    await expect(servicepay.sessions.retrieve(created.id)).resolves.toMatchObject({ status: 'successful' });
   });
 
   it('a publishable key is refused, a cancelled session is not active', async () => {

@@ -285,6 +285,53 @@ describe('developer portal', () => {
     await context.close();
   });
 
+  it("expires a test session's account, then the session itself, from its page: pending with a new account to come, then expired with its webhook", async () => {
+    const opened = await openSession(250_000, 'order-expire');
+    const { context, page } = await newPage();
+    await signIn(page, shop.keys.test.secretKey);
+    await page.goto(`${server.baseUrl}/portal/sessions/${opened.id}`);
+    const endings = page.getByRole('region', { name: 'Test endings' });
+    await expectNoAxeViolations(page, 'session with its test endings');
+
+    await endings.getByRole('button', { name: 'Expire the account now' }).click();
+    await page.waitForURL(`**/portal/sessions/${opened.id}?ended=account`);
+    await hasText(page.getByRole('status'), 'countdown was ended now');
+    await hasText(page.getByRole('heading', { level: 1 }), 'Pending');
+    await hasText(page.locator('.timeline'), 'the account ran out with no transfer');
+    expect((await retrieveSession(server.baseUrl, shop.keys.test.secretKey, opened.id)).status).toBe(
+      'pending',
+    );
+    // No account takes money now: only the session's own end is left to run out.
+    await hasCount(endings.getByRole('button', { name: 'Expire the account now' }), 0);
+    await shoot(page, 'session-account-expired');
+
+    await endings.getByRole('button', { name: 'Expire the session now' }).click();
+    await page.waitForURL(`**/portal/sessions/${opened.id}?ended=session`);
+    await hasText(page.getByRole('status'), 'It is expired');
+    await hasText(page.getByRole('heading', { level: 1 }), 'Expired');
+    await hasCount(page.getByRole('region', { name: 'Test endings' }), 0);
+    const expired = await retrieveSession(server.baseUrl, shop.keys.test.secretKey, opened.id);
+    expect(expired.status).toBe('expired');
+    await expect
+      .poll(() =>
+        receiver.received.filter((entry) => entry.body.data.session.id === opened.id).map((e) => e.body.type),
+      )
+      .toEqual(['session.expired']);
+    // A reload ends nothing again; a repeated post is refused with the 409 page and changes nothing.
+    await page.reload();
+    const again = await page.request.post(`${server.baseUrl}/portal/sessions/${opened.id}/expire`, {
+      headers: { origin: server.baseUrl },
+      form: { _csrf: await page.locator('input[name="_csrf"]').first().inputValue(), ending: 'session' },
+    });
+    expect(again.status()).toBe(409);
+    const events = await server.rows<{ type: string }>(
+      "SELECT type FROM events WHERE session_id = ? AND type IN ('session.pending', 'session.expired') ORDER BY seq",
+      opened.id,
+    );
+    expect(events.map((event) => event.type)).toEqual(['session.pending', 'session.expired']);
+    await context.close();
+  });
+
   it('lists webhook endpoints, reveals a secret after a confirm, shows every attempt and resends a delivery', async () => {
     const opened = await openSession(120_000, 'order-webhook');
     // The handler fails the first delivery; the fast schedule tries again within a second.

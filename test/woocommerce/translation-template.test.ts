@@ -26,7 +26,9 @@ describe('the plugin translation template (languages/servicepay-woocommerce.pot)
     const pot = readFileSync(template, 'utf8');
     expect(pot).toContain('charset=UTF-8');
     expect(pot).toContain('X-Domain: servicepay-woocommerce');
-    expect(pot).toMatch(/#: client\/blocks\.tsx [^\n]*src\/Gateway\.php\nmsgid "Bank transfer"\n/);
+    expect(pot).toMatch(
+      /#: client\/blocks\.tsx [^\n]*src\/Admin\/SettingsForm\.php[^\n]*\nmsgid "Bank transfer"\n/,
+    );
     expect(pot).toMatch(
       /#: client\/pay-order\.ts\nmsgid "Bank transfer is not available right now\. Please try again\."/,
     );
@@ -34,7 +36,7 @@ describe('the plugin translation template (languages/servicepay-woocommerce.pot)
       /#\. Plugin Name of the plugin\n#: servicepay-woocommerce\.php\nmsgid "ServicePay for WooCommerce"/,
     );
     expect(pot).toMatch(
-      /#\. translators: %s: the key's prefix and last four characters\n#: src\/Gateway\.php\n#, php-format\n/,
+      /#\. translators: %s: the key's prefix and last four characters\n#: src\/Admin\/SettingsForm\.php\n#, php-format\n/,
     );
   });
 

@@ -15,10 +15,13 @@ export const hostTexts = {
   frameTitle: 'ServicePay checkout: pay by bank transfer',
   close: 'Close checkout',
   frameFailed: 'The checkout could not be loaded. Check your connection and try again.',
-  frameUnavailable: 'The checkout could not be loaded.',
+  /** What the payer reads when the page set the checkout up wrongly (its developer gets the reason by onError). */
+  checkoutUnavailable: 'The checkout could not be opened. Go back to the shop and try again.',
   backToMerchantPlain: 'Back to the shop',
 
   // Developer-facing messages (onError and the console).
+  frameUnavailable: (host: string) =>
+    `ServicePay: the checkout frame from ${host} did not answer within 15 seconds (blocked by a Content-Security-Policy frame-src, offline, or the widget host is down).`,
   badOptions: (problem: string) => `ServicePay.init: ${problem}`,
   missingSecret:
     'clientSecret must be the cs_test_… or cs_live_… string your backend got from session creation.',
@@ -31,11 +34,25 @@ export const hostTexts = {
   noScriptOrigin: 'widget.js must be loaded with a <script src> from a ServicePay widget host.',
 } as const;
 
-/** Messages the frame reports through onError that are meant for the merchant's developer. */
+/**
+ * What the frame reports through `onError`: for the merchant's developer, never shown to the payer (the ERROR
+ * screen shows the payer's words from `frameTexts`). Each names what failed and what to do.
+ */
 export const developerTexts = {
   wrongHost: (secretEnvironment: string, hostEnvironment: string, rightHost: string) =>
     `This is a ${secretEnvironment} session, but widget.js was loaded from the ${hostEnvironment} widget host. ` +
     `Load ${rightHost}/latest/widget.js instead.`,
+  /** The service refused a call of the checkout (`what`: the call, such as `POST /api/widget/bootstrap`). */
+  refused: (what: string, status: number, code: string, message: string) =>
+    `ServicePay: ${what} answered ${status} ${code}: ${message}`,
+  unreachable: (what: string, apiUrl: string) =>
+    `ServicePay: ${what} could not reach the API at ${apiUrl} (offline, blocked by a Content-Security-Policy connect-src, or the service is down).`,
+  serviceFault: (what: string, status: number) =>
+    `ServicePay: ${what} answered ${status}; the service could not do it. Try again; the session may still be paid (ask your backend: GET /api/widget/sessions/{id}).`,
+  streamLost: (sessionId: string) =>
+    `ServicePay: the checkout lost its push stream for session ${sessionId} and gave up reconnecting. The session may still be paid: ask your backend (GET /api/widget/sessions/${sessionId}).`,
+  streamRefused: (sessionId: string, status: number) =>
+    `ServicePay: the push stream of session ${sessionId} was refused (${status}): the widget token is no longer valid. The session may still be paid: ask your backend (GET /api/widget/sessions/${sessionId}).`,
 } as const;
 
 /** Messages of `@servicepay/react`'s script loader, for the merchant's developer (through `onError`). */
@@ -85,6 +102,11 @@ export const frameTexts = {
   newAccount: 'Get a new account number',
   sessionEndedTitle: 'This payment has ended',
   sessionEndedBody: 'This payment can no longer be completed. Go back to the shop to start again.',
+  confirmCancelTitle: 'Cancel this payment?',
+  confirmCancelBody:
+    'Already sent the money? Then keep this window open: your payment is confirmed as soon as your bank delivers it. If you cancel now, a transfer that has not arrived yet is returned to you by your bank.',
+  keepPaying: 'Keep paying',
+  cancelPayment: 'Cancel payment',
   cancelledTitle: 'Payment cancelled',
   cancelledBody: 'No money was taken. You can close this window.',
   errorTitle: 'Something went wrong',
@@ -94,6 +116,16 @@ export const frameTexts = {
   connectionLost: 'We lost the connection to the payment service. If you already sent the money, it is safe.',
   networkError: 'We could not reach the payment service. Check your connection and try again.',
   serviceError: 'The payment service could not start this payment.',
+  // The ERROR screen's words for what the developer reads in onError (never the service's own message).
+  linkInvalid: 'This payment link is not valid. Go back to the shop and start the payment again.',
+  linkUsed:
+    'This payment was already opened once and cannot be opened again. Go back to the shop and start the payment again.',
+  linkEnded: 'This payment has ended. Go back to the shop and start the payment again.',
+  cannotOpen: 'This checkout could not be opened. Go back to the shop and try again.',
+  followingStopped:
+    'We can no longer follow this payment here. If you already sent the money, it is safe: the shop will confirm it.',
+  actionFailed:
+    'That did not work: we could not reach the payment service. If you already sent the money, it is safe.',
   announce: {
     awaiting: 'Account details ready. Transfer the exact amount shown.',
     confirming: 'Waiting for your transfer.',
@@ -102,6 +134,7 @@ export const frameTexts = {
     expired: 'The account has expired.',
     cancelled: 'Payment cancelled.',
     error: 'Something went wrong.',
+    confirmCancel: 'Cancel this payment? If you already sent the money, keep paying.',
   },
 } as const;
 

@@ -1,6 +1,6 @@
 import { createElement, useEffect } from '@wordpress/element';
 import { __ } from '@wordpress/i18n';
-import { cancelledMessage, payOrder } from './pay-order.ts';
+import { type PayOutcome, payOrder } from './pay-order.ts';
 
 interface ServicePayBlocksData {
   title?: string;
@@ -8,6 +8,8 @@ interface ServicePayBlocksData {
   nonce: string;
   restPath: string;
   supports?: string[];
+  /** The currencies the service takes (ISO 4217). */
+  currencies?: string[];
 }
 
 interface CheckoutSuccessArgs {
@@ -54,19 +56,42 @@ function Content({ eventRegistration, emitResponse }: PaymentMethodProps) {
           nonce: data.nonce,
           restPath: data.restPath,
         });
-        if (outcome.type === 'paid') {
-          return { type: emitResponse.responseTypes.SUCCESS, redirectUrl: outcome.redirect };
+        switch (outcome.type) {
+          case 'paid':
+          case 'held':
+            // To the order: paid, or on hold for the shop to check (its page says so).
+            return { type: emitResponse.responseTypes.SUCCESS, redirectUrl: outcome.redirect };
+          default:
+            // Every other ending gives the checkout back with a notice: "Place order" works again at once.
+            return {
+              type: emitResponse.responseTypes.ERROR,
+              message: tryAgainMessage(outcome),
+              messageContext: emitResponse.noticeContexts.PAYMENTS,
+              retry: true,
+            };
         }
-        return {
-          type: emitResponse.responseTypes.ERROR,
-          message: outcome.type === 'cancelled' ? cancelledMessage() : outcome.message,
-          messageContext: emitResponse.noticeContexts.PAYMENTS,
-          retry: true,
-        };
       }),
     [onCheckoutSuccess, emitResponse],
   );
   return createElement('p', { className: 'servicepay-description' }, data.description ?? '');
+}
+
+/** What the payer reads above the checkout when they can place the order again. */
+function tryAgainMessage(outcome: Exclude<PayOutcome, { type: 'paid' | 'held' }>): string {
+  switch (outcome.type) {
+    case 'cancelled':
+      return __(
+        'You closed the bank transfer before paying. Your order is saved: place it again to get a new account number.',
+        'servicepay-woocommerce',
+      );
+    case 'expired':
+      return __(
+        'The time to pay by bank transfer ran out before your transfer arrived. Your order is saved: place it again to get a new account number.',
+        'servicepay-woocommerce',
+      );
+    case 'error':
+      return outcome.message;
+  }
 }
 
 const Label = () => createElement('span', { className: 'servicepay-label' }, title);
@@ -77,6 +102,9 @@ wc.wcBlocksRegistry.registerPaymentMethod({
   ariaLabel: title,
   content: createElement(Content as never),
   edit: createElement(Content as never),
-  canMakePayment: () => true,
+  // The server offers the gateway only in a currency the service takes (is_available); this keeps it hidden
+  // too when a currency switcher changes the cart's currency without a new page.
+  canMakePayment: ({ cartTotals }: { cartTotals?: { currency_code?: string } }) =>
+    !cartTotals?.currency_code || (data.currencies ?? []).includes(cartTotals.currency_code),
   supports: { features: data.supports ?? ['products'] },
 });

@@ -1,4 +1,4 @@
-import { cancelledMessage, payOrder } from './pay-order.ts';
+import { payOrder } from './pay-order.ts';
 
 interface ClassicData {
   orderId: string;
@@ -12,20 +12,35 @@ const root = document.getElementById('servicepay-pay');
 
 if (data && root) {
   const button = root.querySelector<HTMLButtonElement>('.servicepay-open');
-  const notice = root.querySelector<HTMLElement>('.servicepay-notice');
-  const say = (text: string) => {
-    if (notice) notice.textContent = text;
+  const region = root.querySelector<HTMLElement>('.servicepay-notice');
+  /**
+   * Shows the page's WooCommerce notice for an outcome (rendered by the server with WooCommerce's own
+   * templates, so the theme styles it), with `text` in the error notice's slot; none for `undefined`.
+   */
+  const say = (outcome: 'cancelled' | 'expired' | 'error' | undefined, text = '') => {
+    if (!region) return;
+    region.replaceChildren();
+    const notice = outcome && root.querySelector(`[data-servicepay-outcome="${outcome}"]`);
+    if (!notice) return;
+    const copy = notice.cloneNode(true) as HTMLElement;
+    copy.removeAttribute('data-servicepay-outcome');
+    const slot = copy.querySelector('.servicepay-notice-text');
+    if (slot) slot.textContent = text;
+    region.append(copy);
   };
   const open = async () => {
     if (button) button.disabled = true;
-    say('');
+    say(undefined);
     const outcome = await payOrder(data);
-    if (outcome.type === 'paid') {
+    if (outcome.type === 'paid' || outcome.type === 'held') {
       window.location.assign(outcome.redirect);
       return;
     }
-    say(outcome.type === 'cancelled' ? cancelledMessage() : outcome.message);
-    if (button) button.disabled = false;
+    say(outcome.type, outcome.type === 'error' ? outcome.message : '');
+    if (button) {
+      button.disabled = false;
+      button.focus();
+    }
   };
   button?.addEventListener('click', () => void open());
   // The payer already chose to pay: open at once, the button is there to try again.

@@ -80,6 +80,7 @@ final class Plugin {
 		WebhookController::register();
 		SessionCheck::register();
 		add_action( 'template_redirect', array( self::class, 'confirm_on_return' ) );
+		add_action( 'woocommerce_before_thankyou', array( Gateway::class, 'explain_order_on_hold' ) );
 		add_filter( 'woocommerce_cancel_unpaid_order', array( self::class, 'keep_open_orders' ), 10, 2 );
 		add_filter( 'plugin_action_links_' . plugin_basename( self::$file ), array( self::class, 'action_links' ) );
 	}

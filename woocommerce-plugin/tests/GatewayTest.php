@@ -5,6 +5,8 @@
 
 namespace ServicePay\WooCommerce\Tests;
 
+use ServicePay\WooCommerce\Admin\SettingsNotices;
+use ServicePay\WooCommerce\Api\ServiceProfile;
 use ServicePay\WooCommerce\Gateway;
 
 /**
@@ -20,22 +22,43 @@ final class GatewayTest extends WordPressTestCase {
 	/** @var mixed */
 	private $saved;
 
+	/** @var mixed */
+	private $profile;
+
+	/** @var mixed */
+	private $currency;
+
 	protected function setUp(): void {
 		parent::setUp();
 		require_once WC_ABSPATH . 'includes/admin/class-wc-admin-settings.php';
-		$this->saved = get_option( 'woocommerce_servicepay_settings', null );
-		update_option( 'woocommerce_servicepay_settings', array_merge( is_array( $this->saved ) ? $this->saved : array(), array( 'test_secret_key' => self::KEY ) ) );
+		$this->saved    = get_option( 'woocommerce_servicepay_settings', null );
+		$this->profile  = get_option( ServiceProfile::OPTION, null );
+		$this->currency = get_option( 'woocommerce_currency' );
+		update_option( 'woocommerce_servicepay_settings', array_merge( is_array( $this->saved ) ? $this->saved : array(), array( 'enabled' => 'yes', 'testmode' => 'yes', 'test_secret_key' => self::KEY ) ) );
+		ServiceProfile::remember(
+			'test',
+			array(
+				'currencies' => array(
+					array( 'currency' => 'NGN', 'minAmount' => 100, 'maxAmount' => 10000000000 ),
+					array( 'currency' => 'USD', 'minAmount' => 50, 'maxAmount' => 100000000 ),
+				),
+			)
+		);
 	}
 
 	protected function tearDown(): void {
 		null === $this->saved ? delete_option( 'woocommerce_servicepay_settings' ) : update_option( 'woocommerce_servicepay_settings', $this->saved );
+		null === $this->profile ? delete_option( ServiceProfile::OPTION ) : update_option( ServiceProfile::OPTION, $this->profile );
+		update_option( 'woocommerce_currency', $this->currency );
+		ob_start();
+		SettingsNotices::render(); // Forgets this test's notices.
+		ob_end_clean();
 		parent::tearDown();
 	}
 
-	private function errors_shown(): string {
-		ob_start();
-		\WC_Admin_Settings::show_messages();
-		return (string) ob_get_clean();
+	/** The plugin's error notices so far. */
+	private function errors_noted(): int {
+		return count( array_filter( SettingsNotices::all(), static fn ( $notice ) => 'error' === $notice['kind'] ) );
 	}
 
 	public function test_the_form_never_prints_a_saved_key_in_full(): void {
@@ -62,9 +85,51 @@ final class GatewayTest extends WordPressTestCase {
 	public function test_a_wrong_kind_of_key_is_refused_with_a_reason_and_the_old_one_kept( string $field, string $value ): void {
 		$gateway = new Gateway();
 		$old     = (string) $gateway->get_option( $field );
-		$before  = substr_count( $this->errors_shown(), 'class="error' );
+		$before  = $this->errors_noted();
 		$this->assertSame( $old, $gateway->validate_servicepay_secret_field( $field, $value ) );
-		$this->assertSame( $before + 1, substr_count( $this->errors_shown(), 'class="error' ) );
+		$this->assertSame( $before + 1, $this->errors_noted() );
+		$notices = SettingsNotices::all();
+		$this->assertStringContainsString( 'secret key was not saved', (string) end( $notices )['text'] );
+	}
+
+	public function test_offered_only_in_a_currency_the_service_takes(): void {
+		update_option( 'woocommerce_currency', 'USD' );
+		$this->assertTrue( ( new Gateway() )->is_available() );
+		update_option( 'woocommerce_currency', 'EUR' );
+		$this->assertFalse( ( new Gateway() )->is_available() );
+		$page = $this->settings_page();
+		$this->assertStringContainsString( 'Your store&#039;s currency is EUR, which ServicePay does not take (it takes NGN, USD)', $page );
+	}
+
+	public function test_not_offered_before_the_service_said_what_it_takes(): void {
+		delete_option( ServiceProfile::OPTION );
+		// A page does not ask the service again within the hour after a failed read (here: a read held off).
+		set_transient( 'servicepay_profile_retry_test', 1, 60 );
+		update_option( 'woocommerce_currency', 'USD' );
+		$this->assertFalse( ( new Gateway() )->is_available() );
+		$this->assertStringContainsString( 'has not said yet which currencies it takes', $this->settings_page() );
+		delete_transient( 'servicepay_profile_retry_test' );
+	}
+
+	public function test_an_order_total_outside_the_currencys_bounds_is_not_offered_on_its_pay_page(): void {
+		update_option( 'woocommerce_currency', 'USD' );
+		$order = $this->order_with_session( '0.40', 'ses_' . wp_generate_password( 24, false ) );
+		set_query_var( 'order-pay', $order->get_id() );
+		try {
+			$this->assertFalse( ( new Gateway() )->is_available() );
+			$order->set_total( '0.50' );
+			$order->save();
+			$this->assertTrue( ( new Gateway() )->is_available() );
+		} finally {
+			set_query_var( 'order-pay', '' );
+		}
+	}
+
+	/** The gateway's settings page as `admin_options` prints it. */
+	private function settings_page(): string {
+		ob_start();
+		( new Gateway() )->admin_options();
+		return (string) ob_get_clean();
 	}
 
 	public function test_an_empty_box_keeps_the_saved_key(): void {
@@ -91,7 +156,11 @@ final class GatewayTest extends WordPressTestCase {
 			( new Gateway() )->receipt_page( $order_id );
 			return (string) ob_get_clean();
 		};
-		$this->assertStringContainsString( 'servicepay-open', $page( $order->get_id() ) );
+		$shown = $page( $order->get_id() );
+		$this->assertStringContainsString( 'servicepay-open', $shown );
+		// WooCommerce's button classes, and its notice templates for what the script may have to say.
+		$this->assertMatchesRegularExpression( '/class="button alt servicepay-open[^"]*"/', $shown );
+		$this->assertMatchesRegularExpression( '/press (&quot;|&#8220;|")Pay by bank transfer(&quot;|&#8221;|") to get a new account number/', $shown );
 		$order->payment_complete( 'ses_paid' );
 		$this->assertSame( '', $page( $order->get_id() ) );
 	}

@@ -12,6 +12,8 @@ export type AuditAction =
   | 'webhook_endpoint.deleted'
   | 'webhook_endpoint.secret_rolled'
   | 'session.cancelled'
+  | 'session.expired_by_test_helper'
+  | 'account.expired_by_test_helper'
   | 'credit.refunded'
   | 'credit.refund_refused';
 

@@ -83,6 +83,11 @@ export interface SessionRepository {
    * One statement whose row count is the answer: of N concurrent transitions from one state exactly one applies.
    */
   change(id: string, expected: SessionExpectation, change: SessionChange): Promise<boolean>;
+  /**
+   * Brings an open session's end forward to `at` (test mode's "expire now"); false when the session has ended
+   * or already ends by then. The sweeper's own code then ends it as at its natural end.
+   */
+  expireAt(id: string, at: number): Promise<boolean>;
   /** Open sessions whose countdown has run out, oldest deadline first, ties in creation order. */
   overdue(now: number, limit: number): Promise<SessionRecord[]>;
   /** One page of an owner's sessions, newest first, through the index that answers the filter. */
@@ -172,6 +177,10 @@ const statements = {
        mismatch_received = @mismatchReceived, paid_at = @paidAt
      WHERE id = @id AND status = @expectedStatus AND account_number IS NOT DISTINCT FROM @expectedAccountNumber`,
   ),
+  expireAt: sql(
+    `UPDATE sessions SET expires_at = @at
+     WHERE id = @id AND status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at > @at`,
+  ),
   // Ties by seq: the order SQLite's `sessions_open_by_expiry` index gives them (its entries end with the rowid).
   overdue: sql<SessionRecord>(
     `${SELECT} WHERE status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at <= @now
@@ -221,6 +230,10 @@ export class SqlSessionRepository implements SessionRepository {
       ...change,
     };
     return (await this.db.run(statements.change, params)) === 1;
+  }
+
+  async expireAt(id: string, at: number): Promise<boolean> {
+    return (await this.db.run(statements.expireAt, { id, at })) === 1;
   }
 
   async overdue(now: number, limit: number): Promise<SessionRecord[]> {

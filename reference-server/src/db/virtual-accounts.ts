@@ -20,6 +20,11 @@ export interface VirtualAccountRepository {
   find(accountNumber: string): Promise<VirtualAccountRecord | undefined>;
   /** Closes an open account; an account already closed keeps its first closing time. */
   close(accountNumber: string, at: number): Promise<void>;
+  /**
+   * Brings an open account's end forward to `at` (test mode's "expire the account now"); false when it is
+   * closed or already ends by then. The sweeper's own code then ends it as at its natural end.
+   */
+  expireAt(accountNumber: string, at: number): Promise<boolean>;
   /** Open accounts whose countdown has run out, oldest deadline first (ties by creation, then number). */
   overdue(now: number, limit: number): Promise<VirtualAccountRecord[]>;
 }
@@ -31,6 +36,10 @@ const statements = {
   ),
   close: sql(
     'UPDATE virtual_accounts SET closed_at = @at WHERE account_number = @accountNumber AND closed_at IS NULL',
+  ),
+  expireAt: sql(
+    `UPDATE virtual_accounts SET expires_at = @at
+     WHERE account_number = @accountNumber AND closed_at IS NULL AND expires_at > @at`,
   ),
   overdue: sql<VirtualAccountRecord>(
     `SELECT ${virtualAccounts.select()} FROM virtual_accounts WHERE closed_at IS NULL AND expires_at <= @now
@@ -52,6 +61,10 @@ export class SqlVirtualAccountRepository implements VirtualAccountRepository {
 
   async close(accountNumber: string, at: number): Promise<void> {
     await this.db.run(statements.close, { accountNumber, at });
+  }
+
+  async expireAt(accountNumber: string, at: number): Promise<boolean> {
+    return (await this.db.run(statements.expireAt, { accountNumber, at })) === 1;
   }
 
   async overdue(now: number, limit: number): Promise<VirtualAccountRecord[]> {

@@ -30,6 +30,7 @@ import {
   DeleteEndpointFormSchema,
   DeliveriesQuerySchema,
   EndpointStateFormSchema,
+  ExpireFormSchema,
   ResendFormSchema,
   RevealSecretFormSchema,
   RollKeyFormSchema,
@@ -265,7 +266,13 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: 'Checkout',
     summary: "The business's public checkout profile",
     security: ['publishableKey', 'secretKey'],
-    success: { 200: json('The merchant name and environment.', CheckoutProfileSchema, 'CheckoutProfile') },
+    success: {
+      200: json(
+        'The merchant name, the environment and the currencies the service takes.',
+        CheckoutProfileSchema,
+        'CheckoutProfile',
+      ),
+    },
     errors: SECRET_KEY_ERRORS,
   },
   {
@@ -281,6 +288,32 @@ export const OPERATIONS: readonly OperationSpec[] = [
     success: {
       200: json('The session, awaiting payment, and its account.', TestAccountSchema, 'TestAccount'),
     },
+    errors: [...SECRET_KEY_ERRORS, 404, 409],
+  },
+  {
+    method: 'post',
+    path: '/api/test/sessions/{id}/expire',
+    operationId: 'expireTestSession',
+    tag: 'Testing',
+    summary: "End a test session's lifetime now: `expired`, as at its natural end",
+    description:
+      'Brings the session\'s end forward to now and ends it with the sweeper\'s own code: the account is closed at the bank first, then `expired` (terminal), `session.expired` to your endpoints, and an open checkout shows "This payment has ended". If the bank answers that the account was already credited, the session is `successful` instead and this answers 409 `session_not_active`, as does an ended session.',
+    security: ['secretKey'],
+    headers: [idempotencyKey],
+    success: { 200: json('The expired session.', SessionSchema, 'Session') },
+    errors: [...SECRET_KEY_ERRORS, 404, 409],
+  },
+  {
+    method: 'post',
+    path: '/api/test/sessions/{id}/account/expire',
+    operationId: 'expireTestAccount',
+    tag: 'Testing',
+    summary: "End a test session's account countdown now: back to `pending`, `account_expired`",
+    description:
+      "Brings the current account's end forward to now and ends it with the sweeper's own code: the account is closed at the bank first, then the session goes back to `pending` (reason `account_expired`, no webhook: the session is still open), and an open checkout shows EXPIRED with \"Get a new account number\". 409 `no_open_account` when no account is open; 409 `session_not_active` for an ended session, or when the bank's answer made it `successful`.",
+    security: ['secretKey'],
+    headers: [idempotencyKey],
+    success: { 200: json('The session, pending again.', SessionSchema, 'Session') },
     errors: [...SECRET_KEY_ERRORS, 404, 409],
   },
   {
@@ -605,6 +638,17 @@ export const OPERATIONS: readonly OperationSpec[] = [
     query: SessionDetailQuerySchema,
     success: { 200: page('The session.'), 303: redirect('Not signed in.') },
     errors: PORTAL_PAGE_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/portal/sessions/{id}/expire',
+    operationId: 'portalExpire',
+    tag: 'Portal',
+    summary: "End a test session's account countdown or lifetime now (as the test helpers do)",
+    security: ['portalSession'],
+    form: ExpireFormSchema,
+    success: { 303: redirect('To the session, with a note of what ended.') },
+    errors: PORTAL_FORM_ERRORS,
   },
   {
     method: 'get',

@@ -68,6 +68,9 @@ export const TransferFormSchema = z.object({
     .optional(),
 });
 
+/** Test mode's "expire now" on a session page: which clock runs out (the button pressed names it). */
+export const ExpireFormSchema = z.object({ _csrf: csrf, ending: z.enum(['session', 'account']) });
+
 /** Filters and cursor of the Sessions page; an empty select or box means "any". */
 export const SessionsQuerySchema = z.object({
   status: z.union([SessionStatusSchema, z.literal('')]).optional(),
@@ -85,7 +88,7 @@ export const DeliveriesQuerySchema = z.object({
   changed: z.enum(['enabled', 'disabled']).optional(),
 });
 
-/** The note the bank panel leaves on the session page after a transfer (no money moves on a GET). */
+/** The note the bank panel (or an "expire now" button) leaves on the session page (nothing changes on a GET). */
 export const SessionDetailQuerySchema = z.object({
   sent: z
     .string()
@@ -93,4 +96,6 @@ export const SessionDetailQuerySchema = z.object({
     .optional(),
   outcome: z.enum(['credited', 'returned']).optional(),
   reason: z.enum(['amount_mismatch', 'account_closed']).optional(),
+  /** The note after an "expire now" button. */
+  ended: z.enum(['session', 'account']).optional(),
 });

@@ -12,12 +12,14 @@ import { sha256 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import { transferAtBank } from '../routes/bank.ts';
 import type { SessionService } from '../sessions/session-service.ts';
+import type { TestEndings } from '../sessions/test-endings.ts';
 import { formatMoney } from './format.ts';
 import {
   CreateEndpointFormSchema,
   DeleteEndpointFormSchema,
   DeliveriesQuerySchema,
   EndpointStateFormSchema,
+  ExpireFormSchema,
   ResendFormSchema,
   RevealSecretFormSchema,
   RollKeyFormSchema,
@@ -42,6 +44,8 @@ export interface PageDeps {
   clock: Clock;
   logger: Logger;
   sessions: SessionService;
+  /** Test mode's "expire now", for the session page's buttons. */
+  testEndings: TestEndings;
   webhooks: Webhooks;
   bank: SimulatedBank;
   secretBox: SecretBox;
@@ -79,6 +83,7 @@ type PageHandlers = Pick<
   | 'session'
   | 'bank'
   | 'transfer'
+  | 'expire'
   | 'kyc'
 >;
 
@@ -271,7 +276,9 @@ export function pageHandlers(deps: PageDeps): PageHandlers {
           context,
           session,
           history,
-          query.success ? transferNotice(session, query.data) : undefined,
+          query.success
+            ? (transferNotice(session, query.data) ?? endedNotice(session, query.data))
+            : undefined,
         ),
       );
     },
@@ -327,10 +334,40 @@ export function pageHandlers(deps: PageDeps): PageHandlers {
       res.redirect(303, `/portal/sessions/${encodeURIComponent(session.id)}?${params}`);
     },
 
+    expire: async (req, res) => {
+      const context = portalContext(res);
+      const parsed = ExpireFormSchema.parse(req.body);
+      // Test mode only, like the test bank: only a session signed in with a test key.
+      if (context.environment !== 'test') {
+        throw new HttpError(
+          403,
+          'environment_mismatch',
+          'Only test sessions can be expired on demand. Sign in with your test secret key (sk_test_…) to use it.',
+        );
+      }
+      const session = await deps.testEndings.expire(callerOf(context), String(req.params.id), parsed.ending);
+      // Redirect after the post, so a reload shows the result and ends nothing again.
+      res.redirect(303, `/portal/sessions/${encodeURIComponent(session.id)}?ended=${parsed.ending}`);
+    },
+
     kyc: (_req, res) => {
       sendPage(res, kycPage(portalContext(res)));
     },
   };
+}
+
+/** The note after an "expire now" button: which clock ended, and the session's status now. */
+function endedNotice(
+  session: Session,
+  query: { ended?: 'session' | 'account' | undefined },
+): { tone: 'info'; text: SafeHtml } | undefined {
+  if (!query.ended) return undefined;
+  return query.ended === 'session'
+    ? { tone: 'info', text: html`The session's lifetime was ended now. It is ${session.status}.` }
+    : {
+        tone: 'info',
+        text: html`The account's countdown was ended now. The session is ${session.status}: the checkout offers a new account.`,
+      };
 }
 
 function transferNotice(

@@ -46,6 +46,7 @@ export const PORTAL_ROUTES = {
   session: { method: 'get', path: '/sessions/:id', access: 'session' },
   bank: { method: 'get', path: '/bank', access: 'session' },
   transfer: { method: 'post', path: '/bank/transfers', access: 'session' },
+  expire: { method: 'post', path: '/sessions/:id/expire', access: 'session' },
   kyc: { method: 'get', path: '/kyc', access: 'session' },
 } as const satisfies Record<string, PortalRoute>;
 

@@ -8,6 +8,7 @@ import { apiCaller, assertOwnedBy, requireApiKey } from '../middleware/authentic
 import { validationError } from '../middleware/error-handler.ts';
 import { idempotent } from '../middleware/idempotency.ts';
 import type { SessionService } from '../sessions/session-service.ts';
+import type { TestEndings } from '../sessions/test-endings.ts';
 import { transferAtBank } from './bank.ts';
 import { sendData } from './envelope.ts';
 
@@ -25,13 +26,16 @@ function refuseLive(res: Response): void {
 /**
  * A merchant's automated tests pay their own test sessions with the secret test key, without the widget:
  * `POST /api/test/sessions/{id}/account` opens the session's checkout (its virtual account) as the widget's
- * bootstrap would, and `POST /api/test/transfers` has the simulated bank pay an account.
+ * bootstrap would, and `POST /api/test/transfers` has the simulated bank pay an account. They reach the other
+ * endings at once too: `POST /api/test/sessions/{id}/expire` ends the session's lifetime now (`expired`), and
+ * `POST /api/test/sessions/{id}/account/expire` its account's countdown (back to `pending`, `account_expired`).
  */
 export function testHelperRoutes(
   auth: AuthDeps,
   store: Store,
   bank: SimulatedBank,
   sessions: SessionService,
+  endings: TestEndings,
 ): Router {
   const router = Router();
 
@@ -39,6 +43,16 @@ export function testHelperRoutes(
     refuseLive(res);
     const opened = await sessions.openForTest(apiCaller(res), String(req.params.id));
     sendData(res, opened);
+  });
+
+  router.post('/api/test/sessions/:id/expire', requireApiKey(auth), idempotent, async (req, res) => {
+    refuseLive(res);
+    sendData(res, await endings.expire(apiCaller(res), String(req.params.id), 'session'));
+  });
+
+  router.post('/api/test/sessions/:id/account/expire', requireApiKey(auth), idempotent, async (req, res) => {
+    refuseLive(res);
+    sendData(res, await endings.expire(apiCaller(res), String(req.params.id), 'account'));
   });
 
   router.post('/api/test/transfers', requireApiKey(auth), idempotent, async (req, res) => {

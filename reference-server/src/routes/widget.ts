@@ -1,4 +1,4 @@
-import { BootstrapParamsSchema } from '@servicepay/node/protocol';
+import { BootstrapParamsSchema, type CheckoutProfile } from '@servicepay/node/protocol';
 import { type RequestHandler, Router } from 'express';
 import type { AuthDeps } from '../middleware/authenticate.ts';
 import { apiCaller, requireApiKey, requireWidgetToken, widgetCaller } from '../middleware/authenticate.ts';
@@ -38,7 +38,12 @@ export function widgetRoutes(
 
   router.get('/api/widget/profile', requireApiKey(auth, { allowPublishable: true }), (_req, res) => {
     const caller = apiCaller(res);
-    sendData(res, { merchantName: caller.business.name, environment: caller.environment });
+    const profile: CheckoutProfile = {
+      merchantName: caller.business.name,
+      environment: caller.environment,
+      currencies: sessions.acceptedCurrencies(),
+    };
+    sendData(res, profile);
   });
 
   return router;

@@ -2,8 +2,7 @@ import type { UnappliedCredits } from '../bank/unapplied-credits.ts';
 import type { Store } from '../db/store.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
-import type { SessionLifecycle } from './session-lifecycle.ts';
-import { isTerminal } from './session-lifecycle.ts';
+import type { SessionExpiry } from './session-expiry.ts';
 
 const BATCH = 200;
 
@@ -20,7 +19,7 @@ export class ExpirySweeper {
 
   constructor(
     private readonly store: Store,
-    private readonly lifecycle: SessionLifecycle,
+    private readonly expiry: SessionExpiry,
     private readonly credits: UnappliedCredits,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -44,50 +43,16 @@ export class ExpirySweeper {
 
   /**
    * One pass; returns how many sessions it moved. Each ending closes the account at the bank before its write
-   * job (`SessionLifecycle.closingFirst`); then refunds an earlier pass or instance left pending are asked again.
+   * job (`SessionExpiry`); then refunds an earlier pass or instance left pending are asked again.
    */
   async sweep(): Promise<number> {
     const now = this.clock.now();
     let moved = 0;
     for (const due of await this.store.sessions.overdue(now, BATCH)) {
-      const ending = async () => {
-        const session = await this.store.sessions.find(due.id);
-        return session && !isTerminal(session.status) && session.expiresAt <= now ? session : undefined;
-      };
-      moved += await this.lifecycle.closingFirst(
-        async () => (await ending())?.accountNumber,
-        (closed) =>
-          this.store.writes.run(async (tx, context) => {
-            const session = await tx.sessions.find(due.id);
-            if (!session || isTerminal(session.status) || session.expiresAt > now) return 0;
-            await this.lifecycle.transition(tx, context, session, 'expired', { now, closed });
-            return 1;
-          }),
-      );
+      moved += await this.expiry.endSession(due.id, now);
     }
     for (const account of await this.store.virtualAccounts.overdue(now, BATCH)) {
-      moved += await this.lifecycle.closingFirst(
-        async () => account.accountNumber,
-        (closed) =>
-          this.store.writes.run(async (tx, context) => {
-            if (!closed) return 0;
-            const session = await tx.sessions.find(account.sessionId);
-            const stillOffered =
-              session?.accountNumber === account.accountNumber &&
-              (session.status === 'awaiting_payment' || session.status === 'mismatch');
-            if (!session || !stillOffered) {
-              await this.lifecycle.closeStrayAccount(tx, context, closed, session, now);
-              return 0;
-            }
-            await this.lifecycle.transition(tx, context, session, 'pending', {
-              now,
-              reason: 'account_expired',
-              closeAccount: true,
-              closed,
-            });
-            return 1;
-          }),
-      );
+      moved += await this.expiry.endAccount(account, now);
     }
     await this.credits.refundPending();
     await this.store.writes.run((tx) => tx.idempotencyKeys.purge(now - this.idempotencyKeyTtlMs));

@@ -1,4 +1,5 @@
 import type {
+  AcceptedCurrency,
   BootstrapResult,
   CreatedSession,
   CreateSessionParams,
@@ -439,6 +440,15 @@ export class SessionService {
         ? undefined
         : await repositories.virtualAccounts.find(session.accountNumber);
     return toSessionView(session, account);
+  }
+
+  /** The currencies sessions may be made in, with their amount bounds (the public checkout profile shows them). */
+  acceptedCurrencies(): AcceptedCurrency[] {
+    return Object.entries(this.config.currencies).map(([currency, bounds]) => ({
+      currency,
+      minAmount: bounds.minAmount,
+      maxAmount: bounds.maxAmount,
+    }));
   }
 
   private checkMoney(params: CreateSessionParams): void {

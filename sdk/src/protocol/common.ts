@@ -42,6 +42,7 @@ export const ErrorCodeSchema = z.enum([
   'reference_already_used',
   'client_secret_already_used',
   'session_not_active',
+  'no_open_account',
   // 410
   'client_secret_expired',
   // 413, 415, 417, 429

@@ -155,6 +155,25 @@ export type NewAccountResult = z.infer<typeof NewAccountResultSchema>;
 export const CancelledSessionSchema = z.union([SessionSchema, PublicSessionSchema]);
 export type CancelledSession = z.infer<typeof CancelledSessionSchema>;
 
-/** The business's public checkout profile, readable with a publishable key. */
-export const CheckoutProfileSchema = z.object({ merchantName: z.string(), environment: EnvironmentSchema });
+/**
+ * A currency the service takes, with the amounts it takes in it (minor units, both ends included). A session
+ * in any other currency, or for an amount outside these, is refused at creation (`unsupported_currency`,
+ * `amount_out_of_range`).
+ */
+export const AcceptedCurrencySchema = z.object({
+  currency: z.string(),
+  minAmount: z.number().int(),
+  maxAmount: z.number().int(),
+});
+export type AcceptedCurrency = z.infer<typeof AcceptedCurrencySchema>;
+
+/**
+ * The business's public checkout profile, readable with a publishable key: its name, the key's environment,
+ * and the currencies the service takes (so a shop can offer bank transfer only where it works).
+ */
+export const CheckoutProfileSchema = z.object({
+  merchantName: z.string(),
+  environment: EnvironmentSchema,
+  currencies: z.array(AcceptedCurrencySchema),
+});
 export type CheckoutProfile = z.infer<typeof CheckoutProfileSchema>;

@@ -3,7 +3,13 @@ import type { RequestOptions } from '../client.ts';
 import { PermissionError } from '../errors.ts';
 import { segment } from '../internal/query.ts';
 import type { SimulateTransferParams } from '../protocol/index.ts';
-import { Envelopes, type SimulatedTransfer, type TestAccount, type TestPayment } from '../responses.ts';
+import {
+  Envelopes,
+  type Session,
+  type SimulatedTransfer,
+  type TestAccount,
+  type TestPayment,
+} from '../responses.ts';
 import { APIResource } from './api-resource.ts';
 
 /** Options of `testHelpers.pay`. */
@@ -99,6 +105,47 @@ export class TestHelpers extends APIResource {
       options,
     });
     return { virtualAccount: opened.virtualAccount, transfer, session };
+  }
+
+  /**
+   * Ends a test session's lifetime now, as if its `expiresAt` had come: the account is closed at the bank,
+   * the session turns `expired` (terminal), your endpoints get `session.expired`, and an open checkout shows
+   * "This payment has ended". So a suite reaches the expired ending (a shop's failed order) in seconds. If the
+   * bank answers that the account was already credited, the session is paid instead: `ConflictError`
+   * `session_not_active`, as for a session that has ended. Refused with a live key (`PermissionError`,
+   * `test_mode_only`) before anything is sent.
+   *
+   * @example
+   * import { ServicePay } from '@servicepay/node';
+   * const servicepay = new ServicePay(process.env.SERVICEPAY_TEST_SECRET_KEY ?? '');
+   * const session = await servicepay.testHelpers.expire('ses_...');
+   * console.log(session.status); // 'expired'
+   */
+  expire(sessionId: string, options?: RequestOptions): APIPromise<Session> {
+    return this.end(`/api/test/sessions/${segment(sessionId)}/expire`, options);
+  }
+
+  /**
+   * Ends a test session's current account countdown now, as if the payer let it run out: the account is
+   * closed at the bank and the session goes back to `pending` (reason `account_expired`); an open checkout
+   * shows EXPIRED with "Get a new account number", and `openAccount` offers a fresh account. `ConflictError`
+   * `no_open_account` when the session has no open account, `session_not_active` once it has ended. Refused
+   * with a live key (`PermissionError`, `test_mode_only`) before anything is sent.
+   *
+   * @example
+   * import { ServicePay } from '@servicepay/node';
+   * const servicepay = new ServicePay(process.env.SERVICEPAY_TEST_SECRET_KEY ?? '');
+   * const session = await servicepay.testHelpers.expireAccount('ses_...');
+   * console.log(session.status); // 'pending'
+   */
+  expireAccount(sessionId: string, options?: RequestOptions): APIPromise<Session> {
+    return this.end(`/api/test/sessions/${segment(sessionId)}/account/expire`, options);
+  }
+
+  private end(path: string, options: RequestOptions | undefined): APIPromise<Session> {
+    const refused = this.refuseLive<never>();
+    if (refused) return refused;
+    return this.call({ method: 'POST', path, schema: Envelopes.session, options });
   }
 
   /** A rejected call for a live key: simulated money exists only in test mode. */

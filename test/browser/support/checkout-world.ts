@@ -62,6 +62,11 @@ export interface CheckoutWorld {
   transfer(accountNumber: string, amount: number): Promise<{ status: number; body: Json }>;
   /** The session's status as the merchant's backend sees it. */
   sessionStatus(id: string, environment?: 'test' | 'live'): Promise<string>;
+  /**
+   * Test mode's "expire now" with the test key: the session's lifetime (`session`) or its account's countdown
+   * (`account`) ends at once (`POST /api/test/sessions/{id}/expire`, `…/account/expire`).
+   */
+  expire(id: string, ending: 'session' | 'account'): Promise<{ status: number; body: Json }>;
   /** A merchant page loading `/latest/widget.js` from the host of `environment`, under the spec's CSP. */
   shopUrl(environment?: 'test' | 'live', path?: string): string;
   close(): Promise<void>;
@@ -105,6 +110,13 @@ export async function startCheckoutWorld(
       const answer = await request(server.baseUrl, 'GET', `/api/widget/sessions/${id}`, keys[environment]);
       return answer.body.data.status as string;
     },
+    expire: (id, ending) =>
+      request(
+        server.baseUrl,
+        'POST',
+        `/api/test/sessions/${id}/${ending === 'session' ? 'expire' : 'account/expire'}`,
+        keys.test,
+      ),
     shopUrl(environment = 'test', path = `/shop-${environment}.html`) {
       const host = server.widgetUrls[environment];
       return site.page(path, shopPage(`${host}/latest/widget.js`), host);

@@ -49,16 +49,32 @@ export class Shopper {
     return { status: response.status, body: text ? JSON.parse(text) : undefined };
   }
 
+  /** Puts a product in the cart (Store API) and answers the cart, with the payment methods it offers. */
+  async addToCart(productId: number, quantity = 1): Promise<Json> {
+    await this.json('/wp-json/wc/store/v1/cart');
+    const added = await this.json(
+      '/wp-json/wc/store/v1/cart/add-item',
+      { id: productId, quantity },
+      { nonce: this.storeNonce },
+    );
+    if (added.status !== 201) throw new Error(`add-item: ${added.status} ${JSON.stringify(added.body)}`);
+    return added.body;
+  }
+
   /** Places an order through the Store API with the ServicePay gateway; the order is pending. */
   async placeOrder(
     productId: number,
     quantity = 1,
     email = 'guest@example.com',
   ): Promise<{ orderId: number; orderKey: string }> {
-    await this.json('/wp-json/wc/store/v1/cart');
-    const nonce = { nonce: this.storeNonce };
-    const added = await this.json('/wp-json/wc/store/v1/cart/add-item', { id: productId, quantity }, nonce);
-    if (added.status !== 201) throw new Error(`add-item: ${added.status} ${JSON.stringify(added.body)}`);
+    await this.addToCart(productId, quantity);
+    const placed = await this.checkout(email);
+    if (placed.status !== 200) throw new Error(`checkout: ${placed.status} ${JSON.stringify(placed.body)}`);
+    return { orderId: placed.body.order_id, orderKey: placed.body.order_key };
+  }
+
+  /** The Store API checkout of the cart with `paymentMethod`, as the Blocks checkout posts it; its raw answer. */
+  checkout(email: string, paymentMethod = 'servicepay'): Promise<{ status: number; body: Json }> {
     const address = {
       first_name: 'Ada',
       last_name: 'Payer',
@@ -68,17 +84,15 @@ export class Shopper {
       postcode: '94110',
       country: 'US',
     };
-    const placed = await this.json(
+    return this.json(
       '/wp-json/wc/store/v1/checkout',
       {
         billing_address: { ...address, email, phone: '5555555' },
         shipping_address: address,
-        payment_method: 'servicepay',
+        payment_method: paymentMethod,
       },
       { nonce: this.storeNonce },
     );
-    if (placed.status !== 200) throw new Error(`checkout: ${placed.status} ${JSON.stringify(placed.body)}`);
-    return { orderId: placed.body.order_id, orderKey: placed.body.order_key };
   }
 
   /** The classic order-pay page (the receipt page the classic checkout sends payers to) and its script data. */

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -7,12 +7,24 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** The repository root and the folder CI and developer machines keep beside it. */
+/**
+ * The repository root and the folder CI and developer machines keep beside it (`SERVICEPAY_SHARED_DIR` names
+ * it for a checkout elsewhere, a git worktree say).
+ */
 export const repoRoot = resolve(import.meta.dirname, '../../..');
 export const pluginDir = join(repoRoot, 'woocommerce-plugin');
-export const sharedDir = resolve(repoRoot, '../shared');
+export const sharedDir = resolve(process.env.SERVICEPAY_SHARED_DIR ?? join(repoRoot, '..', 'shared'));
 const setupScript = join(sharedDir, 'woo-stack', 'setup.sh');
 const wpHelper = join(import.meta.dirname, 'wp.php');
+
+/**
+ * The database the test shop runs on: MariaDB 10.11, what real shops run (the default, and what CI runs), or
+ * WordPress-on-SQLite (`SERVICEPAY_WOO_DB=sqlite`), quicker to build, for a local run. On SQLite the
+ * integration translates WooCommerce's SQL (it strips `FOR UPDATE`) and one write locks the whole file; on
+ * MariaDB WooCommerce's statements run as written, with row locks.
+ */
+export const wooDatabase: 'mariadb' | 'sqlite' =
+  process.env.SERVICEPAY_WOO_DB === 'sqlite' ? 'sqlite' : 'mariadb';
 
 /**
  * Whether the real WooCommerce can be built here: the release archives in `../shared/vendor` and the
@@ -36,6 +48,26 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Stops the stack's MariaDB (setup.sh wrote `db-stop.sh`, which signals it) and waits until it has exited, so
+ * its files can be removed and no server outlives the test.
+ */
+async function stopMariaDb(dir: string): Promise<void> {
+  const pidFile = join(dir, 'mysql', 'mysqld.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  await run(join(dir, 'db-stop.sh')).catch(() => undefined);
+  for (let i = 0; i < 300 && Number.isInteger(pid) && pid > 0; i++) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((wait) => setTimeout(wait, 100));
+  }
+  throw new Error(`MariaDB (pid ${pid}) did not stop within 30 s`);
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: the helper's answers are asserted field by field.
 type Json = any;
 
@@ -55,9 +87,10 @@ export interface WooStack {
 }
 
 /**
- * Builds WordPress 6.5.5 + WooCommerce 9.4.3 on SQLite in a temporary folder with `../shared/woo-stack/setup.sh`,
- * installs the plugin from its zip (as a shop owner would), activates it, and serves the site with PHP's
- * built-in server with several workers, so concurrent requests really run at once.
+ * Builds WordPress 6.5.5 + WooCommerce 9.4.3 on `wooDatabase` (MariaDB by default: a scratch server of its own
+ * on a Unix socket in the folder) in a temporary folder with `../shared/woo-stack/setup.sh`, installs the
+ * plugin from its zip (as a shop owner would), activates it, and serves the site with PHP's built-in server with
+ * several workers, so concurrent requests really run at once. `stop()` stops both servers and removes it all.
  */
 export async function startWooStack(): Promise<WooStack> {
   const dir = mkdtempSync(join(tmpdir(), 'servicepay-woo-'));
@@ -72,12 +105,13 @@ export async function startWooStack(): Promise<WooStack> {
       process.kill(-server.pid, 'SIGTERM');
       await exited;
     }
+    if (wooDatabase === 'mariadb') await stopMariaDb(dir);
     // SERVICEPAY_KEEP_WOO=1 keeps the site (debug.log, the database) for a look after a failure.
     if (!process.env.SERVICEPAY_KEEP_WOO) rmSync(dir, { recursive: true, force: true });
   };
   try {
     await run(setupScript, [], {
-      env: { ...process.env, STACK: dir, PORT: String(port), VERIFY: '0' },
+      env: { ...process.env, STACK: dir, PORT: String(port), VERIFY: '0', DB: wooDatabase },
       maxBuffer: 16 * 1024 * 1024,
     });
     // The SQLite integration drops a statement it cannot run for a lock and only logs it: after 5 s of waiting,
@@ -86,11 +120,14 @@ export async function startWooStack(): Promise<WooStack> {
     // answered 404) and an order's paid status (the Blocks cancel-then-pay test timed out with the order pending
     // and its notes saying Pending payment to Processing). This mu-plugin makes the test shop wait for the lock,
     // as MySQL waits for a row lock (see the file). (WAL mode was tried and taken out again: the two CI failures
-    // since, an order route answering 404 during the Blocks checkout, both came with it.)
-    copyFileSync(
-      join(import.meta.dirname, 'sqlite-lock-wait.php'),
-      join(wpDir, 'wp-content', 'mu-plugins', 'servicepay-sqlite-lock-wait.php'),
-    );
+    // since, an order route answering 404 during the Blocks checkout, both came with it.) MariaDB waits for
+    // its row locks by itself.
+    if (wooDatabase === 'sqlite') {
+      copyFileSync(
+        join(import.meta.dirname, 'sqlite-lock-wait.php'),
+        join(wpDir, 'wp-content', 'mu-plugins', 'servicepay-sqlite-lock-wait.php'),
+      );
+    }
     await run('unzip', [
       '-q',
       join(pluginDir, 'servicepay-woocommerce.zip'),

@@ -2,19 +2,51 @@
 export interface AdminSession {
   get(path: string): Promise<string>;
   /** Submits WooCommerce → Settings → Payments → ServicePay; returns the notices the page shows. */
-  saveGatewaySettings(
-    fields: Record<string, string | boolean>,
-  ): Promise<{ messages: string[]; errors: string[] }>;
+  saveGatewaySettings(fields: Record<string, string | boolean>): Promise<PageNotices>;
+}
+
+/**
+ * What a settings page says: WooCommerce's own messages ("Your settings have been saved.") and the plugin's
+ * notices, by kind.
+ */
+export interface PageNotices {
+  messages: string[];
+  warnings: string[];
+  errors: string[];
 }
 
 const settingsPath = '/wp-admin/admin.php?page=wc-settings&tab=checkout&section=servicepay';
 
-const notices = (html: string, kind: 'updated' | 'error'): string[] =>
+const text = (markup: string) =>
+  markup
+    .replace(/<[^>]+>/g, '')
+    .replace(/&#0?39;|&#x27;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&')
+    .trim();
+
+/** WooCommerce's own notices of one kind (`WC_Admin_Settings::show_messages`). */
+const wooNotices = (html: string, kind: 'updated' | 'error'): string[] =>
   [
     ...html.matchAll(
       new RegExp(`<div id="message" class="${kind} inline"><p><strong>([\\s\\S]*?)</strong>`, 'g'),
     ),
-  ].map((match) => (match[1] ?? '').replace(/<[^>]+>/g, '').trim());
+  ].map((match) => text(match[1] ?? ''));
+
+/** The plugin's own notices of one kind (`Admin\\SettingsNotices`). */
+const pluginNotices = (html: string, kind: 'error' | 'warning' | 'success'): string[] =>
+  [
+    ...html.matchAll(
+      new RegExp(`<div class="notice notice-${kind} inline servicepay-notice"[^>]*><p>([\\s\\S]*?)</p>`, 'g'),
+    ),
+  ].map((match) => text(match[1] ?? ''));
+
+/** Every notice a settings page shows. */
+export const pageNotices = (html: string): PageNotices => ({
+  messages: [...wooNotices(html, 'updated'), ...pluginNotices(html, 'success')],
+  warnings: pluginNotices(html, 'warning'),
+  errors: [...wooNotices(html, 'error'), ...pluginNotices(html, 'error')],
+});
 
 export async function loginAsAdmin(siteUrl: string): Promise<AdminSession> {
   const cookies = new Map<string, string>();
@@ -65,8 +97,7 @@ export async function loginAsAdmin(siteUrl: string): Promise<AdminSession> {
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: form.toString(),
       });
-      const html = await response.text();
-      return { messages: notices(html, 'updated'), errors: notices(html, 'error') };
+      return pageNotices(await response.text());
     },
   };
 }

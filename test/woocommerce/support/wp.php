@@ -5,7 +5,12 @@
  *
  * Commands:
  *   activate                     activates the plugin (as the Plugins screen does); says whether its claims table exists
- *   uninstall                    deactivates and deletes it; prints what is left of its options and table
+ *   uninstall {removeAllData?}   deactivates it and runs its uninstall (with WC_REMOVE_ALL_DATA defined when asked);
+ *                                prints what is left of its options and table, and its pending scheduled checks
+ *   pending-checks               how many servicepay_check_order actions are pending
+ *   order-count                  how many orders were placed (any status but the Blocks checkout's drafts)
+ *   get-option <name>            an option's value (null when absent)
+ *   set-option {name, value}     sets an option (the store's currency, the gateway's settings), as wp option update would
  *   endpoints                    the webhook endpoints the shop stored (ids and sealed secrets)
  *   webhook-secret               the test environment's signing secret, to sign a replayed delivery
  *   forget-endpoints             deletes the stored endpoints, as a restored database or a reinstall would
@@ -37,6 +42,20 @@ $out = static function ( $value ): void {
 };
 $plugin = 'servicepay-woocommerce/servicepay-woocommerce.php';
 
+/** The table's name when it exists, else null (on MariaDB and on SQLite alike). */
+$table_named = static function ( string $name ) {
+	global $wpdb;
+	$shown  = $wpdb->suppress_errors( true );
+	$exists = false !== $wpdb->query( "SELECT 1 FROM {$name} LIMIT 1" ); // phpcs:ignore WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+	$wpdb->suppress_errors( $shown );
+	return $exists ? $name : null;
+};
+
+/** How many ServicePay checks wait to run. */
+$pending_checks = static function (): int {
+	return count( as_get_scheduled_actions( array( 'hook' => 'servicepay_check_order', 'status' => ActionScheduler_Store::STATUS_PENDING, 'per_page' => -1 ), 'ids' ) );
+};
+
 /** An order's status in each table that may hold it; null where the table or the row is missing. */
 $stored_status = static function ( int $id ): array {
 	global $wpdb;
@@ -58,20 +77,34 @@ switch ( $command ) {
 			exit( 1 );
 		}
 		global $wpdb;
-		$out( array( 'active' => is_plugin_active( $plugin ), 'table' => $wpdb->get_var( "SELECT name FROM sqlite_master WHERE name = '{$wpdb->prefix}servicepay_claims'" ) ) );
+		$out( array( 'active' => is_plugin_active( $plugin ), 'table' => $table_named( $wpdb->prefix . 'servicepay_claims' ) ) );
 		// no break: $out exits.
 	case 'uninstall':
+		if ( ! empty( $arg['removeAllData'] ) ) {
+			define( 'WC_REMOVE_ALL_DATA', true );
+		}
 		wp_set_current_user( 1 );
 		deactivate_plugins( $plugin );
 		uninstall_plugin( $plugin );
 		global $wpdb;
 		$out(
 			array(
-				'settings'  => get_option( 'woocommerce_servicepay_settings', null ),
-				'endpoints' => get_option( 'servicepay_webhook_endpoints', null ),
-				'table'     => $wpdb->get_var( "SELECT name FROM sqlite_master WHERE name = '{$wpdb->prefix}servicepay_claims'" ),
+				'settings'      => null !== get_option( 'woocommerce_servicepay_settings', null ),
+				'endpoints'     => null !== get_option( 'servicepay_webhook_endpoints', null ),
+				'table'         => $table_named( $wpdb->prefix . 'servicepay_claims' ),
+				'pendingChecks' => $pending_checks(),
 			)
 		);
+	case 'pending-checks':
+		$out( array( 'pending' => $pending_checks() ) );
+	case 'order-count':
+		$statuses = array_diff( array_keys( wc_get_order_statuses() ), array( 'wc-checkout-draft' ) );
+		$out( array( 'count' => count( wc_get_orders( array( 'limit' => -1, 'return' => 'ids', 'status' => $statuses ) ) ) ) );
+	case 'get-option':
+		$out( get_option( (string) $arg, null ) );
+	case 'set-option':
+		update_option( (string) $arg['name'], $arg['value'] );
+		$out( get_option( (string) $arg['name'], null ) );
 	case 'endpoints':
 		$out( get_option( 'servicepay_webhook_endpoints', null ) );
 	case 'forget-endpoints':

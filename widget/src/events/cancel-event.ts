@@ -1,6 +1,7 @@
 /**
- * `servicepay-cancel` on `<servicepay-checkout>`: the payer cancelled and the session is cancelled on the
- * service (CANCELLED). Fired once.
+ * `servicepay-cancel` on `<servicepay-checkout>`: the checkout ended without a payment and without a fault.
+ * The payer cancelled (CANCELLED: the session is cancelled on the service), or the session's time ran out
+ * (ENDED: `expired` on the service). Ask your backend which, if it matters. The checkout's only outcome event.
  *
  * @example
  * checkout.addEventListener('servicepay-cancel', () => showCart());

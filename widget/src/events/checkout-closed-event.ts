@@ -1,6 +1,6 @@
 /**
  * `servicepay-close` on `<servicepay-checkout>`: the overlay closed and everything it made is gone. Fired once,
- * after whichever of success, cancel or error came first (or none, for `ServicePay.close()`).
+ * after the checkout's one outcome event (or none, when the page closed it: `ServicePay.close()`, removal).
  *
  * @example
  * checkout.addEventListener('servicepay-close', () => checkout.remove());

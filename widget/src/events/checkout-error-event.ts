@@ -1,6 +1,8 @@
 /**
- * `servicepay-error` on `<servicepay-checkout>`: the checkout reached ERROR. Fired once, with a message a
- * payer understands (or, for an integration mistake, one that tells the developer what to change).
+ * `servicepay-error` on `<servicepay-checkout>`: the checkout ended in ERROR. `message` is for the merchant's
+ * developer (what failed and what to do; the payer reads their own words on the screen). The checkout's only
+ * outcome event: at once when no account was shown yet, else when the payer leaves the ERROR screen (the
+ * payment may still land before that, and then `servicepay-success` is the one).
  *
  * @example
  * checkout.addEventListener('servicepay-error', (event) => console.warn(event.message));

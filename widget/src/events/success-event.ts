@@ -1,7 +1,7 @@
 import type { PaymentResult } from '../protocol/messages.ts';
 
 /**
- * `servicepay-success` on `<servicepay-checkout>`: the payment was confirmed (SUCCESS). Fired once.
+ * `servicepay-success` on `<servicepay-checkout>`: the payment was confirmed (SUCCESS). The checkout's only outcome event.
  *
  * @example
  * checkout.addEventListener('servicepay-success', (event) => console.log(event.payment.reference));

@@ -10,11 +10,21 @@ import { hostTexts as texts } from '../texts.ts';
 export interface InitOptions {
   /** `cs_test_…` or `cs_live_…`, fetched fresh from the merchant's backend. */
   clientSecret: string;
-  /** Called once on a confirmed payment with `{ id, reference, status }`. */
+  /**
+   * A confirmed payment, with `{ id, reference, status }`. Exactly one of `onSuccess`, `onCancel` and `onError`
+   * is called per checkout (none when the page closes it with `ServicePay.close()`).
+   */
   onSuccess: (payment: PaymentResult) => void;
-  /** Called once on a widget or network error with `{ message }`. */
+  /**
+   * The checkout ended in ERROR, with `{ message }` for the developer (the payer reads their own words on the
+   * screen). When the account was already shown, it is called as the payer leaves the ERROR screen: the
+   * payment may still land first, and then `onSuccess` is called instead.
+   */
   onError: (error: { message: string }) => void;
-  /** Called once when the payer cancels or closes the checkout. */
+  /**
+   * The checkout ended without a payment and without a fault: the payer cancelled (the session is cancelled),
+   * or the session's time ran out (`expired`). Ask your backend for the session's status to tell them apart.
+   */
   onCancel?: () => void;
 }
 

@@ -35,18 +35,27 @@ final class ApiClient {
 	private string $secret_key;
 
 	/**
+	 * Seconds to wait for an answer.
+	 *
+	 * @var int
+	 */
+	private int $timeout;
+
+	/**
 	 * Builds a client.
 	 *
 	 * @param string $base_url   e.g. `http://127.0.0.1:4242`.
 	 * @param string $secret_key `sk_test_…` or `sk_live_…`.
+	 * @param int    $timeout    Seconds to wait for each answer (a customer's page asks with less).
 	 */
-	public function __construct( string $base_url, string $secret_key ) {
+	public function __construct( string $base_url, string $secret_key, int $timeout = 15 ) {
 		$this->base_url   = untrailingslashit( $base_url );
 		$this->secret_key = $secret_key;
+		$this->timeout    = $timeout;
 	}
 
 	/**
-	 * `GET /api/widget/profile`: `{ merchantName, environment }`.
+	 * `GET /api/widget/profile`: `{ merchantName, environment, currencies: [{ currency, minAmount, maxAmount }] }`.
 	 *
 	 * @return array<string,mixed>
 	 */
@@ -116,12 +125,17 @@ final class ApiClient {
 					'method'      => $method,
 					'headers'     => $headers,
 					'body'        => null === $body ? null : wp_json_encode( $body ),
-					'timeout'     => 15,
+					'timeout'     => $this->timeout,
 					'redirection' => 0,
 				)
 			);
 			if ( is_wp_error( $response ) ) {
-				$last = new ApiException( 0, 'connection_error', 'ServicePay could not be reached at ' . $this->base_url . ': ' . $response->get_error_message() );
+				$last = new ApiException(
+					0,
+					'connection_error',
+					/* translators: 1: API address, 2: what went wrong, e.g. "nothing accepted the connection" */
+					sprintf( __( 'ServicePay could not be reached at %1$s: %2$s.', 'servicepay-woocommerce' ), $this->base_url, ConnectionProblem::describe( $response->get_error_message() ) )
+				);
 			} else {
 				$status = (int) wp_remote_retrieve_response_code( $response );
 				$json   = json_decode( (string) wp_remote_retrieve_body( $response ), true );

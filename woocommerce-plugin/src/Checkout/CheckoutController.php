@@ -79,7 +79,9 @@ final class CheckoutController {
 			return $order;
 		}
 		if ( ! $order->needs_payment() ) {
-			return new \WP_REST_Response( array( 'paid' => true, 'redirect' => $order->get_checkout_order_received_url() ), 200 );
+			// Paid, or on hold (paid with another total: the order-received page explains), or ended: no new
+			// session, and the page is told which, never "paid" for an order that is not.
+			return new \WP_REST_Response( self::order_state( $order ), 200 );
 		}
 		$settings = Settings::load();
 		if ( ! $settings->is_ready() ) {
@@ -94,15 +96,20 @@ final class CheckoutController {
 		} catch ( \InvalidArgumentException $error ) {
 			return new \WP_Error( 'servicepay_amount', __( 'This order total cannot be paid by bank transfer.', 'servicepay-woocommerce' ), array( 'status' => 400 ) );
 		}
-		$started['redirect'] = $order->get_checkout_order_received_url();
-		if ( ! $started['paid'] ) {
-			$started['widgetScriptUrl'] = $settings->widget_script_url( (string) $started['environment'] );
+		if ( $started['paid'] ) {
+			// An earlier attempt turned out paid and was settled now: say what the order is.
+			return new \WP_REST_Response( self::order_state( self::fresh( $order ) ), 200 );
 		}
+		$started['redirect']        = $order->get_checkout_order_received_url();
+		$started['orderStatus']     = $order->get_status();
+		$started['widgetScriptUrl'] = $settings->widget_script_url( (string) $started['environment'] );
 		return new \WP_REST_Response( $started, 200 );
 	}
 
 	/**
-	 * After the widget's success: asks the service and settles; tells the page where to go.
+	 * After the widget ended (paid, cancelled, ran out, failed): asks the service, settles, and tells the page
+	 * what is true of the order now: `{ paid, orderStatus, sessionStatus, redirect }`. `paid` only for an order
+	 * WooCommerce counts as paid (processing, completed): one put on hold is not.
 	 *
 	 * @param \WP_REST_Request $request Request.
 	 * @return \WP_REST_Response|\WP_Error
@@ -112,16 +119,33 @@ final class CheckoutController {
 		if ( is_wp_error( $order ) ) {
 			return $order;
 		}
-		$status = $order->needs_payment() ? SessionConfirmer::confirm( $order ) : 'successful';
-		$fresh  = wc_get_order( $order->get_id() );
-		return new \WP_REST_Response(
-			array(
-				'paid'          => $fresh instanceof \WC_Order && ! $fresh->needs_payment(),
-				'sessionStatus' => $status,
-				'redirect'      => $order->get_checkout_order_received_url(),
-			),
-			200
+		// '' when the service could not be asked: the page then treats the payment as not (yet) confirmed.
+		$status = SessionConfirmer::confirm( $order );
+		return new \WP_REST_Response( array( 'sessionStatus' => $status ) + self::order_state( self::fresh( $order ) ), 200 );
+	}
+
+	/**
+	 * What the checkout scripts are told of an order: whether it is paid, its status, and its page.
+	 *
+	 * @param \WC_Order $order Order.
+	 * @return array{paid:bool,orderStatus:string,redirect:string}
+	 */
+	private static function order_state( \WC_Order $order ): array {
+		return array(
+			'paid'        => $order->is_paid(),
+			'orderStatus' => $order->get_status(),
+			'redirect'    => $order->get_checkout_order_received_url(),
 		);
+	}
+
+	/**
+	 * The order as the database holds it now (a settlement in this request may have changed it).
+	 *
+	 * @param \WC_Order $order Order.
+	 */
+	private static function fresh( \WC_Order $order ): \WC_Order {
+		$fresh = wc_get_order( $order->get_id() );
+		return $fresh instanceof \WC_Order ? $fresh : $order;
 	}
 
 	/**

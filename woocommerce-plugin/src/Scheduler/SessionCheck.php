@@ -45,6 +45,25 @@ final class SessionCheck {
 	}
 
 	/**
+	 * Cancels every pending check (uninstall). By the hook alone: `as_unschedule_all_actions` with an arguments
+	 * array matches only actions scheduled with exactly those arguments, and each check names its order. Without
+	 * Action Scheduler loaded (WooCommerce inactive), its table is updated directly, as its store would.
+	 */
+	public static function cancel_all(): void {
+		if ( function_exists( 'as_unschedule_all_actions' ) && class_exists( \ActionScheduler::class ) && \ActionScheduler::is_initialized() ) {
+			as_unschedule_all_actions( self::HOOK );
+			return;
+		}
+		global $wpdb;
+		$table = $wpdb->prefix . 'actionscheduler_actions';
+		if ( $wpdb->get_var( $wpdb->prepare( 'SHOW TABLES LIKE %s', $table ) ) !== $table ) {
+			return;
+		}
+		// phpcs:ignore WordPress.DB.DirectDatabaseQuery,WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$wpdb->query( $wpdb->prepare( "UPDATE {$table} SET status = 'canceled' WHERE hook = %s AND status = 'pending'", self::HOOK ) );
+	}
+
+	/**
 	 * The action: ask the service, settle, and come back later while the session is open.
 	 *
 	 * @param int $order_id Order id.

@@ -52,6 +52,18 @@ final class CheckoutControllerTest extends WordPressTestCase {
 		$response = $this->ask( $order->get_id(), $order->get_order_key(), wp_create_nonce( CheckoutController::NONCE_ACTION ) );
 		$this->assertSame( 200, $response->get_status() );
 		$this->assertTrue( $response->get_data()['paid'] );
+		$this->assertSame( 'processing', $response->get_data()['orderStatus'] );
 		$this->assertArrayNotHasKey( 'clientSecret', $response->get_data() );
+	}
+
+	public function test_an_order_on_hold_is_not_reported_paid_and_gets_no_new_session(): void {
+		wp_set_current_user( 0 );
+		$order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
+		$order->update_status( 'on-hold' );
+		$response = $this->ask( $order->get_id(), $order->get_order_key(), wp_create_nonce( CheckoutController::NONCE_ACTION ) );
+		$this->assertSame( 200, $response->get_status() );
+		$this->assertSame( array( 'paid', 'orderStatus', 'redirect' ), array_keys( $response->get_data() ) );
+		$this->assertFalse( $response->get_data()['paid'] );
+		$this->assertSame( 'on-hold', $response->get_data()['orderStatus'] );
 	}
 }

@@ -1,9 +1,9 @@
 import type { Pagination, Session, SessionStatus } from '@servicepay/node/protocol';
-import { SessionStatusSchema } from '@servicepay/node/protocol';
+import { SessionStatusSchema, TERMINAL_SESSION_STATUSES } from '@servicepay/node/protocol';
 import type { EventRecord } from '../../db/events.ts';
 import { formatEpoch, formatMoney, formatTime, statusBadge } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { page } from '../layout.ts';
+import { csrfField, page } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
 import { takesTransfer, transferForm } from './bank-page.ts';
 
@@ -81,6 +81,25 @@ ${
   });
 }
 
+/**
+ * Test mode's "expire now" for one open test session: its account's countdown (while an account takes money)
+ * or its whole lifetime, ended at once as at their natural end (`POST /portal/sessions/{id}/expire`).
+ *
+ * @example
+ * html`<main>${expireForm(context, session)}</main>`;
+ */
+function expireForm(context: PortalContext, session: Session): SafeHtml {
+  return html`<section class="card" aria-labelledby="endings-title">
+  <h2 id="endings-title">Test endings</h2>
+  <p class="help">Run a clock out now instead of waiting: the open checkout and your webhooks see exactly what a real expiry sends.</p>
+  <form method="post" action="/portal/sessions/${session.id}/expire" class="inline-form">
+    ${csrfField(context)}
+    ${takesTransfer(session) ? html`<button type="submit" class="button" name="ending" value="account">Expire the account now</button>` : ''}
+    <button type="submit" class="button" name="ending" value="session">Expire the session now</button>
+  </form>
+</section>`;
+}
+
 const REASONS: Record<string, string> = {
   account_expired: 'the account ran out with no transfer',
   cancelled_by_payer: 'the payer closed the checkout',
@@ -150,6 +169,7 @@ export function sessionDetailPage(
   }
 </section>
 </div>
+${context.environment === 'test' && session.environment === 'test' && !TERMINAL_SESSION_STATUSES.includes(session.status) ? expireForm(context, session) : ''}
 <section aria-labelledby="history-title">
   <h2 id="history-title">Status history</h2>
   <ol class="timeline">

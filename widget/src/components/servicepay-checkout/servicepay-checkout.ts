@@ -31,8 +31,9 @@ const randomNonce = (): string => {
  * `<servicepay-checkout client-secret="cs_…">`: the checkout overlay. Connected with a client secret, it opens
  * a modal dialog (top layer, above any z-index) holding the sandboxed checkout frame from the widget host that
  * served this script, locks the page's scroll and moves focus in; when the checkout ends it gives focus back,
- * unlocks, removes the frame and fires `servicepay-close`. Events: `servicepay-success`, `servicepay-error`,
- * `servicepay-cancel` (each once), `servicepay-close`. `ServicePay.init` is this element plus callbacks.
+ * unlocks, removes the frame and fires `servicepay-close`. Events: exactly one of `servicepay-success`,
+ * `servicepay-cancel` and `servicepay-error` (none when the page itself closes it), then `servicepay-close`.
+ * `ServicePay.init` is this element plus callbacks.
  *
  * @example
  * const checkout = document.createElement('servicepay-checkout');
@@ -58,9 +59,10 @@ export class ServicePayCheckout extends LitElement {
   private frameTimer: ReturnType<typeof setTimeout> | undefined;
   private connected = false;
   private started = false;
-  private succeeded = false;
-  private cancelled = false;
-  private errored = false;
+  /** The checkout's one outcome, once fired: every later success, cancel or error is dropped. */
+  private outcome: 'success' | 'cancelled' | 'error' | undefined;
+  /** What the overlay shows the payer when it could not open the checkout. */
+  private failedText: string = texts.frameFailed;
 
   constructor() {
     super();
@@ -78,11 +80,11 @@ export class ServicePayCheckout extends LitElement {
     if (this.phase === 'idle') {
       const origin = scriptOrigin();
       if (!origin) {
-        this.fail(texts.noScriptOrigin);
+        this.fail(texts.checkoutUnavailable, texts.noScriptOrigin);
         return;
       }
       if (!this.clientSecret) {
-        this.fail(texts.missingSecret);
+        this.fail(texts.checkoutUnavailable, texts.missingSecret);
         return;
       }
       this.phase = 'open';
@@ -131,7 +133,7 @@ export class ServicePayCheckout extends LitElement {
                 referrerpolicy="no-referrer"
               ></iframe>`
             : html`<div class="failed" role="alert">
-                <p>${texts.frameFailed}</p>
+                <p>${this.failedText}</p>
                 <button type="button" @click=${this.finish}>${texts.backToMerchantPlain}</button>
               </div>`
         }
@@ -179,25 +181,25 @@ export class ServicePayCheckout extends LitElement {
         this.renderRoot.querySelector('iframe')?.focus();
         return;
       case 'success':
-        // After a connection error the stream may come back with the payment: success still counts.
-        if (this.succeeded || this.cancelled) return;
-        this.succeeded = true;
-        this.dispatchEvent(new SuccessEvent(message.payment));
+        this.settle('success', new SuccessEvent(message.payment));
         return;
       case 'cancelled':
-        if (this.succeeded || this.cancelled) return;
-        this.cancelled = true;
-        this.dispatchEvent(new CancelEvent());
+        this.settle('cancelled', new CancelEvent());
         return;
       case 'error':
-        if (this.succeeded || this.errored) return;
-        this.errored = true;
-        this.dispatchEvent(new CheckoutErrorEvent(message.message));
+        this.settle('error', new CheckoutErrorEvent(message.message));
         return;
       case 'close':
         this.finish();
         return;
     }
+  }
+
+  /** Fires the checkout's outcome, if it has none yet: one callback per checkout, whatever the frame says. */
+  private settle(outcome: NonNullable<typeof this.outcome>, event: Event): void {
+    if (this.outcome) return;
+    this.outcome = outcome;
+    this.dispatchEvent(event);
   }
 
   private send(message: HostMessage): void {
@@ -210,10 +212,7 @@ export class ServicePayCheckout extends LitElement {
       return;
     }
     // Nothing was exchanged yet (the frame is still loading): there is no session to cancel.
-    if (this.phase === 'open' && !this.cancelled && !this.errored) {
-      this.cancelled = true;
-      this.dispatchEvent(new CancelEvent());
-    }
+    if (this.phase === 'open') this.settle('cancelled', new CancelEvent());
     this.finish();
   };
 
@@ -235,15 +234,14 @@ export class ServicePayCheckout extends LitElement {
   private frameFailed(): void {
     this.frameTimer = undefined;
     if (this.phase !== 'open' || this.connected) return;
-    this.fail(texts.frameUnavailable);
+    this.fail(texts.frameFailed, texts.frameUnavailable(scriptOrigin() ?? 'the widget host'));
   }
 
-  private fail(message: string): void {
+  /** The overlay could not open the checkout: the payer reads `payerText`, the developer gets `developerText`. */
+  private fail(payerText: string, developerText: string): void {
+    this.failedText = payerText;
     this.phase = 'failed';
-    if (!this.errored) {
-      this.errored = true;
-      this.dispatchEvent(new CheckoutErrorEvent(message));
-    }
+    this.settle('error', new CheckoutErrorEvent(developerText));
   }
 
   private finish = (): void => {

@@ -1,24 +1,21 @@
 import type { PublicSession, StatusMessage, VirtualAccount } from '@servicepay/node/protocol';
-import { html, LitElement, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { html, LitElement, nothing, type PropertyValues } from 'lit';
 import { ApiError, CheckoutApi } from '../../frame/api-client.ts';
-import { COUNTDOWN_MILESTONES, formatAmount, formatCountdown } from '../../frame/format.ts';
+import { COUNTDOWN_MILESTONES, formatAmount } from '../../frame/format.ts';
 import type { FrameConfig } from '../../frame/frame-config.ts';
 import { StatusStream, type StreamState } from '../../frame/status-stream.ts';
 import type { FrameMessage } from '../../protocol/messages.ts';
 import { developerTexts, frameTexts as texts } from '../../texts.ts';
+import { renderScreen, type Screen, type ScreenActions } from './frame-screens.ts';
 import { frameAppStyles } from './servicepay-frame-app.styles.ts';
 
-/** The screens of spec §3, plus ENDED: the session's own lifetime ran out (EXPIRED with no retry). */
-export type Screen =
-  | 'initializing'
-  | 'awaiting'
-  | 'confirming'
-  | 'success'
-  | 'mismatch'
-  | 'expired'
-  | 'ended'
-  | 'cancelled'
-  | 'error';
+export type { Screen } from './frame-screens.ts';
+
+/** The one callback a checkout ends with (docs/protocol.md, "How a checkout ends"). */
+type Outcome = Extract<FrameMessage, { type: 'success' | 'cancelled' | 'error' }>;
+
+/** Screens where money may be on its way to a live account: closing asks first. */
+const PAYING: readonly Screen[] = ['awaiting', 'confirming', 'mismatch'];
 
 /** SUCCESS (spec §8) and CANCELLED go back to the merchant by themselves after this long. */
 const AUTO_RETURN_MS = 3_000;
@@ -26,7 +23,9 @@ const AUTO_RETURN_MS = 3_000;
 /**
  * `<servicepay-frame-app>`: the checkout screens inside the sandboxed frame. It exchanges the client secret
  * once, shows the account, follows the push stream, and tells the host (over the port) only what the merchant
- * may know: success with `{ id, reference, status }`, cancelled, an error message, and when to close.
+ * may know: how the checkout ended, exactly once (success with `{ id, reference, status }`, cancelled, or an
+ * error with a message for the developer; the payer reads their own words on the ERROR screen), and when to
+ * close.
  *
  * @example
  * const app = document.createElement('servicepay-frame-app');
@@ -76,7 +75,15 @@ export class ServicePayFrameApp extends LitElement {
   private bootstrapping: Promise<void> | undefined;
   private closeAfterBootstrap = false;
   private cancelling = false;
-  private reported = { success: false, cancelled: false, error: false };
+  /** How the checkout ended, once reported: no second callback ever follows the first. */
+  private outcome: Outcome['type'] | undefined;
+  /**
+   * An ERROR reached after the account was shown: the payment may still land (the stream can come back with
+   * it), so its `onError` waits until the payer leaves the ERROR screen. The developer's message.
+   */
+  private pendingError: string | undefined;
+  /** The paying screen the cancel question came from, to go back to. */
+  private beforeCancelQuestion: Screen = 'awaiting';
   private markedAccount = false;
 
   constructor() {
@@ -121,6 +128,7 @@ export class ServicePayFrameApp extends LitElement {
       // Before the secret is spent: the right host can still use it.
       const rightHost = secretEnvironment === 'live' ? this.config.liveHost : this.config.testHost;
       this.fail(
+        texts.cannotOpen,
         developerTexts.wrongHost(
           secretEnvironment === 'live' ? 'live' : 'test',
           this.config.environment === 'live' ? 'production' : 'test',
@@ -132,11 +140,24 @@ export class ServicePayFrameApp extends LitElement {
     this.bootstrapping = this.bootstrap(api, clientSecret);
   }
 
-  /** The payer asked to close (Escape, the overlay's close control, or a button here). */
+  /**
+   * The payer asked to close (Escape, the overlay's close control, or a button here). On a final screen the
+   * overlay closes; on a paying screen the payer is asked first (a transfer may be on its way); on the cancel
+   * question it means "no, keep paying"; otherwise the session is cancelled on the service.
+   */
   requestClose = async (): Promise<void> => {
     if (this.cancelling) return;
     if (['success', 'cancelled', 'ended', 'error'].includes(this.screen)) {
-      this.post({ type: 'close' });
+      this.leave();
+      return;
+    }
+    if (PAYING.includes(this.screen)) {
+      this.beforeCancelQuestion = this.screen;
+      this.show('confirm-cancel');
+      return;
+    }
+    if (this.screen === 'confirm-cancel') {
+      this.keepPaying();
       return;
     }
     if (this.screen === 'initializing' && !this.token) {
@@ -165,19 +186,31 @@ export class ServicePayFrameApp extends LitElement {
       }
       this.show('awaiting');
     } catch (error) {
-      this.fail(this.bootstrapMessage(error));
+      const [payer, developer] = this.bootstrapFailure(error);
+      this.fail(payer, developer);
     }
   }
 
-  private bootstrapMessage(error: unknown): string {
-    if (!(error instanceof ApiError)) return texts.networkError;
+  /** What the payer reads, and what the developer reads, when the client secret could not be exchanged. */
+  private bootstrapFailure(error: unknown): [payer: string, developer: string] {
+    if (!(error instanceof ApiError)) {
+      return [texts.networkError, developerTexts.unreachable('the checkout', this.config.apiUrl)];
+    }
+    const developer = developerTexts.refused(
+      'POST /api/widget/bootstrap',
+      error.status,
+      error.code,
+      error.message,
+    );
     switch (error.code) {
-      case 'client_secret_already_used':
-      case 'client_secret_expired':
       case 'invalid_client_secret':
-        return error.message || texts.serviceError;
+        return [texts.linkInvalid, developer];
+      case 'client_secret_already_used':
+        return [texts.linkUsed, developer];
+      case 'client_secret_expired':
+        return [texts.linkEnded, developer];
       default:
-        return error.status >= 500 ? texts.serviceError : error.message || texts.serviceError;
+        return [error.status >= 500 ? texts.serviceError : texts.cannotOpen, developer];
     }
   }
 
@@ -191,10 +224,12 @@ export class ServicePayFrameApp extends LitElement {
       onMessage: (message) => this.onStatus(message),
       onState: (state) => {
         this.streamState = state;
-        if (state === 'lost' && !this.isFinal()) this.fail(texts.connectionLost);
+        if (state === 'lost' && !this.isFinal())
+          this.fail(texts.connectionLost, developerTexts.streamLost(session.id));
       },
-      onRefused: () => {
-        if (!this.isFinal()) this.fail(texts.serviceError);
+      onRefused: (status) => {
+        if (!this.isFinal())
+          this.fail(texts.followingStopped, developerTexts.streamRefused(session.id, status));
       },
     });
     this.stream.start();
@@ -215,7 +250,7 @@ export class ServicePayFrameApp extends LitElement {
         this.showCancelled();
         return;
       case 'expired':
-        this.show('ended');
+        this.end();
         return;
       case 'pending':
         if (message.reason === 'account_expired') this.show('expired');
@@ -226,8 +261,8 @@ export class ServicePayFrameApp extends LitElement {
         return;
       case 'awaiting_payment':
         // A reconnect after ERROR, a new account, or the stream's first message: back to the details,
-        // unless the payer already said the money is on its way.
-        if (this.screen === 'confirming' || this.screen === 'mismatch') return;
+        // unless the payer already said the money is on its way, or is being asked about cancelling.
+        if (['confirming', 'mismatch', 'confirm-cancel'].includes(this.screen)) return;
         if (this.screen === 'initializing' || this.screen === 'error' || this.screen === 'expired') {
           if (this.remainingMs() > 0) this.show('awaiting');
         }
@@ -241,13 +276,10 @@ export class ServicePayFrameApp extends LitElement {
     const session = this.session;
     if (!session) return;
     this.show('success');
-    if (!this.reported.success) {
-      this.reported.success = true;
-      this.post({
-        type: 'success',
-        payment: { id: session.id, reference: session.reference, status: 'successful' },
-      });
-    }
+    this.report({
+      type: 'success',
+      payment: { id: session.id, reference: session.reference, status: 'successful' },
+    });
     clearTimeout(this.returnTimer);
     this.returnTimer = setTimeout(() => this.post({ type: 'close' }), AUTO_RETURN_MS);
   }
@@ -260,19 +292,49 @@ export class ServicePayFrameApp extends LitElement {
     this.returnTimer = setTimeout(() => this.post({ type: 'close' }), AUTO_RETURN_MS);
   }
 
-  private reportCancelled(): void {
-    if (this.reported.cancelled || this.reported.success) return;
-    this.reported.cancelled = true;
-    this.post({ type: 'cancelled' });
+  /** The session's lifetime ran out with no transfer: ENDED, and the checkout ends without a payment. */
+  private end(): void {
+    if (this.screen === 'success' || this.screen === 'cancelled') return;
+    this.show('ended');
+    this.reportCancelled();
   }
 
-  private fail(message: string): void {
-    this.errorMessage = message;
+  private reportCancelled(): void {
+    this.report({ type: 'cancelled' });
+  }
+
+  /** The checkout's one outcome; whichever comes first is the only one the host hears. */
+  private report(outcome: Outcome): void {
+    if (this.outcome) return;
+    this.outcome = outcome.type;
+    this.pendingError = undefined;
+    this.post(outcome);
+  }
+
+  /**
+   * ERROR: the payer reads `payer`, the developer gets `developer` through `onError`: at once when no account
+   * was shown yet, else when the payer leaves the screen (the stream may still bring the payment first).
+   */
+  private fail(payer: string, developer: string): void {
+    this.errorMessage = payer;
     this.show('error');
-    if (!this.reported.error && !this.reported.success) {
-      this.reported.error = true;
-      this.post({ type: 'error', message });
+    if (this.screen !== 'error' || this.outcome) return;
+    if (this.token) this.pendingError = developer;
+    else this.report({ type: 'error', message: developer });
+  }
+
+  /** The payer leaves a final screen: an ERROR's pending outcome is reported, then the overlay closes. */
+  private leave(): void {
+    if (this.screen === 'error' && this.pendingError !== undefined) {
+      this.report({ type: 'error', message: this.pendingError });
     }
+    this.post({ type: 'close' });
+  }
+
+  /** "Keep paying" (or Escape, or the close control) on the cancel question: back to where the payer was. */
+  private keepPaying(): void {
+    if (this.screen !== 'confirm-cancel') return;
+    this.show(this.remainingMs() > 0 ? this.beforeCancelQuestion : 'expired');
   }
 
   private async cancelSession(): Promise<void> {
@@ -287,7 +349,8 @@ export class ServicePayFrameApp extends LitElement {
       this.showCancelled();
     } catch (error) {
       // 409: the session finished first (paid, or ended); the stream says which.
-      if (!(error instanceof ApiError && error.code === 'session_not_active')) this.fail(texts.networkError);
+      if (!(error instanceof ApiError && error.code === 'session_not_active'))
+        this.fail(texts.actionFailed, this.actionFailure('POST /api/widget/sessions/{id}/cancel', error));
     } finally {
       this.cancelling = false;
       this.busy = false;
@@ -309,11 +372,22 @@ export class ServicePayFrameApp extends LitElement {
       this.now = Date.now();
       this.show('awaiting');
     } catch (error) {
-      if (error instanceof ApiError && error.code === 'session_not_active') this.show('ended');
-      else this.fail(texts.networkError);
+      // 409: the session ended, or the old account turned out to be paid at its closing: the stream says
+      // which (SUCCESS or ENDED), so nothing is reported here that the stream could contradict.
+      if (!(error instanceof ApiError && error.code === 'session_not_active'))
+        this.fail(texts.actionFailed, this.actionFailure('POST /api/widget/sessions/{id}/accounts', error));
     } finally {
       this.busy = false;
     }
+  }
+
+  /** The developer's words for a call the checkout made that failed. */
+  private actionFailure(what: string, error: unknown): string {
+    if (error instanceof ApiError && error.status >= 500)
+      return developerTexts.serviceFault(what, error.status);
+    if (error instanceof ApiError)
+      return developerTexts.refused(what, error.status, error.code, error.message);
+    return developerTexts.unreachable(what, this.config.apiUrl);
   }
 
   private reconnect(): void {
@@ -323,6 +397,8 @@ export class ServicePayFrameApp extends LitElement {
   private show(screen: Screen): void {
     if (this.screen === screen) return;
     if (this.screen === 'success' || (this.screen === 'cancelled' && screen !== 'success')) return;
+    // Back from ERROR (the stream returned): the checkout goes on, so its error is no longer its outcome.
+    if (this.screen === 'error') this.pendingError = undefined;
     this.screen = screen;
     const announcements: Partial<Record<Screen, string>> = {
       awaiting: texts.announce.awaiting,
@@ -330,6 +406,7 @@ export class ServicePayFrameApp extends LitElement {
       success: texts.announce.success,
       mismatch: texts.announce.mismatch,
       expired: texts.announce.expired,
+      'confirm-cancel': texts.announce.confirmCancel,
       ended: texts.sessionEndedTitle,
       cancelled: texts.announce.cancelled,
       error: texts.announce.error,
@@ -347,7 +424,7 @@ export class ServicePayFrameApp extends LitElement {
   private tick(): void {
     this.now = Date.now();
     const remaining = this.remainingMs();
-    if (remaining <= 0 && ['awaiting', 'confirming', 'mismatch'].includes(this.screen)) {
+    if (remaining <= 0 && [...PAYING, 'confirm-cancel'].includes(this.screen)) {
       this.show('expired');
       return;
     }
@@ -450,150 +527,39 @@ export class ServicePayFrameApp extends LitElement {
             </header>`
           : nothing
       }
-      <main>${this.renderScreen(amount)}</main>
+      <main>${renderScreen(
+        {
+          screen: this.screen,
+          session,
+          account: this.account,
+          mismatch: this.mismatch,
+          remainingMs: this.remainingMs(),
+          errorMessage: this.errorMessage,
+          canReconnect: this.token !== undefined && this.streamState === 'lost',
+          busy: this.busy,
+          copyState: this.copyState,
+        },
+        this.actions,
+      )}</main>
       <p class="sr-only" role="status" aria-live="polite">${this.announcement}</p>
     `;
   }
 
-  private renderScreen(amount: string): TemplateResult {
-    const merchant = this.session?.merchantName ?? '';
-    switch (this.screen) {
-      case 'initializing':
-        return html`<div class="center" aria-busy="true">
-          <div class="spinner" aria-hidden="true"></div>
-          <h1 tabindex="-1">${texts.initializing}</h1>
-        </div>`;
-      case 'awaiting':
-        return html`<h1 tabindex="-1">${texts.transferExactly} ${amount} ${texts.toThisAccount}</h1>
-          ${this.renderAccount()} ${this.renderCountdown()}
-          <p class="note">${texts.singleUse}</p>
-          <div class="actions">
-            <button type="button" class="primary" @click=${() => this.show('confirming')}>${texts.sentMoney}</button>
-          </div>`;
-      case 'confirming':
-        return html`<div class="center">
-            <div class="pulse" aria-hidden="true"></div>
-            <h1 tabindex="-1">${texts.confirmingTitle}</h1>
-            <p class="lead">${texts.confirmingBody}</p>
-          </div>
-          ${this.renderCountdown()}
-          <div class="actions">
-            <button type="button" class="secondary" @click=${() => this.showDetails()}>${texts.showDetails}</button>
-          </div>`;
-      case 'success':
-        return html`<div class="center">
-            <div class="icon ok" aria-hidden="true">✓</div>
-            <h1 tabindex="-1">${texts.successTitle}</h1>
-            <p class="lead">${texts.successBody(amount, merchant)}</p>
-            <p class="note">${texts.successRedirect}</p>
-          </div>
-          <div class="actions">
-            <button type="button" class="primary" @click=${() => this.post({ type: 'close' })}>${texts.continue}</button>
-          </div>`;
-      case 'mismatch': {
-        const currency = this.session?.currency ?? 'NGN';
-        const expected = this.mismatch ? formatAmount(this.mismatch.expectedAmount, currency) : amount;
-        const received = this.mismatch ? formatAmount(this.mismatch.receivedAmount, currency) : '';
-        return html`<h1 tabindex="-1">${texts.mismatchTitle}</h1>
-          <p class="lead">${texts.mismatchBody(expected, received)}</p>
-          <dl class="compare">
-            <div><dt>${texts.expected}</dt><dd>${expected}</dd></div>
-            <div><dt>${texts.received}</dt><dd>${received}</dd></div>
-          </dl>
-          <p>${texts.mismatchRetry(expected)}</p>
-          ${this.renderAccount()} ${this.renderCountdown()}`;
-      }
-      case 'expired':
-        return html`<div class="center">
-            <div class="icon warn" aria-hidden="true">!</div>
-            <h1 tabindex="-1">${texts.expiredTitle}</h1>
-            <p class="lead">${texts.expiredBody}</p>
-          </div>
-          <div class="actions">
-            <button type="button" class="primary" ?disabled=${this.busy} @click=${() => void this.retry()}>
-              ${texts.newAccount}
-            </button>
-            <button type="button" class="secondary" ?disabled=${this.busy} @click=${() => void this.requestClose()}>
-              ${texts.backToMerchant(merchant)}
-            </button>
-          </div>`;
-      case 'ended':
-        return html`<div class="center">
-            <div class="icon warn" aria-hidden="true">!</div>
-            <h1 tabindex="-1">${texts.sessionEndedTitle}</h1>
-            <p class="lead">${texts.sessionEndedBody}</p>
-          </div>
-          <div class="actions">
-            <button type="button" class="primary" @click=${() => this.post({ type: 'close' })}>
-              ${merchant ? texts.backToMerchant(merchant) : texts.backToShop}
-            </button>
-          </div>`;
-      case 'cancelled':
-        return html`<div class="center">
-            <div class="icon bad" aria-hidden="true">×</div>
-            <h1 tabindex="-1">${texts.cancelledTitle}</h1>
-            <p class="lead">${texts.cancelledBody}</p>
-          </div>
-          <div class="actions">
-            <button type="button" class="primary" @click=${() => this.post({ type: 'close' })}>
-              ${merchant ? texts.backToMerchant(merchant) : texts.backToShop}
-            </button>
-          </div>`;
-      case 'error': {
-        const canReconnect = this.token !== undefined && this.streamState === 'lost';
-        return html`<div class="center">
-            <div class="icon bad" aria-hidden="true">!</div>
-            <h1 tabindex="-1">${texts.errorTitle}</h1>
-            <p class="lead">${this.errorMessage}</p>
-          </div>
-          <div class="actions">
-            ${
-              canReconnect
-                ? html`<button type="button" class="primary" @click=${() => this.reconnect()}>${texts.reconnect}</button>`
-                : nothing
-            }
-            <button type="button" class=${canReconnect ? 'secondary' : 'primary'} @click=${() => this.post({ type: 'close' })}>
-              ${merchant ? texts.backToMerchant(merchant) : texts.backToShop}
-            </button>
-          </div>`;
-      }
-    }
-  }
-
-  private showDetails(): void {
-    this.screen = 'awaiting';
-  }
-
-  private renderAccount(): TemplateResult | typeof nothing {
-    const account = this.account;
-    if (!account) return nothing;
-    const copyText =
-      this.copyState === 'copied'
-        ? texts.copied
-        : this.copyState === 'failed'
-          ? texts.copyFailed
-          : texts.copy;
-    return html`<dl class="details">
-      <div class="row"><dt>${texts.bank}</dt><dd>${account.bankName}</dd></div>
-      <div class="row">
-        <dt>${texts.accountNumber}</dt>
-        <dd class="number">
-          <span class="digits">${account.accountNumber}</span>
-          <button type="button" class="copy" aria-label=${texts.copyLabel(account.accountNumber)} @click=${() => void this.copy()}>
-            ${copyText}
-          </button>
-        </dd>
-      </div>
-      <div class="row"><dt>${texts.accountName}</dt><dd>${account.accountName}</dd></div>
-    </dl>`;
-  }
-
-  private renderCountdown(): TemplateResult {
-    const remaining = this.remainingMs();
-    return html`<p class=${remaining < 5 * 60_000 ? 'countdown low' : 'countdown'} role="timer" aria-live="off">
-      <span>${texts.countdownLabel}</span><strong>${formatCountdown(remaining)}</strong>
-    </p>`;
-  }
+  /** What the screens' buttons do. */
+  private readonly actions: ScreenActions = {
+    sentMoney: () => this.show('confirming'),
+    showDetails: () => {
+      this.screen = 'awaiting';
+    },
+    copy: () => void this.copy(),
+    retry: () => void this.retry(),
+    requestClose: () => void this.requestClose(),
+    keepPaying: () => this.keepPaying(),
+    cancelPayment: () => void this.cancelSession(),
+    reconnect: () => this.reconnect(),
+    leave: () => this.leave(),
+    close: () => this.post({ type: 'close' }),
+  };
 }
 
 declare global {

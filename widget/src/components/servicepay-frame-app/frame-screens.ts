@@ -1,0 +1,211 @@
+import type { Mismatch, PublicSession, VirtualAccount } from '@servicepay/node/protocol';
+import { html, nothing, type TemplateResult } from 'lit';
+import { formatAmount, formatCountdown } from '../../frame/format.ts';
+import { frameTexts as texts } from '../../texts.ts';
+
+/**
+ * The screens of spec §3, plus ENDED (the session's own lifetime ran out: EXPIRED with no retry) and
+ * CONFIRM_CANCEL (the payer asked to close while a transfer may be on its way: asked first).
+ */
+export type Screen =
+  | 'initializing'
+  | 'awaiting'
+  | 'confirming'
+  | 'confirm-cancel'
+  | 'success'
+  | 'mismatch'
+  | 'expired'
+  | 'ended'
+  | 'cancelled'
+  | 'error';
+
+/** What a screen shows: the checkout's state as `<servicepay-frame-app>` holds it. */
+export interface ScreenView {
+  screen: Screen;
+  session: PublicSession | undefined;
+  account: VirtualAccount | undefined;
+  mismatch: Mismatch | undefined;
+  /** Until the account expires, on the service's clock. */
+  remainingMs: number;
+  /** The payer's words on the ERROR screen. */
+  errorMessage: string;
+  /** ERROR after a lost stream: **Try again** reconnects it. */
+  canReconnect: boolean;
+  /** A call is on its way: the buttons that would start another wait. */
+  busy: boolean;
+  copyState: 'idle' | 'copied' | 'failed';
+}
+
+/** What the screens' buttons do (the element's own methods). */
+export interface ScreenActions {
+  sentMoney(): void;
+  showDetails(): void;
+  copy(): void;
+  retry(): void;
+  requestClose(): void;
+  keepPaying(): void;
+  cancelPayment(): void;
+  reconnect(): void;
+  /** Back to the merchant from a final screen (an ERROR's pending outcome is reported first). */
+  leave(): void;
+  /** Back to the merchant at once (SUCCESS, CANCELLED). */
+  close(): void;
+}
+
+/**
+ * The screen the checkout shows now (one `<h1>` each, focused when it appears), from its state and the
+ * actions its buttons call. The element keeps the state; this only draws it.
+ *
+ * @example
+ * render(html`<main>${renderScreen(view, actions)}</main>`, root);
+ */
+export function renderScreen(view: ScreenView, act: ScreenActions): TemplateResult {
+  const amount = view.session ? formatAmount(view.session.amount, view.session.currency) : '';
+  const merchant = view.session?.merchantName ?? '';
+  const back = merchant ? texts.backToMerchant(merchant) : texts.backToShop;
+  switch (view.screen) {
+    case 'initializing':
+      return html`<div class="center" aria-busy="true">
+        <div class="spinner" aria-hidden="true"></div>
+        <h1 tabindex="-1">${texts.initializing}</h1>
+      </div>`;
+    case 'awaiting':
+      return html`<h1 tabindex="-1">${texts.transferExactly} ${amount} ${texts.toThisAccount}</h1>
+        ${renderAccount(view, act)} ${renderCountdown(view)}
+        <p class="note">${texts.singleUse}</p>
+        <div class="actions">
+          <button type="button" class="primary" @click=${act.sentMoney}>${texts.sentMoney}</button>
+        </div>`;
+    case 'confirming':
+      return html`<div class="center">
+          <div class="pulse" aria-hidden="true"></div>
+          <h1 tabindex="-1">${texts.confirmingTitle}</h1>
+          <p class="lead">${texts.confirmingBody}</p>
+        </div>
+        ${renderCountdown(view)}
+        <div class="actions">
+          <button type="button" class="secondary" @click=${act.showDetails}>${texts.showDetails}</button>
+        </div>`;
+    case 'success':
+      return html`<div class="center">
+          <div class="icon ok" aria-hidden="true">✓</div>
+          <h1 tabindex="-1">${texts.successTitle}</h1>
+          <p class="lead">${texts.successBody(amount, merchant)}</p>
+          <p class="note">${texts.successRedirect}</p>
+        </div>
+        <div class="actions">
+          <button type="button" class="primary" @click=${act.close}>${texts.continue}</button>
+        </div>`;
+    case 'mismatch': {
+      const currency = view.session?.currency ?? 'NGN';
+      const expected = view.mismatch ? formatAmount(view.mismatch.expectedAmount, currency) : amount;
+      const received = view.mismatch ? formatAmount(view.mismatch.receivedAmount, currency) : '';
+      return html`<h1 tabindex="-1">${texts.mismatchTitle}</h1>
+        <p class="lead">${texts.mismatchBody(expected, received)}</p>
+        <dl class="compare">
+          <div><dt>${texts.expected}</dt><dd>${expected}</dd></div>
+          <div><dt>${texts.received}</dt><dd>${received}</dd></div>
+        </dl>
+        <p>${texts.mismatchRetry(expected)}</p>
+        ${renderAccount(view, act)} ${renderCountdown(view)}`;
+    }
+    case 'expired':
+      return html`<div class="center">
+          <div class="icon warn" aria-hidden="true">!</div>
+          <h1 tabindex="-1">${texts.expiredTitle}</h1>
+          <p class="lead">${texts.expiredBody}</p>
+        </div>
+        <div class="actions">
+          <button type="button" class="primary" ?disabled=${view.busy} @click=${act.retry}>
+            ${texts.newAccount}
+          </button>
+          <button type="button" class="secondary" ?disabled=${view.busy} @click=${act.requestClose}>
+            ${texts.backToMerchant(merchant)}
+          </button>
+        </div>`;
+    case 'confirm-cancel':
+      return html`<div class="center">
+          <div class="icon warn" aria-hidden="true">?</div>
+          <h1 tabindex="-1">${texts.confirmCancelTitle}</h1>
+          <p class="lead">${texts.confirmCancelBody}</p>
+        </div>
+        ${renderCountdown(view)}
+        <div class="actions">
+          <button type="button" class="primary" ?disabled=${view.busy} @click=${act.keepPaying}>
+            ${texts.keepPaying}
+          </button>
+          <button type="button" class="secondary" ?disabled=${view.busy} @click=${act.cancelPayment}>
+            ${texts.cancelPayment}
+          </button>
+        </div>`;
+    case 'ended':
+      return html`<div class="center">
+          <div class="icon warn" aria-hidden="true">!</div>
+          <h1 tabindex="-1">${texts.sessionEndedTitle}</h1>
+          <p class="lead">${texts.sessionEndedBody}</p>
+        </div>
+        <div class="actions">
+          <button type="button" class="primary" @click=${act.leave}>
+            ${back}
+          </button>
+        </div>`;
+    case 'cancelled':
+      return html`<div class="center">
+          <div class="icon bad" aria-hidden="true">×</div>
+          <h1 tabindex="-1">${texts.cancelledTitle}</h1>
+          <p class="lead">${texts.cancelledBody}</p>
+        </div>
+        <div class="actions">
+          <button type="button" class="primary" @click=${act.close}>
+            ${back}
+          </button>
+        </div>`;
+    case 'error': {
+      const canReconnect = view.canReconnect;
+      return html`<div class="center">
+          <div class="icon bad" aria-hidden="true">!</div>
+          <h1 tabindex="-1">${texts.errorTitle}</h1>
+          <p class="lead">${view.errorMessage}</p>
+        </div>
+        <div class="actions">
+          ${
+            canReconnect
+              ? html`<button type="button" class="primary" @click=${act.reconnect}>${texts.reconnect}</button>`
+              : nothing
+          }
+          <button type="button" class=${canReconnect ? 'secondary' : 'primary'} @click=${act.leave}>
+            ${back}
+          </button>
+        </div>`;
+    }
+  }
+}
+
+/** The account's details with its copy button (AWAITING_PAYMENT, MISMATCH). */
+function renderAccount(view: ScreenView, act: ScreenActions): TemplateResult | typeof nothing {
+  const account = view.account;
+  if (!account) return nothing;
+  const copyText =
+    view.copyState === 'copied' ? texts.copied : view.copyState === 'failed' ? texts.copyFailed : texts.copy;
+  return html`<dl class="details">
+    <div class="row"><dt>${texts.bank}</dt><dd>${account.bankName}</dd></div>
+    <div class="row">
+      <dt>${texts.accountNumber}</dt>
+      <dd class="number">
+        <span class="digits">${account.accountNumber}</span>
+        <button type="button" class="copy" aria-label=${texts.copyLabel(account.accountNumber)} @click=${act.copy}>
+          ${copyText}
+        </button>
+      </dd>
+    </div>
+    <div class="row"><dt>${texts.accountName}</dt><dd>${account.accountName}</dd></div>
+  </dl>`;
+}
+
+/** The countdown: not read out every second (`aria-live="off"`); the milestones are announced instead. */
+function renderCountdown(view: ScreenView): TemplateResult {
+  const remaining = view.remainingMs;
+  return html`<p class=${remaining < 5 * 60_000 ? 'countdown low' : 'countdown'} role="timer" aria-live="off">
+    <span>${texts.countdownLabel}</span><strong>${formatCountdown(remaining)}</strong>
+  </p>`;
+}
