@@ -20,8 +20,10 @@ import { rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiRoute } from './openapi/openapi-route.ts';
+import type { RefundService } from './refunds/refund-service.ts';
 import { type BankRouteDeps, bankCounterRoutes, bankNotificationRoutes } from './routes/bank.ts';
 import { healthRoute } from './routes/health.ts';
+import { refundRoutes } from './routes/refunds.ts';
 import { sessionEventRoutes } from './routes/session-events.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { testHelperRoutes } from './routes/test-helpers.ts';
@@ -41,6 +43,7 @@ export interface AppDeps {
   bank: SimulatedBank;
   processor: BankNotificationProcessor;
   sessions: SessionService;
+  refunds: RefundService;
   /** Test mode's "expire now" (`/api/test/sessions/{id}/expire`, `…/account/expire`, the portal's button). */
   testEndings: TestEndings;
   broadcaster: Broadcaster;
@@ -126,6 +129,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(refuseLoneSurrogates); // refused, not stored altered
   app.use(bankCounterRoutes(bank));
   app.use(sessionRoutes(auth, deps.sessions));
+  app.use(refundRoutes(auth, deps.refunds));
   app.use(widgetRoutes(auth, deps.sessions, perAddressLimit));
   app.use(testHelperRoutes(auth, deps.store, deps.bank, deps.sessions, deps.testEndings));
   app.use(sessionEventRoutes(auth, deps.pushStreams));

@@ -24,6 +24,8 @@ import { loadSecretsKey } from './internal/secrets-key.ts';
 import { trustedProxyMatcher } from './internal/trusted-proxies.ts';
 import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
 import { portalRoutes } from './portal/portal-routes.ts';
+import { RefundPayouts } from './refunds/refund-payouts.ts';
+import { RefundService } from './refunds/refund-service.ts';
 import { ExpirySweeper } from './sessions/expiry-sweeper.ts';
 import { SessionExpiry } from './sessions/session-expiry.ts';
 import { SessionLifecycle } from './sessions/session-lifecycle.ts';
@@ -124,12 +126,15 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   const lifecycle = new SessionLifecycle(outbox, broadcaster, bank, credits);
   const sessions = new SessionService(store, lifecycle, bank, clock, config);
   const processor = new BankNotificationProcessor(store, lifecycle, credits, clock);
+  const refundPayouts = new RefundPayouts(store, outbox, bank, clock, logger);
+  const refunds = new RefundService(store, refundPayouts, clock);
   const expiry = new SessionExpiry(store, lifecycle);
   const testEndings = new TestEndings(store, expiry, sessions, clock);
   const sweeper = new ExpirySweeper(
     store,
     expiry,
     credits,
+    refundPayouts,
     clock,
     logger,
     config.idempotencyKeyTtlHours * 3_600_000,
@@ -170,6 +175,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     bank,
     processor,
     sessions,
+    refunds,
     testEndings,
     broadcaster,
     limiters,

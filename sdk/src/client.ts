@@ -3,6 +3,7 @@ import { environmentOfSecretKey } from './internal/api-key.ts';
 import { environmentVariable, HttpTransport } from './internal/http-transport.ts';
 import type { Environment } from './protocol/index.ts';
 import { Events } from './resources/events.ts';
+import { Refunds } from './resources/refunds.ts';
 import { Sessions } from './resources/sessions.ts';
 import { TestHelpers } from './resources/test-helpers.ts';
 import { WebhookEndpoints } from './resources/webhook-endpoints.ts';
@@ -113,6 +114,8 @@ export class ServicePay {
   readonly environment: Environment;
   /** Payment sessions: create, retrieve, list, cancel. */
   readonly sessions: Sessions;
+  /** Refunds of successful sessions: create, retrieve, list. */
+  readonly refunds: Refunds;
   /** Where the service sends webhooks: create, list, retrieve, update, delete, roll secret, deliveries. */
   readonly webhookEndpoints: WebhookEndpoints;
   /** Events: resend one to your endpoints. */
@@ -133,6 +136,7 @@ export class ServicePay {
     this.environment = environmentOfSecretKey(key);
     this.#transport = new HttpTransport(key, this.environment, options);
     this.sessions = new Sessions(this.#transport);
+    this.refunds = new Refunds(this.#transport);
     this.webhookEndpoints = new WebhookEndpoints(this.#transport);
     this.events = new Events(this.#transport);
     this.testHelpers = new TestHelpers(this.#transport);

@@ -110,6 +110,8 @@ describe('the public API (types)', () => {
       case 'session.expired':
       case 'session.cancelled':
       case 'session.credit_unapplied':
+      case 'refund.succeeded':
+      case 'refund.failed':
         expectTypeOf(event.data.session.status).toExtend<string>();
         break;
       default:

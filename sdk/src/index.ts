@@ -22,12 +22,15 @@ export { type ListParams, Page, PagePromise } from './pagination.ts';
 // The types of what the methods take, for convenience; the schemas (and every type) live in
 // '@servicepay/node/protocol'.
 export type {
+  CreateRefundParams,
   CreateSessionParams,
   CreateWebhookEndpointParams,
   Environment,
   ErrorCode,
   FieldError,
   Payer,
+  RefundReason,
+  RefundStatus,
   ResendEventParams,
   SessionStatus,
   SimulateTransferParams,
@@ -36,6 +39,7 @@ export type {
   WebhookEventType,
 } from './protocol/index.ts';
 export { Events } from './resources/events.ts';
+export { type ListRefundsParams, Refunds } from './resources/refunds.ts';
 export { type ListSessionsParams, Sessions } from './resources/sessions.ts';
 export { TestHelpers, type TestPayParams } from './resources/test-helpers.ts';
 export {
@@ -50,6 +54,7 @@ export type {
   DeletedWebhookEndpoint,
   KnownWebhookEvent,
   Mismatch,
+  Refund,
   ResendEventResult,
   Session,
   SimulatedTransfer,

@@ -3,6 +3,7 @@ import {
   type CreatedSession as ContractCreatedSession,
   type DeletedWebhookEndpoint as ContractDeletedWebhookEndpoint,
   type Mismatch as ContractMismatch,
+  type Refund as ContractRefund,
   type ResendEventResult as ContractResendEventResult,
   type Session as ContractSession,
   type SimulatedTransfer as ContractSimulatedTransfer,
@@ -19,6 +20,7 @@ import {
   type Environment,
   envelopeOf,
   listEnvelopeOf,
+  RefundSchema,
   ResendEventResultSchema,
   SessionSchema,
   SimulatedTransferSchema,
@@ -158,6 +160,15 @@ export type DeletedWebhookEndpoint = Lenient<ContractDeletedWebhookEndpoint>;
  */
 export type UnappliedCredit = Lenient<ContractUnappliedCredit>;
 
+/**
+ * A merchant's refund of (part of) a session: `pending`, then `succeeded` or `failed` (with `failureReason`).
+ *
+ * @example
+ * import type { Refund } from '@servicepay/node';
+ * const backWithPayer = (refund: Refund) => refund.status === 'succeeded';
+ */
+export type Refund = Lenient<ContractRefund>;
+
 type KnownEventBody = Omit<Lenient<ContractWebhookEvent>, 'type'>;
 
 /**
@@ -223,6 +234,8 @@ export const Envelopes = {
   session: lenient(envelopeOf(SessionSchema)),
   createdSession: lenient(envelopeOf(CreatedSessionSchema)),
   sessionList: lenient(listEnvelopeOf(SessionSchema)),
+  refund: lenient(envelopeOf(RefundSchema)),
+  refundList: lenient(listEnvelopeOf(RefundSchema)),
   endpoint: lenient(envelopeOf(WebhookEndpointSchema)),
   endpointWithSecret: lenient(envelopeOf(WebhookEndpointWithSecretSchema)),
   endpointList: lenient(listEnvelopeOf(WebhookEndpointSchema)),

@@ -22,6 +22,8 @@ const expectedStatus = {
   'session.expired': 'expired',
   'session.cancelled': 'cancelled',
   'session.credit_unapplied': 'expired',
+  'refund.succeeded': 'successful',
+  'refund.failed': 'successful',
 } as const;
 
 describe('generateTestEvent', () => {
@@ -31,9 +33,12 @@ describe('generateTestEvent', () => {
     expect(event.type).toBe(type);
     expect(event.id).toMatch(/^evt_[0-9A-Za-z]{24}$/);
     expect(event.data.session.status).toBe(expectedStatus[type]);
-    expect(event.data.session.paidAt !== null).toBe(type === 'session.successful');
+    expect(event.data.session.paidAt !== null).toBe(expectedStatus[type] === 'successful');
     expect(event.data.session.lastMismatch !== null).toBe(type === 'session.mismatch');
     expect(event.data.credit !== undefined).toBe(type === 'session.credit_unapplied');
+    expect(event.data.refund?.status).toBe(
+      type === 'refund.succeeded' ? 'succeeded' : type === 'refund.failed' ? 'failed' : undefined,
+    );
   });
 
   it('holds the fields given, and makes a new event id each time', () => {

@@ -1,6 +1,7 @@
 import type {
   WebhookEvent as ContractWebhookEvent,
   Environment,
+  Refund,
   Session,
   UnappliedCredit,
   WebhookEventType,
@@ -22,6 +23,8 @@ export interface GenerateTestEventOptions<T extends WebhookEventType = WebhookEv
   session?: Partial<Session>;
   /** Fields of `data.credit` to set (`session.credit_unapplied` only). */
   credit?: Partial<UnappliedCredit>;
+  /** Fields of `data.refund` to set (`refund.succeeded` and `refund.failed` only). */
+  refund?: Partial<Refund>;
   /** Default: a new `evt_…`. */
   id?: string;
   /** Default: the session's environment, else `'test'`. */
@@ -55,6 +58,8 @@ const STATUS_OF: Record<WebhookEventType, Session['status']> = {
   'session.expired': 'expired',
   'session.cancelled': 'cancelled',
   'session.credit_unapplied': 'expired',
+  'refund.succeeded': 'successful',
+  'refund.failed': 'successful',
 };
 
 /**
@@ -104,6 +109,7 @@ export function generateTestEvent<T extends WebhookEventType>(
     updatedAt: createdAt,
     expiresAt: new Date(Date.parse(started) + 120 * 60_000).toISOString(),
     paidAt: status === 'successful' ? createdAt : null,
+    amountRefunded: type === 'refund.succeeded' ? amount : 0,
     ...options.session,
   };
   const event: ContractWebhookEvent = {
@@ -125,6 +131,21 @@ export function generateTestEvent<T extends WebhookEventType>(
       refundId: testId('rfd_'),
       createdAt,
       ...options.credit,
+    };
+  }
+  if (type === 'refund.succeeded' || type === 'refund.failed') {
+    event.data.refund = {
+      id: testId('rfd_'),
+      sessionId: session.id,
+      environment,
+      amount: session.amount,
+      currency: session.currency,
+      status: type === 'refund.succeeded' ? 'succeeded' : 'failed',
+      reason: 'requested_by_customer',
+      failureReason: type === 'refund.failed' ? 'payer_account_closed' : null,
+      createdAt,
+      updatedAt: createdAt,
+      ...options.refund,
     };
   }
   return event as TestEvent<T>;

@@ -32,6 +32,23 @@ export type CloseAccountResult = { closed: true } | { alreadyCredited: CreditedT
 /** What the bank did with a refund request: sent back to the payer, or refused (it holds no such credit). */
 export type RefundResult = { refunded: { id: string } } | { refused: 'unknown_transfer' | 'not_credited' };
 
+/** A merchant's refund of (part of) a credited transfer, as the service asks the bank for it. */
+export interface PaymentRefundRequest {
+  /** The service's refund id: the bank moves the money once per id, however often it is asked. */
+  refundId: string;
+  transferId: string;
+  amount: number;
+  reason: string;
+}
+
+/**
+ * What the bank did with a merchant's refund: the payer's account credited back, or refused (nothing moved):
+ * `payer_account_closed` (the payer's bank closed the account), or the bank holds no credit it fits.
+ */
+export type PaymentRefundResult =
+  | { refunded: { payerAccount: string } }
+  | { refused: 'payer_account_closed' | 'unknown_transfer' | 'not_credited' | 'exceeds_transfer' };
+
 /**
  * What the service asks of its partner bank. The simulated bank implements it over its own books; a real bank
  * integration would implement it over the bank's API. Every call is asked outside any database transaction,
@@ -42,6 +59,8 @@ export type RefundResult = { refunded: { id: string } } | { refused: 'unknown_tr
  *   applies the answer, so a credit that came first makes the session paid, never cancelled.
  * - `refund` after the job that recorded a credit no session can take; the refund's outcome is recorded by a
  *   job of its own, and a refund asked by an instance that died meanwhile is asked again by the sweeper.
+ * - `refundPayment` after the job that recorded a merchant's refund, the same way: its answer is recorded by a
+ *   job of its own, and the sweeper asks again for refunds still pending.
  *
  * @example
  * const answer = await bank.closeAccount('0123456789');
@@ -57,4 +76,10 @@ export interface BankGateway {
   closeAccount(accountNumber: string): Promise<CloseAccountResult>;
   /** Sends a credited transfer back to the payer, once per transfer; a second request answers the first refund. */
   refund(transferId: string, reason: string): Promise<RefundResult>;
+  /**
+   * Sends `amount` of a credited transfer back to the account it came from; several refunds of one transfer
+   * add up to at most its amount. Idempotent per `refundId`: asked again (after a restart, from another
+   * instance), it moves nothing more and answers what it answered the first time.
+   */
+  refundPayment(request: PaymentRefundRequest): Promise<PaymentRefundResult>;
 }

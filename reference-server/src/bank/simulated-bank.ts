@@ -1,9 +1,11 @@
-import type {
-  BankNotification,
-  Environment,
-  ReturnReason,
-  SimulatedTransfer,
-  TransferOutcome,
+import {
+  type BankNotification,
+  CLOSED_TEST_PAYER_ACCOUNT,
+  DEFAULT_TEST_PAYER_ACCOUNT,
+  type Environment,
+  type ReturnReason,
+  type SimulatedTransfer,
+  type TransferOutcome,
 } from '@servicepay/node/protocol';
 import type { BankAccountRecord, BankBooks, BankOutboxRecord, BookedTransfer } from '../db/bank-books.ts';
 import type { Clock } from '../internal/clock.ts';
@@ -15,6 +17,8 @@ import type {
   AccountRequest,
   BankGateway,
   CloseAccountResult,
+  PaymentRefundRequest,
+  PaymentRefundResult,
   ProvisionedAccount,
   RefundResult,
 } from './bank-gateway.ts';
@@ -83,6 +87,22 @@ export class SimulatedBank implements BankGateway {
     return { refunded: { id } };
   }
 
+  /**
+   * A merchant's refund: `amount` of a credited transfer back to the payer's account, booked once per refund
+   * id (`BankBooks.bookPayerRefund`). The payer's bank refuses money for `CLOSED_TEST_PAYER_ACCOUNT`.
+   */
+  refundPayment(request: PaymentRefundRequest): Promise<PaymentRefundResult> {
+    return this.options.books.bookPayerRefund({
+      id: request.refundId,
+      transferId: request.transferId,
+      amount: request.amount,
+      now: this.options.clock.now(),
+      defaultPayerAccount: DEFAULT_TEST_PAYER_ACCOUNT,
+      refuse: (payerAccount) =>
+        payerAccount === CLOSED_TEST_PAYER_ACCOUNT ? 'payer_account_closed' : undefined,
+    });
+  }
+
   /** The environment of an account this bank issued, or undefined. */
   async accountEnvironment(accountNumber: string): Promise<Environment | undefined> {
     return (await this.options.books.findAccount(accountNumber))?.environment;
@@ -93,10 +113,14 @@ export class SimulatedBank implements BankGateway {
    * account and returns anything else; either way it notifies the service. Resolves once the service
    * acknowledged the notification (`delivered`) or the first attempt failed and the bank will retry (`queued`).
    */
-  async transfer(accountNumber: string, amount: number): Promise<SimulatedTransfer> {
+  async transfer(
+    accountNumber: string,
+    amount: number,
+    payerAccount: string = DEFAULT_TEST_PAYER_ACCOUNT,
+  ): Promise<SimulatedTransfer> {
     const now = this.options.clock.now();
     const booked = await this.options.books.bookTransfer(accountNumber, now, (account) =>
-      this.decide(account, amount, now),
+      this.decide(account, amount, payerAccount, now),
     );
     if (!booked) throw new UnknownAccountError(`No account ${accountNumber} at this bank.`);
     const { transfer, notification } = booked;
@@ -111,6 +135,7 @@ export class SimulatedBank implements BankGateway {
       accountNumber,
       amount,
       currency: transfer.currency,
+      payerAccount,
       outcome: transfer.outcome,
       returnReason: transfer.returnReason,
       notification: delivered ? 'delivered' : 'queued',
@@ -119,7 +144,12 @@ export class SimulatedBank implements BankGateway {
   }
 
   /** Credits exactly the amount an open account asks for; returns anything else, with the reason. */
-  private decide(account: BankAccountRecord, amount: number, now: number): BookedTransfer {
+  private decide(
+    account: BankAccountRecord,
+    amount: number,
+    payerAccount: string,
+    now: number,
+  ): BookedTransfer {
     let outcome: TransferOutcome = 'credited';
     let returnReason: ReturnReason | null = null;
     if (account.closedAt !== null || account.expiresAt <= now) {
@@ -137,6 +167,7 @@ export class SimulatedBank implements BankGateway {
       outcome,
       returnReason,
       createdAt: now,
+      payerAccount,
     };
     const notification: BankNotification = {
       id: newId('ntf'),

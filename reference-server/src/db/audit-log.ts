@@ -15,14 +15,20 @@ export type AuditAction =
   | 'session.expired_by_test_helper'
   | 'account.expired_by_test_helper'
   | 'credit.refunded'
-  | 'credit.refund_refused';
+  | 'credit.refund_refused'
+  | 'refund.requested'
+  | 'refund.succeeded'
+  | 'refund.failed';
 
 /** `audit_log`: who did what to which object, and when. Never a secret. Append only. */
 export const auditLog = table('audit_log', {
   seq: column.serial(),
   id: column.text(),
   at: column.int(),
-  /** `cli:<os user>`, `secret_key:<environment>`, `widget_token` (the payer's checkout), or `service`. */
+  /**
+   * `cli:<os user>`, `secret_key:<environment>`, `portal:<key id>` (the developer portal), `widget_token`
+   * (the payer's checkout), or `service`.
+   */
   actor: column.text(),
   action: column.text<AuditAction>(),
   businessId: column.nullable(column.text()),

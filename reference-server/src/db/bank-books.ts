@@ -1,5 +1,5 @@
 import type { Environment, ReturnReason, TransferOutcome } from '@servicepay/node/protocol';
-import type { CloseAccountResult, CreditedTransfer } from '../bank/bank-gateway.ts';
+import type { CloseAccountResult, CreditedTransfer, PaymentRefundResult } from '../bank/bank-gateway.ts';
 import { type SqlDatabase, sql } from './sql.ts';
 import { column, type RecordOf, table } from './table.ts';
 
@@ -24,7 +24,23 @@ export const bankTransfers = table('bank_transfers', {
   outcome: column.text<TransferOutcome>(),
   returnReason: column.nullable(column.text<ReturnReason>()),
   createdAt: column.int(),
+  /** The account the payer's money came from: where a refund of it goes. Null when booked before it was kept. */
+  payerAccount: column.nullable(column.text()),
 });
+
+/** `bank_payer_refunds`: money the bank sent back to a payer at a merchant's request, one row per refund id. */
+export const bankPayerRefunds = table('bank_payer_refunds', {
+  id: column.text(),
+  transferId: column.text(),
+  payerAccount: column.text(),
+  amount: column.int(),
+  currency: column.text(),
+  outcome: column.text<'credited' | 'refused'>(),
+  refusedReason: column.nullable(column.text()),
+  createdAt: column.int(),
+});
+
+export type BankPayerRefundRecord = RecordOf<typeof bankPayerRefunds.columns>;
 
 export type BankAccountRecord = RecordOf<typeof bankAccounts.columns>;
 export type BankTransferRecord = RecordOf<typeof bankTransfers.columns>;
@@ -87,6 +103,22 @@ export interface BankBooks {
    */
   recordRefund(input: { id: string; transferId: string; reason: string; now: number }): Promise<string>;
   /**
+   * Books a merchant's refund of `transferId` under the service's refund id, once: the transfer's row locked
+   * meanwhile, so refunds of one transfer from any instances are booked one after the other and never add up
+   * to more than it credited. A refund id booked before answers as it was booked, moving nothing more.
+   * `refuse` names payer accounts whose bank refuses the money (closed).
+   */
+  bookPayerRefund(input: {
+    id: string;
+    transferId: string;
+    amount: number;
+    now: number;
+    defaultPayerAccount: string;
+    refuse: (payerAccount: string) => 'payer_account_closed' | undefined;
+  }): Promise<PaymentRefundResult>;
+  /** Every refund the bank booked to a payer's account, oldest first: what the payer's statement shows. */
+  payerRefunds(payerAccount: string): Promise<BankPayerRefundRecord[]>;
+  /**
    * Claims up to `limit` notifications due at `now` for `leaseMs`: no other instance picks them meanwhile, and
    * an instance that dies with them leaves them due again when the lease ends.
    */
@@ -96,6 +128,7 @@ export interface BankBooks {
   retryAt(id: string, at: number): Promise<void>;
 }
 
+const FIND_TRANSFER = `SELECT ${bankTransfers.select()} FROM bank_transfers WHERE id = @id`;
 const FIND_ACCOUNT = `SELECT ${bankAccounts.select()} FROM bank_accounts WHERE account_number = @accountNumber`;
 const CLAIM_DUE = `SELECT id FROM bank_outbox WHERE delivered_at IS NULL AND next_attempt_at <= @now
   ORDER BY next_attempt_at LIMIT @limit`;
@@ -121,6 +154,19 @@ const statements = {
      ON CONFLICT (transfer_id) DO NOTHING`,
   ),
   findRefund: sql<{ id: string }>('SELECT id FROM bank_refunds WHERE transfer_id = @transferId'),
+  // The transfer's row locked while a merchant's refund of it is booked: refunds of one transfer in turn.
+  lockTransfer: sql<BankTransferRecord>({ sqlite: FIND_TRANSFER, postgres: `${FIND_TRANSFER} FOR UPDATE` }),
+  findPayerRefund: sql<BankPayerRefundRecord>(
+    `SELECT ${bankPayerRefunds.select()} FROM bank_payer_refunds WHERE id = @id`,
+  ),
+  payerRefundedOf: sql<{ total: number | null }>(
+    `SELECT sum(amount) AS total FROM bank_payer_refunds WHERE transfer_id = @transferId AND outcome = 'credited'`,
+  ),
+  insertPayerRefund: sql(bankPayerRefunds.insert()),
+  payerRefunds: sql<BankPayerRefundRecord>(
+    `SELECT ${bankPayerRefunds.select()} FROM bank_payer_refunds WHERE payer_account = @payerAccount
+     ORDER BY created_at, id`,
+  ),
   insertOutbox: sql(
     'INSERT INTO bank_outbox (id, transfer_id, payload, next_attempt_at) VALUES (@id, @transferId, @payload, @until)',
   ),
@@ -203,6 +249,43 @@ export class SqlBankBooks implements BankBooks {
     return refund.id;
   }
 
+  async bookPayerRefund(input: {
+    id: string;
+    transferId: string;
+    amount: number;
+    now: number;
+    defaultPayerAccount: string;
+    refuse: (payerAccount: string) => 'payer_account_closed' | undefined;
+  }): Promise<PaymentRefundResult> {
+    return this.db.transaction(async (tx) => {
+      const transfer = await tx.get(statements.lockTransfer, { id: input.transferId });
+      if (!transfer) return { refused: 'unknown_transfer' };
+      const booked = await tx.get(statements.findPayerRefund, { id: input.id });
+      if (booked) return answerOf(booked);
+      if (transfer.outcome !== 'credited') return { refused: 'not_credited' };
+      const refunded = Number((await tx.get(statements.payerRefundedOf, input))?.total ?? 0);
+      if (refunded + input.amount > transfer.amount) return { refused: 'exceeds_transfer' };
+      const payerAccount = transfer.payerAccount ?? input.defaultPayerAccount;
+      const refusal = input.refuse(payerAccount);
+      const record: BankPayerRefundRecord = {
+        id: input.id,
+        transferId: transfer.id,
+        payerAccount,
+        amount: input.amount,
+        currency: transfer.currency,
+        outcome: refusal ? 'refused' : 'credited',
+        refusedReason: refusal ?? null,
+        createdAt: input.now,
+      };
+      await tx.run(statements.insertPayerRefund, record);
+      return answerOf(record);
+    });
+  }
+
+  async payerRefunds(payerAccount: string): Promise<BankPayerRefundRecord[]> {
+    return this.db.all(statements.payerRefunds, { payerAccount });
+  }
+
   async claimDue(now: number, leaseMs: number, limit: number): Promise<BankOutboxRecord[]> {
     return this.db.all(statements.claimDue, { now, until: now + leaseMs, limit });
   }
@@ -214,4 +297,11 @@ export class SqlBankBooks implements BankBooks {
   async retryAt(id: string, at: number): Promise<void> {
     await this.db.run(statements.retryAt, { id, at });
   }
+}
+
+/** A booked payer refund as the bank answers it. */
+function answerOf(refund: BankPayerRefundRecord): PaymentRefundResult {
+  return refund.outcome === 'credited'
+    ? { refunded: { payerAccount: refund.payerAccount } }
+    : { refused: 'payer_account_closed' };
 }

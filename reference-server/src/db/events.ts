@@ -20,13 +20,18 @@ export const events = table('events', {
   payload: column.text(),
   /** For `session.credit_unapplied`: the credit (JSON), sent beside the session in the webhook. */
   credit: column.nullable(column.text()),
+  /** For `refund.succeeded` and `refund.failed`: the refund (JSON), sent beside the session in the webhook. */
+  refund: column.nullable(column.text()),
   createdAt: column.int(),
 });
 
 export type EventRecord = RecordOf<typeof events.columns>;
 
-/** A new event: `credit` may be left out (none). */
-export type NewEvent = Omit<EventRecord, 'seq' | 'credit'> & { credit?: string | null };
+/** A new event: `credit` and `refund` may be left out (none). */
+export type NewEvent = Omit<EventRecord, 'seq' | 'credit' | 'refund'> & {
+  credit?: string | null;
+  refund?: string | null;
+};
 
 /** Session events as the service reads and writes them. */
 export interface EventRepository {
@@ -60,7 +65,7 @@ export class SqlEventRepository implements EventRepository {
   constructor(private readonly db: SqlRunner) {}
 
   async insert(event: NewEvent): Promise<EventRecord> {
-    const record = { credit: null, ...event };
+    const record = { credit: null, refund: null, ...event };
     const inserted = await this.db.get(statements.insert, record);
     if (!inserted) throw new Error('INSERT … RETURNING returned no row');
     return { ...record, seq: inserted.seq };

@@ -5,6 +5,7 @@ import { type BusinessRepository, SqlBusinessRepository } from './businesses.ts'
 import { type EventRepository, SqlEventRepository } from './events.ts';
 import { type IdempotencyKeyRepository, SqlIdempotencyKeyRepository } from './idempotency-keys.ts';
 import { type PortalSessionRepository, SqlPortalSessionRepository } from './portal-sessions.ts';
+import { type RefundRepository, SqlRefundRepository } from './refunds.ts';
 import { type SessionRepository, SqlSessionRepository } from './sessions.ts';
 import { type SettledTransferRepository, SqlSettledTransferRepository } from './settled-transfers.ts';
 import type { SqlRunner } from './sql.ts';
@@ -35,6 +36,7 @@ export interface Repositories {
   portalSessions: PortalSessionRepository;
   settledTransfers: SettledTransferRepository;
   unappliedCredits: UnappliedCreditRepository;
+  refunds: RefundRepository;
   auditLog: AuditLogRepository;
   webhookEndpoints: WebhookEndpointRepository;
   webhookDeliveries: WebhookDeliveryRepository;
@@ -60,6 +62,7 @@ export function repositoriesOn(db: SqlRunner, options: WebhookDeliveryOptions = 
     portalSessions: new SqlPortalSessionRepository(db),
     settledTransfers: new SqlSettledTransferRepository(db),
     unappliedCredits: new SqlUnappliedCreditRepository(db),
+    refunds: new SqlRefundRepository(db),
     auditLog: new SqlAuditLogRepository(db),
     webhookEndpoints: new SqlWebhookEndpointRepository(db),
     webhookDeliveries: new SqlWebhookDeliveryRepository(db, options),

@@ -28,13 +28,15 @@ export const sessions = table('sessions', {
   updatedAt: column.int(),
   expiresAt: column.int(),
   paidAt: column.nullable(column.int()),
+  /** What the session's refunds hold, pending and succeeded, in minor units: never more than `amount`. */
+  amountRefunded: column.int(),
 });
 
 export type SessionRecord = RecordOf<typeof sessions.columns>;
 
 export type NewSession = Omit<
   SessionRecord,
-  'seq' | 'clientSecretUsedAt' | 'accountNumber' | 'mismatchReceived' | 'paidAt'
+  'seq' | 'clientSecretUsedAt' | 'accountNumber' | 'mismatchReceived' | 'paidAt' | 'amountRefunded'
 >;
 
 export interface SessionListQuery {
@@ -92,6 +94,15 @@ export interface SessionRepository {
   overdue(now: number, limit: number): Promise<SessionRecord[]>;
   /** One page of an owner's sessions, newest first, through the index that answers the filter. */
   list(query: SessionListQuery): Promise<SessionRecord[]>;
+  /**
+   * Counts `amount` as refunded on a successful session, only if what its refunds hold stays within what was
+   * paid: one conditional `UPDATE`, so of any number of concurrent refunds (any instance) only those that fit
+   * apply, each seeing the others' commits (a row lock on PostgreSQL, the one writer on SQLite). False when
+   * the session is not successful or the amount does not fit.
+   */
+  reserveRefund(id: string, amount: number, now: number): Promise<boolean>;
+  /** Gives a failed refund's `amount` back: refundable again. */
+  releaseRefund(id: string, amount: number, now: number): Promise<boolean>;
 }
 
 const SELECT = `SELECT ${sessions.select()} FROM sessions`;
@@ -182,6 +193,14 @@ const statements = {
      WHERE id = @id AND status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at > @at`,
   ),
   // Ties by seq: the order SQLite's `sessions_open_by_expiry` index gives them (its entries end with the rowid).
+  reserveRefund: sql(
+    `UPDATE sessions SET amount_refunded = amount_refunded + @amount, updated_at = @now
+     WHERE id = @id AND status = 'successful' AND amount_refunded + @amount <= amount`,
+  ),
+  releaseRefund: sql(
+    `UPDATE sessions SET amount_refunded = amount_refunded - @amount, updated_at = @now
+     WHERE id = @id AND amount_refunded >= @amount`,
+  ),
   overdue: sql<SessionRecord>(
     `${SELECT} WHERE status IN ('pending', 'awaiting_payment', 'mismatch') AND expires_at <= @now
      ORDER BY expires_at, seq LIMIT @limit`,
@@ -205,6 +224,7 @@ export class SqlSessionRepository implements SessionRepository {
       accountNumber: null,
       mismatchReceived: null,
       paidAt: null,
+      amountRefunded: 0,
     };
     const inserted = await this.db.get(statements.insert, sessions.encode(record));
     return inserted && { ...record, seq: inserted.seq };
@@ -234,6 +254,14 @@ export class SqlSessionRepository implements SessionRepository {
 
   async expireAt(id: string, at: number): Promise<boolean> {
     return (await this.db.run(statements.expireAt, { id, at })) === 1;
+  }
+
+  async reserveRefund(id: string, amount: number, now: number): Promise<boolean> {
+    return (await this.db.run(statements.reserveRefund, { id, amount, now })) === 1;
+  }
+
+  async releaseRefund(id: string, amount: number, now: number): Promise<boolean> {
+    return (await this.db.run(statements.releaseRefund, { id, amount, now })) === 1;
   }
 
   async overdue(now: number, limit: number): Promise<SessionRecord[]> {

@@ -34,9 +34,14 @@ export interface SettledTransferRepository {
   insert(record: SettledTransferRecord): Promise<void>;
   /** The result recorded for a transfer already settled, or undefined. */
   findResult(transferId: string): Promise<TransferResult | undefined>;
+  /** The transfer that paid a session (result `credited`): where its refunds go back to. */
+  creditedTo(sessionId: string): Promise<string | undefined>;
 }
 
 const statements = {
+  creditedTo: sql<{ transferId: string }>(
+    `SELECT transfer_id AS "transferId" FROM settled_transfers WHERE session_id = @sessionId AND result = 'credited'`,
+  ),
   insert: sql(settledTransfers.insert()),
   find: sql<{ result: TransferResult }>(
     'SELECT result FROM settled_transfers WHERE transfer_id = @transferId',
@@ -58,5 +63,9 @@ export class SqlSettledTransferRepository implements SettledTransferRepository {
 
   async findResult(transferId: string): Promise<TransferResult | undefined> {
     return (await this.db.get(statements.find, { transferId }))?.result;
+  }
+
+  async creditedTo(sessionId: string): Promise<string | undefined> {
+    return (await this.db.get(statements.creditedTo, { sessionId }))?.transferId;
   }
 }

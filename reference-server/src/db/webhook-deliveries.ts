@@ -73,6 +73,8 @@ export interface DueDelivery {
   payload: string;
   /** The unapplied credit JSON of a `session.credit_unapplied` event; null otherwise. */
   credit: string | null;
+  /** The refund JSON of a `refund.*` event; null otherwise. */
+  refund: string | null;
   /**
    * The delivery's `next_attempt_at` as this pick left it: the claim's token, which a failed attempt's outcome
    * must find unchanged to apply (`retryAt`, `markFailed`). On PostgreSQL it is the end of the lease `due`
@@ -168,7 +170,7 @@ const DUE_COLUMNS = `d.id, d.endpoint_id AS "endpointId", d.event_id AS "eventId
   e.url, e.environment, e.secret_ciphertext AS "secretCiphertext",
   e.previous_secret_ciphertext AS "previousSecretCiphertext",
   e.previous_secret_expires_at AS "previousSecretExpiresAt",
-  ev.type AS "eventType", ev.created_at AS "eventCreatedAt", ev.payload, ev.credit`;
+  ev.type AS "eventType", ev.created_at AS "eventCreatedAt", ev.payload, ev.credit, ev.refund`;
 
 const WITH_EVENT = `SELECT ${webhookDeliveries.select('d')}, ev.type AS "eventType"
   FROM webhook_deliveries d JOIN events ev ON ev.id = d.event_id`;

@@ -486,17 +486,19 @@ export function jittered(delay: number, jitter: number, random: () => number = M
 }
 
 /**
- * The webhook body: `{ id, type, environment, createdAt, data: { session, credit? } }`. The session JSON is
- * the event's stored payload (and `credit` its stored credit), spliced in as is, so the body is built without
- * parsing it.
+ * The webhook body: `{ id, type, environment, createdAt, data: { session, credit?, refund? } }`. The session
+ * JSON is the event's stored payload (and `credit`, `refund` its stored credit or refund), spliced in as is, so
+ * the body is built without parsing it.
  */
 export function webhookBody(
   delivery: Pick<DueDelivery, 'eventId' | 'eventType' | 'environment' | 'eventCreatedAt' | 'payload'> & {
     credit?: string | null;
+    refund?: string | null;
   },
 ): string {
   const credit = delivery.credit ? `,"credit":${delivery.credit}` : '';
-  return `{"id":${JSON.stringify(delivery.eventId)},"type":${JSON.stringify(delivery.eventType)},"environment":${JSON.stringify(delivery.environment)},"createdAt":${JSON.stringify(toIso(delivery.eventCreatedAt))},"data":{"session":${delivery.payload}${credit}}}`;
+  const refund = delivery.refund ? `,"refund":${delivery.refund}` : '';
+  return `{"id":${JSON.stringify(delivery.eventId)},"type":${JSON.stringify(delivery.eventType)},"environment":${JSON.stringify(delivery.environment)},"createdAt":${JSON.stringify(toIso(delivery.eventCreatedAt))},"data":{"session":${delivery.payload}${credit}${refund}}}`;
 }
 
 function describe(error: unknown): string {

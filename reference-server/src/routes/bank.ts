@@ -19,9 +19,14 @@ export interface BankRouteDeps {
 }
 
 /** Makes a transfer at the simulated bank, mapping the bank's refusal to 404. */
-export async function transferAtBank(bank: SimulatedBank, accountNumber: string, amount: number) {
+export async function transferAtBank(
+  bank: SimulatedBank,
+  accountNumber: string,
+  amount: number,
+  payerAccount?: string,
+) {
   try {
-    return await bank.transfer(accountNumber, amount);
+    return await bank.transfer(accountNumber, amount, payerAccount);
   } catch (error) {
     if (error instanceof UnknownAccountError) throw notFound('account');
     throw error;
@@ -78,7 +83,12 @@ export function bankCounterRoutes(deps: BankRouteDeps): Router {
     if (environment !== 'test') {
       throw new HttpError(403, 'test_mode_only', 'The simulated bank moves money only for test accounts.');
     }
-    const transfer = await transferAtBank(deps.bank, parsed.data.accountNumber, parsed.data.amount);
+    const transfer = await transferAtBank(
+      deps.bank,
+      parsed.data.accountNumber,
+      parsed.data.amount,
+      parsed.data.payerAccount,
+    );
     sendData(res, transfer);
   });
 

@@ -65,7 +65,12 @@ export function testHelperRoutes(
     if (!session) throw notFound('account');
     // The environment matters as much as the business: a test key must never pay a live session.
     assertOwnedBy(caller, session, 'account');
-    const transfer = await transferAtBank(bank, parsed.data.accountNumber, parsed.data.amount);
+    const transfer = await transferAtBank(
+      bank,
+      parsed.data.accountNumber,
+      parsed.data.amount,
+      parsed.data.payerAccount,
+    );
     sendData(res, transfer);
   });
 

@@ -2,6 +2,7 @@ import type { UnappliedCredits } from '../bank/unapplied-credits.ts';
 import type { Store } from '../db/store.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
+import type { RefundPayouts } from '../refunds/refund-payouts.ts';
 import type { SessionExpiry } from './session-expiry.ts';
 
 const BATCH = 200;
@@ -21,6 +22,7 @@ export class ExpirySweeper {
     private readonly store: Store,
     private readonly expiry: SessionExpiry,
     private readonly credits: UnappliedCredits,
+    private readonly refundPayouts: RefundPayouts,
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly idempotencyKeyTtlMs: number,
@@ -43,7 +45,8 @@ export class ExpirySweeper {
 
   /**
    * One pass; returns how many sessions it moved. Each ending closes the account at the bank before its write
-   * job (`SessionExpiry`); then refunds an earlier pass or instance left pending are asked again.
+   * job (`SessionExpiry`); then refunds an earlier pass or instance left pending (of unapplied credits and
+   * merchants' refunds) are asked again.
    */
   async sweep(): Promise<number> {
     const now = this.clock.now();
@@ -55,6 +58,7 @@ export class ExpirySweeper {
       moved += await this.expiry.endAccount(account, now);
     }
     await this.credits.refundPending();
+    await this.refundPayouts.payPending();
     await this.store.writes.run((tx) => tx.idempotencyKeys.purge(now - this.idempotencyKeyTtlMs));
     return moved;
   }

@@ -43,6 +43,7 @@ export function toSessionView(session: SessionRecord, account: VirtualAccountRec
     updatedAt: toIso(session.updatedAt),
     expiresAt: toIso(session.expiresAt),
     paidAt: toIsoOrNull(session.paidAt),
+    amountRefunded: session.amountRefunded,
   };
 }
 

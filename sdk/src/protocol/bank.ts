@@ -31,10 +31,27 @@ export const BankNotificationSchema = z.object({
 });
 export type BankNotification = z.infer<typeof BankNotificationSchema>;
 
-/** Body of `POST /api/test/transfers` (secret test key) and of the simulated bank's `POST /bank/transfers`. */
+/** The payer's account a simulated transfer comes from when none is named. */
+export const DEFAULT_TEST_PAYER_ACCOUNT = '0000000001';
+
+/**
+ * A payer's account the simulated bank treats as closed at the payer's bank: a transfer from it is credited
+ * as any other, but a refund of it is refused (`payer_account_closed`). Test mode's way to see a failed refund.
+ */
+export const CLOSED_TEST_PAYER_ACCOUNT = '0000000404';
+
+/**
+ * Body of `POST /api/test/transfers` (secret test key) and of the simulated bank's `POST /bank/transfers`.
+ * `payerAccount` is the account the money comes from (refunds go back to it): `DEFAULT_TEST_PAYER_ACCOUNT`
+ * when left out, `CLOSED_TEST_PAYER_ACCOUNT` to have its refunds refused.
+ */
 export const SimulateTransferParamsSchema = z.strictObject({
   accountNumber: z.string().regex(/^\d{10}$/, 'accountNumber is 10 digits'),
   amount: z.number().int().positive().max(Number.MAX_SAFE_INTEGER),
+  payerAccount: z
+    .string()
+    .regex(/^\d{10}$/, 'payerAccount is 10 digits')
+    .optional(),
 });
 export type SimulateTransferParams = z.infer<typeof SimulateTransferParamsSchema>;
 
@@ -44,6 +61,8 @@ export const SimulatedTransferSchema = z.object({
   accountNumber: z.string(),
   amount: z.number().int(),
   currency: z.string(),
+  /** The payer's account the money came from (absent from servers older than refunds). */
+  payerAccount: z.string().optional(),
   outcome: TransferOutcomeSchema,
   returnReason: ReturnReasonSchema.nullable(),
   /** `delivered` once the service acknowledged the bank's notification; `queued` while the bank still retries. */

@@ -31,6 +31,7 @@ export const ErrorCodeSchema = z.enum([
   'amount_out_of_range',
   'invalid_client_secret',
   'webhook_endpoint_limit_reached',
+  'refund_exceeds_remaining',
   // 404
   'not_found',
   'route_not_found',
@@ -43,6 +44,8 @@ export const ErrorCodeSchema = z.enum([
   'client_secret_already_used',
   'session_not_active',
   'no_open_account',
+  'session_not_refundable',
+  'session_fully_refunded',
   // 410
   'client_secret_expired',
   // 413, 415, 417, 429

@@ -11,5 +11,6 @@ export * from './bank.ts';
 export * from './common.ts';
 export * from './keys.ts';
 export * from './push.ts';
+export * from './refunds.ts';
 export * from './sessions.ts';
 export * from './webhooks.ts';

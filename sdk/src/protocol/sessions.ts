@@ -98,6 +98,12 @@ export const SessionSchema = z.object({
   updatedAt: TimestampSchema,
   expiresAt: TimestampSchema,
   paidAt: TimestampSchema.nullable(),
+  /**
+   * What the session's refunds hold, in minor units: pending and succeeded ones (a failed refund's amount is
+   * refundable again). `amount - amountRefunded` is what is left to refund. Always sent now; absent (read it
+   * as 0) only from events recorded before refunds existed, which a resend delivers as they were.
+   */
+  amountRefunded: z.number().int().optional(),
 });
 export type Session = z.infer<typeof SessionSchema>;
 

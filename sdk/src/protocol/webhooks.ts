@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { EnvironmentSchema, PageParamsSchema, TimestampSchema } from './common.ts';
+import { RefundSchema } from './refunds.ts';
 import { SessionSchema } from './sessions.ts';
 
 /**
- * The events a merchant can subscribe to: every terminal outcome of a session, mismatches, and a payer's
- * credit the session could not take (`session.credit_unapplied`: recorded and refunded through the bank).
+ * The events a merchant can subscribe to: every terminal outcome of a session, mismatches, a payer's credit
+ * the session could not take (`session.credit_unapplied`: recorded and refunded through the bank), and the
+ * bank's answer to a merchant's refund (`refund.succeeded`, `refund.failed`). An endpoint made before the
+ * refund events existed keeps the list it was made with: add them with `PATCH /api/webhooks/{id}`.
  */
 export const WebhookEventTypeSchema = z.enum([
   'session.successful',
@@ -12,6 +15,8 @@ export const WebhookEventTypeSchema = z.enum([
   'session.expired',
   'session.cancelled',
   'session.credit_unapplied',
+  'refund.succeeded',
+  'refund.failed',
 ]);
 export type WebhookEventType = z.infer<typeof WebhookEventTypeSchema>;
 
@@ -47,14 +52,19 @@ export type UnappliedCredit = z.infer<typeof UnappliedCreditSchema>;
 
 /**
  * Body of every webhook POST, signed with `X-Service-Signature: t=<unix>,v1=<hex hmac>`. `data.credit` is
- * present on `session.credit_unapplied` only.
+ * present on `session.credit_unapplied` only; `data.refund` on `refund.succeeded` and `refund.failed` only
+ * (with `data.session` as it stands after the refund's outcome).
  */
 export const WebhookEventSchema = z.object({
   id: z.string().regex(/^evt_[0-9A-Za-z]+$/),
   type: WebhookEventTypeSchema,
   environment: EnvironmentSchema,
   createdAt: TimestampSchema,
-  data: z.object({ session: SessionSchema, credit: UnappliedCreditSchema.optional() }),
+  data: z.object({
+    session: SessionSchema,
+    credit: UnappliedCreditSchema.optional(),
+    refund: RefundSchema.optional(),
+  }),
 });
 export type WebhookEvent = z.infer<typeof WebhookEventSchema>;
 
