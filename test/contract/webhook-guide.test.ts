@@ -9,6 +9,6 @@ import { ROOT } from '../support/child-process.ts';
 const guide = readFileSync(`${ROOT}/docs/webhooks.md`, 'utf8');
 
 it('docs/webhooks.md names every webhook event type of the contract, and only those', () => {
-  const named = new Set([...guide.matchAll(/`(session\.[a-z_]+)`/g)].map((match) => match[1]));
+  const named = new Set([...guide.matchAll(/`((?:session|refund)\.[a-z_]+)`/g)].map((match) => match[1]));
   expect([...named].sort()).toEqual([...WebhookEventTypeSchema.options].sort());
 });

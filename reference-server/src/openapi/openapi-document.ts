@@ -280,6 +280,7 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
     servers: [{ url: '/', description: 'This server' }],
     tags: [
       { name: 'Sessions', description: 'Payment sessions (secret key).' },
+      { name: 'Refunds', description: "Money sent back to the payer's account (secret key)." },
       {
         name: 'Checkout',
         description: 'What the widget calls (client secret, widget token, publishable key).',

@@ -5,13 +5,16 @@ import {
   CancelledSessionSchema,
   CheckoutProfileSchema,
   CreatedSessionSchema,
+  CreateRefundParamsSchema,
   CreateSessionParamsSchema,
   CreateWebhookEndpointParamsSchema,
   DeletedWebhookEndpointSchema,
+  ListRefundsParamsSchema,
   ListSessionsParamsSchema,
   ListWebhookDeliveriesParamsSchema,
   ListWebhookEndpointsParamsSchema,
   NewAccountResultSchema,
+  RefundSchema,
   ResendEventParamsSchema,
   ResendEventResultSchema,
   SessionSchema,
@@ -60,7 +63,7 @@ export interface OperationSpec {
   /** OpenAPI path, `{id}` for parameters. */
   path: string;
   operationId: string;
-  tag: 'Sessions' | 'Checkout' | 'Webhooks' | 'Bank' | 'Testing' | 'Service' | 'Portal';
+  tag: 'Sessions' | 'Refunds' | 'Checkout' | 'Webhooks' | 'Bank' | 'Testing' | 'Service' | 'Portal';
   summary: string;
   description?: string;
   security: SecurityName[];
@@ -210,6 +213,52 @@ export const OPERATIONS: readonly OperationSpec[] = [
       ),
     },
     errors: [...SECRET_KEY_ERRORS, 404, 409],
+  },
+  {
+    method: 'post',
+    path: '/api/widget/sessions/{id}/refunds',
+    operationId: 'createRefund',
+    tag: 'Refunds',
+    summary: 'Refund (part of) a successful session',
+    description:
+      'Sends `amount` (minor units; default: all that is left to refund) back to the account the payer paid from. Answers the refund once the bank answered (`succeeded` or `failed`), or `pending` if it is slow; `refund.succeeded` / `refund.failed` tell the outcome. 409 `session_not_refundable` for a session that was not paid, 409 `session_fully_refunded` when nothing is left, 400 `refund_exceeds_remaining` (its message says how much is left) for more than is left.',
+    security: ['secretKey'],
+    body: { schema: CreateRefundParamsSchema, name: 'CreateRefundParams', required: false },
+    headers: [idempotencyKey],
+    success: { 201: json('The refund.', RefundSchema, 'Refund') },
+    errors: [...SECRET_KEY_ERRORS, 404, 409, 413, 415],
+  },
+  {
+    method: 'get',
+    path: '/api/widget/sessions/{id}/refunds',
+    operationId: 'listSessionRefunds',
+    tag: 'Refunds',
+    summary: "List a session's refunds, newest first",
+    security: ['secretKey'],
+    query: ListRefundsParamsSchema,
+    success: { 200: json('A page of refunds.', RefundSchema, 'Refund', true) },
+    errors: [...SECRET_KEY_ERRORS, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/refunds',
+    operationId: 'listRefunds',
+    tag: 'Refunds',
+    summary: "List every refund of the key's environment, newest first",
+    security: ['secretKey'],
+    query: ListRefundsParamsSchema,
+    success: { 200: json('A page of refunds.', RefundSchema, 'Refund', true) },
+    errors: SECRET_KEY_ERRORS,
+  },
+  {
+    method: 'get',
+    path: '/api/refunds/{id}',
+    operationId: 'retrieveRefund',
+    tag: 'Refunds',
+    summary: 'Retrieve a refund',
+    security: ['secretKey'],
+    success: { 200: json('The refund.', RefundSchema, 'Refund') },
+    errors: [...SECRET_KEY_ERRORS, 404],
   },
   {
     method: 'post',

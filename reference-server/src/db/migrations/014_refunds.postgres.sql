@@ -51,3 +51,11 @@ CREATE TABLE bank_payer_refunds (
 );
 CREATE INDEX bank_payer_refunds_by_transfer ON bank_payer_refunds (transfer_id);
 CREATE INDEX bank_payer_refunds_by_payer ON bank_payer_refunds (payer_account);
+
+-- Endpoints that subscribed to every event type so far get the refund events too: they asked for everything
+-- (as SQLite's step 003 did for `session.credit_unapplied`; `events` is JSON text, kept as written).
+UPDATE webhook_endpoints
+SET events = left(events, length(events) - 1) || ',"refund.succeeded","refund.failed"]'
+WHERE (SELECT count(DISTINCT type) FROM json_array_elements_text(CAST(events AS json)) AS subscribed (type)
+       WHERE type IN ('session.successful', 'session.mismatch', 'session.expired', 'session.cancelled',
+                      'session.credit_unapplied')) = 5;

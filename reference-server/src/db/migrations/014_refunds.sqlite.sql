@@ -50,3 +50,10 @@ CREATE TABLE bank_payer_refunds (
 ) STRICT;
 CREATE INDEX bank_payer_refunds_by_transfer ON bank_payer_refunds (transfer_id);
 CREATE INDEX bank_payer_refunds_by_payer ON bank_payer_refunds (payer_account);
+
+-- Endpoints that subscribed to every event type so far get the refund events too: they asked for everything
+-- (as step 003 did for `session.credit_unapplied`).
+UPDATE webhook_endpoints SET events = json_insert(events, '$[#]', 'refund.succeeded', '$[#]', 'refund.failed')
+WHERE (SELECT count(DISTINCT value) FROM json_each(webhook_endpoints.events)
+       WHERE value IN ('session.successful', 'session.mismatch', 'session.expired', 'session.cancelled',
+                       'session.credit_unapplied')) = 5;
