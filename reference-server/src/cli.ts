@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { EnvironmentSchema, KeyKindSchema } from '@servicepay/node/protocol';
-import { toUnappliedCreditView } from './bank/unapplied-credits.ts';
 import { approveKyc, createBusiness, rollKey } from './businesses/onboarding.ts';
 import { defaultConfig } from './config.ts';
 import { openBackend } from './db/backend.ts';
@@ -10,6 +9,7 @@ import type { Store } from './db/store.ts';
 import { isPostgresUrl, redactDatabaseUrl, storeLocation } from './internal/database-url.ts';
 import { silentLogger } from './internal/logger.ts';
 import { parseTrustedProxies, TrustedProxiesError } from './internal/trusted-proxies.ts';
+import { listAudit, listCredits, listRefunds } from './operator-lists.ts';
 import { createService } from './service.ts';
 
 const USAGE = `servicepay-server: the ServicePay reference service
@@ -22,6 +22,7 @@ const USAGE = `servicepay-server: the ServicePay reference service
   servicepay-server transfer --account NUMBER --amount MINOR_UNITS [--api URL]   (test accounts only)
   servicepay-server credits list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
   servicepay-server audit list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
+  servicepay-server refunds list [--business ID] [--session ID] [--limit N] [--db PATH|--database-url URL] [--json]
 
 --database-url postgres://… (or SERVICEPAY_DATABASE_URL) keeps the service's data, and the simulated bank's
 books, in PostgreSQL; several instances may share it, and no SQLite file is opened.
@@ -58,6 +59,7 @@ const OPTIONS = {
   amount: { type: 'string' },
   api: { type: 'string' },
   limit: { type: 'string' },
+  session: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -333,46 +335,23 @@ async function run(argv: string[]): Promise<void> {
     }
     case 'transfer':
       return transfer(values);
-    case 'credits list': {
+    case 'credits list':
+    case 'audit list':
+    case 'refunds list': {
+      const list = { 'credits list': listCredits, 'audit list': listAudit, 'refunds list': listRefunds }[
+        command
+      ];
       const { store, close } = await openExistingStore(values);
-      const credits = await store.unappliedCredits.list({
-        businessId: values.business,
-        limit: limit(values),
-      });
-      await close();
-      const rows = credits.map((credit) => ({
-        ...toUnappliedCreditView(credit),
-        businessId: credit.businessId,
-        environment: credit.environment,
-        sessionId: credit.sessionId,
-      }));
-      if (values.json) console.log(JSON.stringify(rows));
-      else if (rows.length === 0) console.log('No unapplied credits.');
-      else {
-        for (const row of rows) {
-          console.log(
-            `${row.createdAt}  ${row.id}  ${row.amount} ${row.currency}  ${row.reason}  ${row.refundStatus}${row.refundId ? ` ${row.refundId}` : ''}  transfer ${row.transferId}  session ${row.sessionId ?? '-'}  business ${row.businessId ?? '-'}`,
-          );
-        }
-      }
-      return;
-    }
-    case 'audit list': {
-      const { store, close } = await openExistingStore(values);
-      const entries = await store.auditLog.list({ businessId: values.business, limit: limit(values) });
-      await close();
-      const rows = entries.map(({ seq: _seq, at, ...entry }) => ({
-        ...entry,
-        at: new Date(at).toISOString(),
-      }));
-      if (values.json) console.log(JSON.stringify(rows));
-      else if (rows.length === 0) console.log('No audit entries.');
-      else {
-        for (const row of rows) {
-          console.log(
-            `${row.at}  ${row.actor}  ${row.action}  ${row.target ?? '-'}  business ${row.businessId ?? '-'}${row.environment ? ` (${row.environment})` : ''}  ${JSON.stringify(row.details)}`,
-          );
-        }
+      try {
+        const output = await list(store, {
+          businessId: values.business,
+          sessionId: values.session,
+          limit: limit(values),
+          json: values.json ?? false,
+        });
+        console.log(output);
+      } finally {
+        await close();
       }
       return;
     }

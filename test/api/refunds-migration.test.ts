@@ -40,7 +40,9 @@ it('subscribes the endpoints that had asked for every event type to the refund e
     migrate(db, before);
     runner = new SqliteRunner(db);
     finish = async () => migrate(db);
-    close = async () => db.close();
+    close = async () => {
+      db.close();
+    };
   } else {
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
     await pool.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');

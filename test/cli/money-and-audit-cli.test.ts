@@ -8,7 +8,14 @@ import { CreatedBusinessSchema, UnappliedCreditSchema } from '@servicepay/node/p
 import { afterAll, describe, expect, it } from 'vitest';
 import { SimulatedBank } from '../../reference-server/src/bank/simulated-bank.ts';
 import { silentLogger } from '../../reference-server/src/index.ts';
-import { bankNotification, bootstrap, createSession, postNotification } from '../support/api.ts';
+import {
+  bankNotification,
+  bootstrap,
+  call,
+  createSession,
+  paySession,
+  postNotification,
+} from '../support/api.ts';
 import { startServer } from '../support/server.ts';
 
 // The operator's commands after an incident, as real processes on real SQLite files: unapplied credits, the
@@ -275,4 +282,51 @@ describe('production mode and the secrets key', () => {
     await startsAndStops(['--db', join(data, 'servicepay.db')]);
     expect(readdirSync(data)).toContain('servicepay.secrets-key');
   }, 120_000);
+});
+
+describe('servicepay-server refunds list', () => {
+  it("shows merchants' refunds, newest first, with who asked and how each ended, by session or business", async () => {
+    const dbPath = join(folder, 'refunds.db');
+    const server = await startServer({}, { dbPath });
+    let sessionId: string;
+    let businessId: string;
+    const made: string[] = [];
+    try {
+      const created = await server.createBusiness({ name: 'Refund CLI Shop' });
+      businessId = created.business.id;
+      const key = created.keys.test.secretKey;
+      const paid = await paySession(server.baseUrl, key, { amount: 30_000 });
+      sessionId = paid.id;
+      for (const amount of [10_000, 5_000]) {
+        const answer = await call(server.baseUrl, 'POST', `/api/widget/sessions/${paid.id}/refunds`, {
+          token: key,
+          json: { amount },
+        });
+        expect(answer.status, answer.text).toBe(201);
+        made.push(answer.body.data.id);
+      }
+    } finally {
+      await server.close();
+    }
+    const listed = await cli(['refunds', 'list', '--session', sessionId, '--db', dbPath, '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const rows = JSON.parse(listed.stdout);
+    expect(rows.map((row: { id: string }) => row.id)).toEqual([...made].reverse());
+    expect(rows[0]).toMatchObject({
+      sessionId,
+      businessId,
+      environment: 'test',
+      amount: 5_000,
+      currency: 'NGN',
+      status: 'succeeded',
+      requestedBy: 'secret_key:test',
+      transferId: expect.stringMatching(/^trf_/),
+    });
+    const text = await cli(['refunds', 'list', '--business', businessId, '--db', dbPath]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout.trim().split('\n')).toHaveLength(2);
+    expect(text.stdout).toContain(`${made[0]}  10000 NGN  succeeded  session ${sessionId}`);
+    const none = await cli(['refunds', 'list', '--business', 'biz_none', '--db', dbPath]);
+    expect(none.stdout.trim()).toBe('No refunds.');
+  });
 });

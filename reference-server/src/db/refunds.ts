@@ -44,6 +44,12 @@ export interface RefundRepository {
   insert(refund: Omit<RefundRecord, 'seq'>): Promise<RefundRecord>;
   find(id: string): Promise<RefundRecord | undefined>;
   list(query: RefundListQuery): Promise<RefundRecord[]>;
+  /** The newest refunds of every business, or of one business or session: what an operator lists. */
+  recent(query: {
+    businessId?: string | undefined;
+    sessionId?: string | undefined;
+    limit: number;
+  }): Promise<RefundRecord[]>;
   /** Refunds whose bank answer is not recorded yet, oldest first (the sweeper asks the bank again). */
   pending(limit: number): Promise<RefundRecord[]>;
   /** Records the bank's answer while the refund is pending; false when it was recorded already (by anyone). */
@@ -59,6 +65,10 @@ const statements = {
   bySession: sql<RefundRecord>(`${SELECT} WHERE session_id = @sessionId AND ${PAGE}`),
   byOwner: sql<RefundRecord>(
     `${SELECT} WHERE business_id = @businessId AND environment = @environment AND ${PAGE}`,
+  ),
+  recent: sql<RefundRecord>(
+    `${SELECT} WHERE (CAST(@businessId AS text) IS NULL OR business_id = @businessId)
+       AND (CAST(@sessionId AS text) IS NULL OR session_id = @sessionId) ORDER BY seq DESC LIMIT @limit`,
   ),
   pending: sql<RefundRecord>(`${SELECT} WHERE status = 'pending' ORDER BY seq LIMIT @limit`),
   settle: sql(
@@ -95,6 +105,18 @@ export class SqlRefundRepository implements RefundRepository {
           environment: query.environment,
           ...page,
         });
+  }
+
+  async recent(query: {
+    businessId?: string | undefined;
+    sessionId?: string | undefined;
+    limit: number;
+  }): Promise<RefundRecord[]> {
+    return this.db.all(statements.recent, {
+      businessId: query.businessId ?? null,
+      sessionId: query.sessionId ?? null,
+      limit: query.limit,
+    });
   }
 
   async pending(limit: number): Promise<RefundRecord[]> {
