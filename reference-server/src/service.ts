@@ -198,6 +198,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     clock,
     logger,
     sessions,
+    refunds,
     testEndings,
     webhooks,
     bank,

@@ -124,6 +124,16 @@ const probes: Record<PortalRouteName, { named: Probe; byId?: Probe }> = {
     named: { path: '/portal/sessions/{session}/expire', form: { environment: 'live', ending: 'session' } },
     byId: { path: '/portal/sessions/{session}/expire', form: { ending: 'session' } },
   },
+  refund: {
+    named: {
+      path: '/portal/sessions/{session}/refunds',
+      form: { environment: 'live', step: 'confirm', amount: '100', expectedRefunded: '0' },
+    },
+    byId: {
+      path: '/portal/sessions/{session}/refunds',
+      form: { step: 'confirm', amount: '100', expectedRefunded: '0' },
+    },
+  },
   kyc: { named: { path: '/portal/kyc?environment=live' } },
   // Last: were it not refused, the session would end.
   signOut: { named: { path: '/portal/sign-out', form: { environment: 'live' } } },
@@ -259,6 +269,7 @@ describe('a portal session opened with a test key', () => {
     });
     expect(session.body.data.status).toBe('awaiting_payment');
     expect(await server.bankRows('SELECT id FROM bank_transfers')).toEqual([]);
+    expect(await server.rows('SELECT id FROM refunds')).toEqual([]);
     expect(
       await server.rows(
         "SELECT action FROM audit_log WHERE business_id = ? AND environment = 'live' AND actor LIKE 'portal:%'",

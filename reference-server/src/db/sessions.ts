@@ -98,9 +98,10 @@ export interface SessionRepository {
    * Counts `amount` as refunded on a successful session, only if what its refunds hold stays within what was
    * paid: one conditional `UPDATE`, so of any number of concurrent refunds (any instance) only those that fit
    * apply, each seeing the others' commits (a row lock on PostgreSQL, the one writer on SQLite). False when
-   * the session is not successful or the amount does not fit.
+   * the session is not successful or the amount does not fit, or, with `expectedRefunded`, when what its
+   * refunds hold is no longer that (the portal's confirm step applies only to the session as reviewed).
    */
-  reserveRefund(id: string, amount: number, now: number): Promise<boolean>;
+  reserveRefund(id: string, amount: number, now: number, expectedRefunded?: number): Promise<boolean>;
   /** Gives a failed refund's `amount` back: refundable again. */
   releaseRefund(id: string, amount: number, now: number): Promise<boolean>;
 }
@@ -195,7 +196,8 @@ const statements = {
   // Ties by seq: the order SQLite's `sessions_open_by_expiry` index gives them (its entries end with the rowid).
   reserveRefund: sql(
     `UPDATE sessions SET amount_refunded = amount_refunded + @amount, updated_at = @now
-     WHERE id = @id AND status = 'successful' AND amount_refunded + @amount <= amount`,
+     WHERE id = @id AND status = 'successful' AND amount_refunded + @amount <= amount
+       AND (CAST(@expectedRefunded AS bigint) IS NULL OR amount_refunded = @expectedRefunded)`,
   ),
   releaseRefund: sql(
     `UPDATE sessions SET amount_refunded = amount_refunded - @amount, updated_at = @now
@@ -256,8 +258,9 @@ export class SqlSessionRepository implements SessionRepository {
     return (await this.db.run(statements.expireAt, { id, at })) === 1;
   }
 
-  async reserveRefund(id: string, amount: number, now: number): Promise<boolean> {
-    return (await this.db.run(statements.reserveRefund, { id, amount, now })) === 1;
+  async reserveRefund(id: string, amount: number, now: number, expectedRefunded?: number): Promise<boolean> {
+    const params = { id, amount, now, expectedRefunded: expectedRefunded ?? null };
+    return (await this.db.run(statements.reserveRefund, params)) === 1;
   }
 
   async releaseRefund(id: string, amount: number, now: number): Promise<boolean> {

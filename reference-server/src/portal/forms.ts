@@ -1,4 +1,9 @@
-import { EnvironmentSchema, KeyKindSchema, SessionStatusSchema } from '@servicepay/node/protocol';
+import {
+  EnvironmentSchema,
+  KeyKindSchema,
+  RefundReasonSchema,
+  SessionStatusSchema,
+} from '@servicepay/node/protocol';
 import { z } from 'zod';
 
 /**
@@ -98,4 +103,25 @@ export const SessionDetailQuerySchema = z.object({
   reason: z.enum(['amount_mismatch', 'account_closed']).optional(),
   /** The note after an "expire now" button. */
   ended: z.enum(['session', 'account']).optional(),
+  /** The note after a refund: its id. */
+  refund: z.string().max(64).optional(),
+});
+
+/**
+ * The session page's Refund form, in two steps: `review` shows what would be refunded and asks to confirm;
+ * `confirm` refunds, only while the session's refunds still hold `expectedRefunded` (what the review showed),
+ * so a second press of the button, or a reload of the post, refunds nothing more.
+ */
+export const RefundFormSchema = z.object({
+  _csrf: csrf,
+  step: z.enum(['review', 'confirm']),
+  amount: z
+    .string()
+    .trim()
+    .regex(/^\d{0,15}$/, 'The amount is a whole number of minor units (kobo, cents).'),
+  reason: z.union([RefundReasonSchema, z.literal('')]).optional(),
+  expectedRefunded: z
+    .string()
+    .regex(/^\d{1,15}$/)
+    .optional(),
 });

@@ -1,4 +1,9 @@
-import { CreateWebhookEndpointParamsSchema, type KeyKind, type Session } from '@servicepay/node/protocol';
+import {
+  CreateWebhookEndpointParamsSchema,
+  type KeyKind,
+  type Refund,
+  type Session,
+} from '@servicepay/node/protocol';
 import type { RequestHandler } from 'express';
 import type { SimulatedBank } from '../bank/simulated-bank.ts';
 import { rollKeyIn } from '../businesses/onboarding.ts';
@@ -10,6 +15,7 @@ import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import { sha256 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
+import type { RefundService } from '../refunds/refund-service.ts';
 import { transferAtBank } from '../routes/bank.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { TestEndings } from '../sessions/test-endings.ts';
@@ -44,6 +50,8 @@ export interface PageDeps {
   clock: Clock;
   logger: Logger;
   sessions: SessionService;
+  /** The session page's refunds (and its Refund form, `refund-handlers.ts`). */
+  refunds: RefundService;
   /** Test mode's "expire now", for the session page's buttons. */
   testEndings: TestEndings;
   webhooks: Webhooks;
@@ -61,7 +69,7 @@ const actorOf = (context: PortalContext) => `portal:${context.apiKeyId}`;
  * that environment, audited as the portal session's key. There is no other environment to pass: the services
  * refuse (403 `environment_mismatch`) a session, endpoint or event of the other one.
  */
-const callerOf = (context: PortalContext): ApiCaller => ({
+export const callerOf = (context: PortalContext): ApiCaller => ({
   kind: 'secret',
   business: context.business,
   environment: context.environment,
@@ -269,16 +277,22 @@ export function pageHandlers(deps: PageDeps): PageHandlers {
       const context = portalContext(res);
       const session = await sessions.retrieve(callerOf(context), String(req.params.id));
       const history = await store.events.forSessionAfter(session.id, 0);
+      const refunds = (await deps.refunds.list(callerOf(context), { sessionId: session.id, limit: 100 }))
+        .data;
       const query = SessionDetailQuerySchema.safeParse(req.query);
+      const refunded = query.success && refunds.find((refund) => refund.id === query.data.refund);
       sendPage(
         res,
         sessionDetailPage(
           context,
           session,
           history,
-          query.success
-            ? (transferNotice(session, query.data) ?? endedNotice(session, query.data))
-            : undefined,
+          refunded
+            ? refundNotice(refunded)
+            : query.success
+              ? (transferNotice(session, query.data) ?? endedNotice(session, query.data))
+              : undefined,
+          { refunds },
         ),
       );
     },
@@ -353,6 +367,22 @@ export function pageHandlers(deps: PageDeps): PageHandlers {
     kyc: (_req, res) => {
       sendPage(res, kycPage(portalContext(res)));
     },
+  };
+}
+
+/** The note after the Refund form's confirm: how the bank answered. */
+function refundNotice(refund: Refund): { tone: 'good' | 'bad' | 'info'; text: SafeHtml } {
+  const amount = formatMoney(refund.amount, refund.currency);
+  if (refund.status === 'succeeded')
+    return { tone: 'good', text: html`Refunded ${amount}: the payer's account has it back (${refund.id}).` };
+  if (refund.status === 'failed')
+    return {
+      tone: 'bad',
+      text: html`The bank refused the refund of ${amount} (${refund.failureReason ?? 'refused'}): nothing moved, and the amount can be refunded again.`,
+    };
+  return {
+    tone: 'info',
+    text: html`Refund of ${amount} sent to the bank; its answer is on its way (${refund.id}).`,
   };
 }
 

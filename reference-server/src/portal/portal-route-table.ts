@@ -47,6 +47,7 @@ export const PORTAL_ROUTES = {
   bank: { method: 'get', path: '/bank', access: 'session' },
   transfer: { method: 'post', path: '/bank/transfers', access: 'session' },
   expire: { method: 'post', path: '/sessions/:id/expire', access: 'session' },
+  refund: { method: 'post', path: '/sessions/:id/refunds', access: 'session' },
   kyc: { method: 'get', path: '/kyc', access: 'session' },
 } as const satisfies Record<string, PortalRoute>;
 

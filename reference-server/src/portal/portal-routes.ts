@@ -23,6 +23,7 @@ import {
   requirePortalSession,
 } from './portal-auth.ts';
 import { PORTAL_ROUTES, type PortalRoute, type PortalRouteName } from './portal-route-table.ts';
+import { refundHandlers } from './refund-handlers.ts';
 import { type SignInDeps, signInHandlers } from './sign-in-handlers.ts';
 
 /** What the portal needs from the service. */
@@ -146,6 +147,7 @@ export function portalRoutes(deps: PortalDeps): Router {
     asset,
     ...signInHandlers(deps),
     ...pageHandlers(deps),
+    ...refundHandlers(deps),
   } satisfies Record<PortalRouteName, RequestHandler>;
 
   router.use(securityHeaders);

@@ -22,6 +22,22 @@ const ANSWER_WAIT_MS = 5_000;
 /** How many times a create reads its session again after a concurrent refund took what it counted on. */
 const ADMIT_ATTEMPTS = 25;
 
+/** How `RefundService.create` is asked, beside the refund's own parameters. */
+export interface RefundOptions {
+  /**
+   * Refund only while the session's refunds still hold exactly this (what the portal's review showed): a
+   * second press of the confirm button, or a refund made meanwhile elsewhere, then refunds nothing (409).
+   */
+  expectedAmountRefunded?: number;
+}
+
+/** Live refunds follow the rule of live sessions: a business refunds live money once it passed KYC review. */
+function assertMayRefund(caller: ApiCaller): void {
+  if (caller.environment === 'live' && !caller.business.kycApproved) {
+    throw new HttpError(403, 'kyc_required', 'Live refunds work once your business has passed KYC review.');
+  }
+}
+
 /**
  * The merchant's refunds, behind the routes, the portal and the CLI: create (admitted against what is left
  * to refund, in the database), list, retrieve. The bank's side is `RefundPayouts`.
@@ -40,10 +56,16 @@ export class RefundService {
    * refunds racing from any instance never add up to more than was paid. Retries with an `Idempotency-Key`
    * are answered by the idempotency middleware before this runs.
    */
-  async create(caller: ApiCaller, sessionId: string, params: CreateRefundParams): Promise<Refund> {
+  async create(
+    caller: ApiCaller,
+    sessionId: string,
+    params: CreateRefundParams,
+    options: RefundOptions = {},
+  ): Promise<Refund> {
+    assertMayRefund(caller);
     const actor = caller.actor ?? `secret_key:${caller.environment}`;
     const recorded = await this.store.writes.run(async (tx, context) => {
-      const refund = await this.admit(tx, caller, sessionId, params, actor);
+      const refund = await this.admit(tx, caller, sessionId, params, actor, options);
       await tx.auditLog.record({
         at: refund.createdAt,
         actor,
@@ -65,6 +87,23 @@ export class RefundService {
     ]);
     clearTimeout(timer);
     return toRefundView((await this.store.refunds.find(recorded.id)) ?? recorded);
+  }
+
+  /**
+   * What a refund of `requested` (default: all that is left) would take from a session of `caller`'s, checked
+   * as `create` checks it, without refunding: the portal's review step. `amountRefunded` is what the confirm
+   * step must still find (`RefundOptions.expectedAmountRefunded`).
+   */
+  async review(
+    caller: ApiCaller,
+    sessionId: string,
+    requested: number | undefined,
+  ): Promise<{ amount: number; amountRefunded: number }> {
+    assertMayRefund(caller);
+    const session = await this.store.sessions.find(sessionId);
+    if (!session) throw notFound('session');
+    assertOwnedBy(caller, session, 'session');
+    return { amount: refundableAmount(session, requested), amountRefunded: session.amountRefunded };
   }
 
   async retrieve(caller: ApiCaller, id: string): Promise<Refund> {
@@ -115,14 +154,23 @@ export class RefundService {
     sessionId: string,
     params: CreateRefundParams,
     requestedBy: string,
+    options: RefundOptions,
   ): Promise<RefundRecord> {
+    const expected = options.expectedAmountRefunded;
     for (let attempt = 0; attempt < ADMIT_ATTEMPTS; attempt++) {
       const session = await tx.sessions.find(sessionId);
       if (!session) throw notFound('session');
       assertOwnedBy(caller, session, 'session');
+      if (expected !== undefined && session.amountRefunded !== expected) {
+        throw new HttpError(
+          409,
+          'session_not_refundable',
+          "This session's refunds changed since this refund was reviewed (another refund was made). Review it again.",
+        );
+      }
       const amount = refundableAmount(session, params.amount);
       const now = this.clock.now();
-      if (!(await tx.sessions.reserveRefund(session.id, amount, now))) continue;
+      if (!(await tx.sessions.reserveRefund(session.id, amount, now, expected))) continue;
       const transferId = await tx.settledTransfers.creditedTo(session.id);
       if (transferId === undefined)
         throw new Error(`successful session ${session.id} has no credited transfer`);

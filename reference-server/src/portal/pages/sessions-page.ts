@@ -1,4 +1,4 @@
-import type { Pagination, Session, SessionStatus } from '@servicepay/node/protocol';
+import type { Pagination, Refund, Session, SessionStatus } from '@servicepay/node/protocol';
 import { SessionStatusSchema, TERMINAL_SESSION_STATUSES } from '@servicepay/node/protocol';
 import type { EventRecord } from '../../db/events.ts';
 import { formatEpoch, formatMoney, formatTime, statusBadge } from '../format.ts';
@@ -6,6 +6,7 @@ import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
 import { takesTransfer, transferForm } from './bank-page.ts';
+import { type RefundReview, refundsSection } from './refunds-section.ts';
 
 const STATUS_OPTIONS = SessionStatusSchema.options;
 
@@ -107,8 +108,8 @@ const REASONS: Record<string, string> = {
 };
 
 /**
- * One session: amount, payer, metadata, its virtual account, its status history from the events table, and
- * (test data) the bank's transfer buttons.
+ * One session: amount, payer, metadata, its virtual account, its status history from the events table,
+ * (test data) the bank's transfer buttons, and, once paid, its refunds and the Refund form.
  *
  * @example
  * res.send(sessionDetailPage(context, session, events).value);
@@ -118,6 +119,7 @@ export function sessionDetailPage(
   session: Session,
   history: EventRecord[],
   notice?: { tone: 'good' | 'warn' | 'bad' | 'info'; text: SafeHtml | string },
+  refunds: { refunds: readonly Refund[]; review?: RefundReview } = { refunds: [] },
 ): SafeHtml {
   const account = session.virtualAccount;
   const metadata = Object.entries(session.metadata);
@@ -169,6 +171,7 @@ export function sessionDetailPage(
   }
 </section>
 </div>
+${session.status === 'successful' || refunds.refunds.length > 0 ? refundsSection(context, session, refunds.refunds, refunds.review) : ''}
 ${context.environment === 'test' && session.environment === 'test' && !TERMINAL_SESSION_STATUSES.includes(session.status) ? expireForm(context, session) : ''}
 <section aria-labelledby="history-title">
   <h2 id="history-title">Status history</h2>
