@@ -541,6 +541,107 @@ describe.runIf(wooStackAvailable)(
       expect((await woo.mails()).length).toBe(mailsBefore);
     }, 90_000);
 
+    it('the Blocks order is refunded from the order screen, half and then the rest: the payer has the money back, one note per refund and per bank answer, each refund webhook delivered once', async () => {
+      const { orderId, sessionId } = paidInBrowser;
+      expect(orderId).toBeGreaterThan(0);
+      // WooCommerce's own refund path, as the order screen's button takes it (wc_create_refund, refund_payment).
+      const half = await woo.wp('refund', {
+        id: orderId,
+        amount: '12.50',
+        reason: 'One of two items came back',
+      });
+      expect(half).toMatchObject({ amount: '12.50', refundedPayment: true });
+      expect(half.servicepayRefundId).toMatch(/^rfd_/);
+      const rest = await woo.wp('refund', { id: orderId, amount: '12.50' });
+      expect(rest).toMatchObject({ amount: '12.50', refundedPayment: true });
+      const ids = [half.servicepayRefundId as string, rest.servicepayRefundId as string];
+      expect(new Set(ids).size).toBe(2);
+
+      // The service: two refunds of the session, both succeeded, all of it refunded.
+      expect((await session(sessionId)).amountRefunded).toBe(2500);
+      const listed = (
+        await call(service.baseUrl, 'GET', `/api/widget/sessions/${sessionId}/refunds`, {
+          token: secretKey(),
+        })
+      ).body.data as Array<{ id: string; amount: number; status: string }>;
+      expect(listed.map((refund) => [refund.id, refund.amount, refund.status]).sort()).toEqual(
+        ids.map((id) => [id, 1250, 'succeeded']).sort(),
+      );
+      // The bank: the payer's account the transfer came from, credited back with each half.
+      const books = await service.bankRows<{
+        id: string;
+        payer_account: string;
+        amount: number;
+        outcome: string;
+      }>(
+        `SELECT id, payer_account, amount, outcome FROM bank_payer_refunds WHERE id IN (?, ?) ORDER BY created_at`,
+        ...ids,
+      );
+      expect(books).toEqual(
+        ids.map((id) => ({ id, payer_account: '0000000001', amount: 1250, outcome: 'credited' })),
+      );
+
+      // The order: fully refunded, one note per refund with its id, and one per bank answer (by webhook).
+      const order = await until('both refund answers noted on the order', async () => {
+        const current = await woo.wp('order', orderId);
+        return notesWith(current, 'The bank sent 12.50 USD back to the payer').length === 2
+          ? current
+          : undefined;
+      });
+      expect(order.status).toBe('refunded');
+      expect(Number(order.refunded)).toBe(25);
+      for (const id of ids) {
+        expect(notesWith(order, `ServicePay refund ${id} of 12.50 USD requested`)).toHaveLength(1);
+        expect(notesWith(order, `(ServicePay refund ${id})`)).toHaveLength(1);
+      }
+      // Each refund webhook was delivered once, at the first attempt.
+      const [endpoint] = await ourEndpoints();
+      const deliveries = (
+        await call(service.baseUrl, 'GET', `/api/webhooks/${endpoint?.id}/deliveries?limit=100`, {
+          token: secretKey(),
+        })
+      ).body.data as Array<{ eventId: string; eventType: string; status: string; attemptCount: number }>;
+      const refundDeliveries = deliveries.filter((delivery) => delivery.eventType === 'refund.succeeded');
+      const [events] = await service.rows<{ n: number }>(
+        "SELECT count(*) AS n FROM events WHERE session_id = ? AND type = 'refund.succeeded'",
+        sessionId,
+      );
+      expect(Number(events?.n)).toBe(2);
+      expect(refundDeliveries.map((delivery) => [delivery.status, delivery.attemptCount])).toEqual([
+        ['succeeded', 1],
+        ['succeeded', 1],
+      ]);
+      expect(new Set(refundDeliveries.map((delivery) => delivery.eventId)).size).toBe(2);
+    }, 120_000);
+
+    it("a refund the payer's bank refuses is shown on the order screen and noted; WooCommerce keeps no refund", async () => {
+      const shopper = new Shopper(woo.url);
+      const { orderId, orderKey } = await shopper.placeOrder(productId, 1, 'closed-account@example.com');
+      const { data } = await shopper.orderPayPage(orderId, orderKey);
+      const opened = await shopper.servicepay('session', orderId, orderKey, data.nonce);
+      const { virtualAccount } = await bootstrap(opened.body.clientSecret);
+      // Paid from an account its bank has closed since (the simulated bank's test account for that).
+      const paid = await fetch(new URL('/bank/transfers', service.baseUrl), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          accountNumber: virtualAccount.accountNumber,
+          amount: 2500,
+          payerAccount: '0000000404',
+        }),
+      });
+      expect(paid.status).toBe(200);
+      await processingOrder(orderId);
+      const refused = await woo.wp('refund', { id: orderId, amount: '10.00' });
+      expect(refused.error).toContain("The payer's bank refused the refund (the payer's account is closed)");
+      const order = await woo.wp('order', orderId);
+      expect(Number(order.refunded)).toBe(0);
+      expect(order.status).toBe('processing');
+      expect(notesWith(order, "was refused by the payer's bank")).toHaveLength(1);
+      // Nothing was refunded at the service either: the amount stays refundable.
+      expect((await session(opened.body.sessionId)).amountRefunded).toBe(0);
+    }, 120_000);
+
     it('a payer who cancels stays on the Blocks checkout with a notice, and the same order is paid on the next try', async () => {
       const email = 'changes-mind@example.com';
       await inPage(browser, async (page) => {

@@ -11,6 +11,7 @@ use ServicePay\WooCommerce\Admin\SettingsForm;
 use ServicePay\WooCommerce\Api\ServiceProfile;
 use ServicePay\WooCommerce\Checkout\CheckoutController;
 use ServicePay\WooCommerce\Orders\OrderSessions;
+use ServicePay\WooCommerce\Orders\Refunds;
 use ServicePay\WooCommerce\Orders\SettlementClaim;
 use ServicePay\WooCommerce\Webhooks\EndpointStore;
 
@@ -31,11 +32,13 @@ class Gateway extends \WC_Payment_Gateway {
 		$this->has_fields         = false;
 		$this->method_title       = __( 'ServicePay bank transfer', 'servicepay-woocommerce' );
 		$this->method_description = __( 'Customers pay by bank transfer to a one-time account number; the order is marked paid as soon as the transfer arrives.', 'servicepay-woocommerce' );
-		$this->supports           = array( 'products' );
+		$this->supports           = array( 'products', 'refunds' );
 		$this->init_form_fields();
 		$this->init_settings();
 		$this->title       = $this->get_option( 'title' );
 		$this->description = $this->get_option( 'description' );
+		// The order screen links the transaction id (the session id) to the session's page in the portal.
+		$this->view_transaction_url = Settings::load()->api_url() . '/portal/sessions/%s';
 		add_action( 'woocommerce_update_options_payment_gateways_' . $this->id, array( $this, 'process_admin_options' ) );
 		add_action( 'woocommerce_receipt_' . $this->id, array( $this, 'receipt_page' ) );
 	}
@@ -94,6 +97,22 @@ class Gateway extends \WC_Payment_Gateway {
 			'result'   => 'success',
 			'redirect' => $is_blocks ? $this->get_return_url( $order ) : $order->get_checkout_payment_url( true ),
 		);
+	}
+
+	/**
+	 * Refunds from the order screen (WooCommerce's refund path, after it saved its own refund): see `Refunds`.
+	 *
+	 * @param int        $order_id Order id.
+	 * @param float|null $amount   Amount to refund, in the order's currency.
+	 * @param string     $reason   Why.
+	 * @return bool|\WP_Error
+	 */
+	public function process_refund( $order_id, $amount = null, $reason = '' ) {
+		$order = wc_get_order( $order_id );
+		if ( ! $order instanceof \WC_Order ) {
+			return new \WP_Error( 'servicepay_refund', __( 'No such order.', 'servicepay-woocommerce' ) );
+		}
+		return Refunds::process( $order, null === $amount || '' === $amount ? null : $amount, (string) $reason );
 	}
 
 	/**

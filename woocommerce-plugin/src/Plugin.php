@@ -10,6 +10,7 @@ namespace ServicePay\WooCommerce;
 use ServicePay\WooCommerce\Checkout\CheckoutController;
 use ServicePay\WooCommerce\Checkout\SessionConfirmer;
 use ServicePay\WooCommerce\Orders\OrderSessions;
+use ServicePay\WooCommerce\Orders\Refunds;
 use ServicePay\WooCommerce\Orders\SettlementClaim;
 use ServicePay\WooCommerce\Scheduler\SessionCheck;
 use ServicePay\WooCommerce\Webhooks\WebhookController;
@@ -78,6 +79,7 @@ final class Plugin {
 		);
 		CheckoutController::register();
 		WebhookController::register();
+		Refunds::register();
 		SessionCheck::register();
 		add_action( 'template_redirect', array( self::class, 'confirm_on_return' ) );
 		add_action( 'woocommerce_before_thankyou', array( Gateway::class, 'explain_order_on_hold' ) );

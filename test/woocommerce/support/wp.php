@@ -22,6 +22,9 @@
  *   set-total {id, total}        changes the order's total (as a shop owner editing the order would)
  *   run-check <order id>         runs the order's due ServicePay check now (what WP-Cron would do)
  *   cancel-unpaid <order id>     what the plugin answers WooCommerce's unpaid-order timer for the order
+ *   refund {id, amount, reason?} what the order screen's "Refund via ServicePay" does (its admin-ajax action calls
+ *                                wc_create_refund with refund_payment): WooCommerce's refund, paid back through the
+ *                                gateway; prints the refund, or WooCommerce's error (the message the screen shows)
  */
 
 $wp_dir  = $argv[1] ?? '';
@@ -140,10 +143,31 @@ switch ( $command ) {
 				'reference'     => $order->get_meta( '_servicepay_reference' ),
 				'sessions'      => $order->get_meta( '_servicepay_sessions' ),
 				'stockReduced'  => (bool) $order->get_data_store()->get_stock_reduced( $order->get_id() ),
+				'refunded'      => $order->get_total_refunded(),
 				'notes'         => array_map( static fn ( $n ) => $n->content, $notes ),
 				// The status as each order table stores it (HPOS's wc_orders and the posts table it syncs to),
 				// for a test that times out waiting for a status: a write one table lost shows here.
 				'stored'        => $stored_status( (int) $arg ),
+			)
+		);
+	case 'refund':
+		$refund = wc_create_refund(
+			array(
+				'order_id'       => (int) $arg['id'],
+				'amount'         => (string) $arg['amount'],
+				'reason'         => (string) ( $arg['reason'] ?? '' ),
+				'refund_payment' => true,
+			)
+		);
+		if ( is_wp_error( $refund ) ) {
+			$out( array( 'error' => $refund->get_error_message() ) );
+		}
+		$out(
+			array(
+				'id'                 => $refund->get_id(),
+				'amount'             => $refund->get_amount(),
+				'refundedPayment'    => $refund->get_refunded_payment(),
+				'servicepayRefundId' => $refund->get_meta( '_servicepay_refund_id' ),
 			)
 		);
 	case 'order-by-session':

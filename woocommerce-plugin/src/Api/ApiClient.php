@@ -95,6 +95,18 @@ final class ApiClient {
 	}
 
 	/**
+	 * `POST /api/widget/sessions/{id}/refunds`: `{ amount?, reason? }`, answers the refund.
+	 *
+	 * @param string              $session_id      Session id.
+	 * @param array<string,mixed> $params          `amount` in minor units (default: what is left), `reason`.
+	 * @param string              $idempotency_key One per WooCommerce refund.
+	 * @return array<string,mixed>
+	 */
+	public function create_refund( string $session_id, array $params, string $idempotency_key ): array {
+		return $this->request( 'POST', '/api/widget/sessions/' . rawurlencode( $session_id ) . '/refunds', $params, $idempotency_key );
+	}
+
+	/**
 	 * Sends one request and returns the envelope's `data`.
 	 *
 	 * @param string                   $method          HTTP method.

@@ -19,7 +19,7 @@ defined( 'ABSPATH' ) || exit;
  */
 final class EndpointRegistrar {
 
-	public const EVENTS = array( 'session.successful', 'session.mismatch', 'session.expired', 'session.cancelled' );
+	public const EVENTS = array( 'session.successful', 'session.mismatch', 'session.expired', 'session.cancelled', 'refund.succeeded', 'refund.failed' );
 
 	/** The URL the service calls: the shop's REST route. */
 	public static function url(): string {

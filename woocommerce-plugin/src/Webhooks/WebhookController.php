@@ -9,6 +9,7 @@ namespace ServicePay\WooCommerce\Webhooks;
 
 use ServicePay\WooCommerce\Logger;
 use ServicePay\WooCommerce\Orders\OrderSessions;
+use ServicePay\WooCommerce\Orders\Refunds;
 use ServicePay\WooCommerce\Orders\Settlement;
 
 defined( 'ABSPATH' ) || exit;
@@ -91,7 +92,8 @@ final class WebhookController {
 			return self::answer( 200, array( 'received' => true, 'result' => Settlement::IGNORED ) );
 		}
 		try {
-			$result = Settlement::apply( $order, $session, $event['id'] );
+			$type   = is_string( $event['type'] ?? null ) ? $event['type'] : '';
+			$result = str_starts_with( $type, 'refund.' ) ? Refunds::on_event( $order, $event ) : Settlement::apply( $order, $session, $event['id'] );
 		} catch ( \Throwable $error ) {
 			Logger::error( 'webhook could not be applied', array( 'eventId' => $event['id'], 'orderId' => $order_id, 'error' => $error->getMessage() ) );
 			return self::answer( 500, array( 'code' => 'servicepay_retry', 'message' => 'Not applied; deliver again.' ) );
