@@ -69,6 +69,22 @@ final class GatewayTest extends WordPressTestCase {
 		$this->assertStringContainsString( 'sk_test_…2345', $html );
 	}
 
+	public function test_it_refunds_and_links_the_transaction_to_the_portal(): void {
+		update_option( 'woocommerce_servicepay_settings', array_merge( get_option( 'woocommerce_servicepay_settings' ), array( 'api_url' => 'https://pay.example/' ) ) );
+		$gateway = new Gateway();
+		$this->assertTrue( $gateway->supports( 'refunds' ) );
+		$order = wc_create_order();
+		$order->set_payment_method( Gateway::ID );
+		$order->set_transaction_id( 'ses_abc123' );
+		$order->save();
+		$this->assertSame( 'https://pay.example/portal/sessions/ses_abc123', $gateway->get_transaction_url( $order ) );
+		// An order no ServicePay session paid is not refunded through ServicePay: the order screen says why.
+		$refused = $gateway->process_refund( $order->get_id(), 5.0, '' );
+		$this->assertInstanceOf( \WP_Error::class, $refused );
+		$this->assertStringContainsString( 'was not paid through ServicePay', $refused->get_error_message() );
+		$order->delete( true );
+	}
+
 	/** @return array<string,array{0:string,1:string}> */
 	public function refused(): array {
 		return array(

@@ -6,6 +6,7 @@ import type { RefundOutcome, UnappliedCreditRecord, UnappliedReason } from '../d
 import type { WebhookOutbox } from '../events/outbox.ts';
 import type { Clock } from '../internal/clock.ts';
 import { toIso } from '../internal/clock.ts';
+import { KeyedTasks } from '../internal/keyed-tasks.ts';
 import type { Logger } from '../internal/logger.ts';
 import { newId } from '../internal/random.ts';
 import { toSessionView } from '../sessions/session-views.ts';
@@ -46,7 +47,7 @@ const PENDING_BATCH = 100;
  */
 export class UnappliedCredits {
   /** Refunds this instance is asking for, by transfer id: `refunded` waits for them. */
-  private readonly refunding = new Map<string, Promise<void>>();
+  private readonly refunding = new KeyedTasks();
 
   constructor(
     private readonly store: Store,
@@ -92,7 +93,7 @@ export class UnappliedCredits {
    * it asked for none). Never rejects: a refund that failed stays pending for the next sweep.
    */
   async refunded(transferId: string): Promise<void> {
-    await this.refunding.get(transferId);
+    await this.refunding.settled(transferId);
   }
 
   /** Asks the bank again for the refunds still pending (recorded by an instance that did not see them through). */
@@ -105,19 +106,17 @@ export class UnappliedCredits {
   }
 
   private refundSoon(credit: UnappliedCreditRecord): void {
-    if (this.refunding.has(credit.transferId)) return;
-    // Started on the next turn: the job that recorded the credit has settled by then, whatever store it ran on.
-    const refund = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.refund(credit))
-      .catch((error: unknown) => {
+    this.refunding.start(
+      credit.transferId,
+      () => this.refund(credit),
+      (error) => {
         this.logger.warn('refund not recorded; the next sweep asks again', {
           creditId: credit.id,
           transferId: credit.transferId,
           error: error instanceof Error ? error.message : String(error),
         });
-      })
-      .finally(() => this.refunding.delete(credit.transferId));
-    this.refunding.set(credit.transferId, refund);
+      },
+    );
   }
 
   private async refund(credit: UnappliedCreditRecord): Promise<void> {

@@ -4,6 +4,7 @@ import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { Store } from '../db/store.ts';
 import type { WebhookOutbox } from '../events/outbox.ts';
 import type { Clock } from '../internal/clock.ts';
+import { KeyedTasks } from '../internal/keyed-tasks.ts';
 import type { Logger } from '../internal/logger.ts';
 import { newId } from '../internal/random.ts';
 import { toSessionView } from '../sessions/session-views.ts';
@@ -35,7 +36,7 @@ export function settlementOf(answer: PaymentRefundResult): RefundSettlement {
  */
 export class RefundPayouts {
   /** Refunds this instance is asking the bank for, by refund id. */
-  private readonly asking = new Map<string, Promise<void>>();
+  private readonly asking = new KeyedTasks();
 
   constructor(
     private readonly store: Store,
@@ -47,22 +48,21 @@ export class RefundPayouts {
 
   /** Asks the bank for `refund` on the next turn (after the job that recorded it has settled). */
   payoutSoon(refund: RefundRecord): void {
-    if (this.asking.has(refund.id)) return;
-    const asked = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => this.payout(refund))
-      .catch((error: unknown) => {
+    this.asking.start(
+      refund.id,
+      () => this.payout(refund),
+      (error) => {
         this.logger.warn('refund answer not recorded; the next sweep asks again', {
           refundId: refund.id,
           error: error instanceof Error ? error.message : String(error),
         });
-      })
-      .finally(() => this.asking.delete(refund.id));
-    this.asking.set(refund.id, asked);
+      },
+    );
   }
 
   /** Resolves once this instance's ask for `refundId` is over (at once when it asks for none). Never rejects. */
   async settled(refundId: string): Promise<void> {
-    await this.asking.get(refundId);
+    await this.asking.settled(refundId);
   }
 
   /** Asks the bank again for the refunds still pending (an instance died, or the bank was unreachable). */
