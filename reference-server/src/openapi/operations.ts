@@ -34,6 +34,7 @@ import {
   DeliveriesQuerySchema,
   EndpointStateFormSchema,
   ExpireFormSchema,
+  RefundFormSchema,
   ResendFormSchema,
   RevealSecretFormSchema,
   RollKeyFormSchema,
@@ -697,6 +698,22 @@ export const OPERATIONS: readonly OperationSpec[] = [
     security: ['portalSession'],
     form: ExpireFormSchema,
     success: { 303: redirect('To the session, with a note of what ended.') },
+    errors: PORTAL_FORM_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/portal/sessions/{id}/refunds',
+    operationId: 'portalRefund',
+    tag: 'Portal',
+    summary: 'Refund a successful session: `review` shows what would go back, `confirm` refunds it',
+    description:
+      "The confirm refunds only while the session's refunds still hold `expectedRefunded` (what the review showed): a second press refunds nothing more (409). A refusal (more than is left, not paid) shows the session page again with the service's message.",
+    security: ['portalSession'],
+    form: RefundFormSchema,
+    success: {
+      200: page('The session page with the refund to confirm.'),
+      303: redirect('To the session, with a note of how the refund ended.'),
+    },
     errors: PORTAL_FORM_ERRORS,
   },
   {

@@ -48,6 +48,8 @@ describe('endpoints resource', () => {
       'session.expired',
       'session.cancelled',
       'session.credit_unapplied',
+      'refund.succeeded',
+      'refund.failed',
     ]);
     expect(endpoint).toMatchObject({ enabled: true, disabledReason: null, environment: 'test' });
 
