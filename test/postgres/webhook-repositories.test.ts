@@ -453,6 +453,7 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
       eventCreatedAt: T0,
       payload: JSON.stringify({ id: 'ses_1', status: 'successful', amount: 150000 }),
       credit: null,
+      refund: null,
       ...more,
     });
     const rolledSecret = {
