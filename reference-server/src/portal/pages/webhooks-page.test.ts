@@ -17,7 +17,7 @@ describe('webhooksPage', () => {
   it('names every event type the contract defines, so a merchant knows what to handle', () => {
     const text = webhooksPage(context, [], retrySpanMs(RETRY_SCHEDULES.standard)).value;
     const lead = /<p class="lead">([\s\S]*?)<\/p>/.exec(text)?.[1] ?? '';
-    const named = [...lead.matchAll(/<code>(session\.[a-z_]+)<\/code>/g)].map((match) => match[1]);
+    const named = [...lead.matchAll(/<code>((?:session|refund)\.[a-z_]+)<\/code>/g)].map((match) => match[1]);
     expect(named).toEqual(WebhookEventTypeSchema.options);
   });
 
