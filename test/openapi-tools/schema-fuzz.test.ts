@@ -211,7 +211,11 @@ describe('schema-driven fuzzing of the API from its OpenAPI document', () => {
         for (const [name, value] of request.headers) if (value !== undefined) headers[name] = String(value);
         if (request.authorization !== undefined) headers.authorization = request.authorization;
         if (request.body) headers['content-type'] = request.body.type;
-        const response = await fetch(url, { method: fuzzed.method, headers, body: request.body?.text ?? null });
+        const response = await fetch(url, {
+          method: fuzzed.method,
+          headers,
+          body: request.body?.text ?? null,
+        });
         const text = await response.text();
         const label = `${fuzzed.method} ${url.pathname}${url.search} → ${response.status} ${text.slice(0, 300)}`;
         (
