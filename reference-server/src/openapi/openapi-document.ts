@@ -205,7 +205,7 @@ const HEADERS: Record<string, Json> = {
  */
 function statusesOf(operation: OperationSpec): number[] {
   const statuses = new Set(operation.errors);
-  if (operation.tag === 'Portal') return [...statuses].sort();
+  if (operation.tag === 'Portal') return [...statuses].sort((a, b) => a - b);
   statuses.add(413);
   if (operation.path.startsWith('/api/')) statuses.add(429);
   if (operation.operationId !== 'openApiDocument') statuses.add(503);
@@ -214,7 +214,7 @@ function statusesOf(operation: OperationSpec): number[] {
     statuses.add(400);
     statuses.add(415);
   }
-  return [...statuses].sort();
+  return [...statuses].sort((a, b) => a - b);
 }
 
 /** Whether an operation's answers spent a rate-limit budget, so carry `RateLimit-*`. */
