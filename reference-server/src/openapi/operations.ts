@@ -146,6 +146,14 @@ const PORTAL_FORM_ERRORS = [400, 403, 404, 409, 413, 415, 429];
 /** The optional `{}` the SDK sends on a POST without parameters (`EmptyBodySchema`). */
 const emptyBody = { schema: EmptyBodySchema, name: 'EmptyBody', required: false };
 
+/** The push stream's resume point, on its GET and its HEAD. */
+const lastEventIdHeader = {
+  name: 'Last-Event-ID',
+  description: 'Resume after this event id.',
+  required: false,
+  schema: { type: 'string', pattern: '^\\d{1,15}$' },
+};
+
 const idempotencyKey = {
   name: 'Idempotency-Key',
   description:
@@ -278,14 +286,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     description:
       'Each message is a `StatusEvent`: `event: status`, `id:` its sequence number, `data:` a `StatusMessage` as JSON; the first is the current state, and the stream ends after a terminal status.',
     security: ['widgetToken'],
-    headers: [
-      {
-        name: 'Last-Event-ID',
-        description: 'Resume after this event id.',
-        required: false,
-        schema: { type: 'string', pattern: '^\\d{1,15}$' },
-      },
-    ],
+    headers: [lastEventIdHeader],
     success: { 200: { kind: 'event-stream', description: 'A text/event-stream of status messages.' } },
     errors: [400, 401, 403, 404, 429],
   },
@@ -298,14 +299,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     description:
       "Checks the token and `Last-Event-ID` as `GET` does and answers the stream's headers, then ends: nothing is held open.",
     security: ['widgetToken'],
-    headers: [
-      {
-        name: 'Last-Event-ID',
-        description: 'Resume after this event id.',
-        required: false,
-        schema: { type: 'string', pattern: '^\\d{1,15}$' },
-      },
-    ],
+    headers: [lastEventIdHeader],
     success: {
       200: { kind: 'stream-head', description: 'The headers the stream would open with; no body.' },
     },
