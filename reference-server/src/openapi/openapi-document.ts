@@ -346,7 +346,12 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
     for (const status of statusesOf(operation)) {
       const text = STATUS_TEXT[status] ?? 'Error.';
       responses[String(status)] = portal
-        ? { description: text, content: { 'text/html': { schema: { type: 'string' } } } }
+        ? {
+            description: text,
+            // Sign-in's 429 says when to try again, like the API's.
+            ...(status === 429 ? { headers: { 'Retry-After': header('RetryAfter') } } : {}),
+            content: { 'text/html': { schema: { type: 'string' } } },
+          }
         : { description: text, headers: headersFor(status), ...errorContent };
     }
     responses.default = portal

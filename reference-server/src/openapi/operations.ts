@@ -141,7 +141,8 @@ const SECRET_KEY_ERRORS = [400, 401, 403, 429];
 /** Statuses of a route that reads a JSON body: malformed (400), too large (413), not JSON (415). */
 const BODY_ERRORS = [400, 413, 415];
 const PORTAL_PAGE_ERRORS = [400, 403, 404];
-const PORTAL_FORM_ERRORS = [400, 403, 404, 409, 413, 415, 429];
+/** A portal form's refusals; only sign-in counts failures and answers 429 (its own list). */
+const PORTAL_FORM_ERRORS = [400, 403, 404, 409, 413, 415];
 
 /** The optional `{}` the SDK sends on a POST without parameters (`EmptyBodySchema`). */
 const emptyBody = { schema: EmptyBodySchema, name: 'EmptyBody', required: false };
