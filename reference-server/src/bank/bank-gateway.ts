@@ -1,4 +1,9 @@
 import type { Environment } from '@servicepay/node/protocol';
+import type { CloseAccountResult, CreditedTransfer, PaymentRefundResult } from '../db/bank-books.ts';
+
+// The bank's books (db/bank-books.ts) and this gateway speak the same answers; they are defined with the books,
+// the lower module, and named here too for the gateway's callers.
+export type { CloseAccountResult, CreditedTransfer, PaymentRefundResult };
 
 export interface AccountRequest {
   environment: Environment;
@@ -15,20 +20,6 @@ export interface ProvisionedAccount {
   expiresAt: number;
 }
 
-/** A transfer the bank credited, as its books show it. */
-export interface CreditedTransfer {
-  id: string;
-  accountNumber: string;
-  amount: number;
-  currency: string;
-}
-
-/**
- * The bank's answer to closing an account: closed (later transfers go back to the payer), or the account had
- * already been credited, in which case that credit is the truth and the caller must settle it.
- */
-export type CloseAccountResult = { closed: true } | { alreadyCredited: CreditedTransfer };
-
 /** What the bank did with a refund request: sent back to the payer, or refused (it holds no such credit). */
 export type RefundResult = { refunded: { id: string } } | { refused: 'unknown_transfer' | 'not_credited' };
 
@@ -40,14 +31,6 @@ export interface PaymentRefundRequest {
   amount: number;
   reason: string;
 }
-
-/**
- * What the bank did with a merchant's refund: the payer's account credited back, or refused (nothing moved):
- * `payer_account_closed` (the payer's bank closed the account), or the bank holds no credit it fits.
- */
-export type PaymentRefundResult =
-  | { refunded: { payerAccount: string } }
-  | { refused: 'payer_account_closed' | 'unknown_transfer' | 'not_credited' | 'exceeds_transfer' };
 
 /**
  * What the service asks of its partner bank. The simulated bank implements it over its own books; a real bank

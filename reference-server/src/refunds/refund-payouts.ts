@@ -7,7 +7,7 @@ import type { Clock } from '../internal/clock.ts';
 import { KeyedTasks } from '../internal/keyed-tasks.ts';
 import type { Logger } from '../internal/logger.ts';
 import { newId } from '../internal/random.ts';
-import { toSessionView } from '../sessions/session-views.ts';
+import { toSessionView } from '../views/session-views.ts';
 import { toRefundView } from './refund-views.ts';
 
 const PENDING_BATCH = 100;

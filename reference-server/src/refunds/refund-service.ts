@@ -6,9 +6,9 @@ import type { SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError, notFound } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
+import { formatMoney } from '../internal/money-format.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newTimeOrderedId } from '../internal/random.ts';
-import { formatMoney } from '../portal/format.ts';
 
 /** An amount as a message in the envelope spells it: `NGN 4,000.00` (a plain space, not Intl's no-break one). */
 const spelled = (amount: number, currency: string) => formatMoney(amount, currency).replace(/\s/gu, ' ');
