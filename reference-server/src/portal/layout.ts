@@ -11,6 +11,8 @@ import type { PortalContext } from './portal-auth.ts';
  */
 export const SECTIONS = [
   { id: 'sessions', label: 'Sessions', path: '/portal/sessions' },
+  { id: 'events', label: 'Events', path: '/portal/events' },
+  { id: 'requests', label: 'Requests', path: '/portal/requests' },
   { id: 'bank', label: 'Test bank', path: '/portal/bank' },
   { id: 'webhooks', label: 'Webhooks', path: '/portal/webhooks' },
   { id: 'keys', label: 'API keys', path: '/portal/keys' },

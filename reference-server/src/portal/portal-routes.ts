@@ -11,6 +11,7 @@ import { storageFull } from '../db/storage-errors.ts';
 import { HttpError, storageFullError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
 import { refuseOversizedBody } from '../middleware/json-body.ts';
+import { type ActivityDeps, activityHandlers } from './activity-handlers.ts';
 import { sendPage } from './layout.ts';
 import { type PageDeps, pageHandlers } from './page-handlers.ts';
 import { errorPage } from './pages/error-page.ts';
@@ -26,7 +27,7 @@ import { PORTAL_ROUTES, type PortalRoute, type PortalRouteName } from './portal-
 import { type SignInDeps, signInHandlers } from './sign-in-handlers.ts';
 
 /** What the portal needs from the service. */
-export type PortalDeps = SignInDeps & PageDeps;
+export type PortalDeps = SignInDeps & PageDeps & ActivityDeps;
 
 /**
  * No inline script or style anywhere; forms post only to the portal; no framing; nothing else loads.
@@ -146,6 +147,7 @@ export function portalRoutes(deps: PortalDeps): Router {
     asset,
     ...signInHandlers(deps),
     ...pageHandlers(deps),
+    ...activityHandlers(deps),
   } satisfies Record<PortalRouteName, RequestHandler>;
 
   router.use(securityHeaders);
