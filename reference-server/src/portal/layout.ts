@@ -80,7 +80,7 @@ function header(context: PortalContext | undefined, section: SectionId | undefin
     <div class="topbar-inner">
       ${brand}
       <div class="account">
-        <span class="business" title="${context.business.id}">${context.business.name}</span>
+        <span class="business" title="${context.business.name}">${context.business.name}</span>
         ${environmentSwitch(context, path)}
         <form method="post" action="/portal/sign-out">${csrfField(context)}<button type="submit" class="button button-quiet">Sign out</button></form>
       </div>
