@@ -9,7 +9,9 @@ let server: RunningServer;
 let key: string;
 
 beforeAll(async () => {
-  server = await startServer({ rateLimit: { perMinute: 10_000 } });
+  // No sweeper tick during the tests: its write job, run by the clock, would be counted as one the bank was asked
+  // inside (seen once on a loaded machine); these tests are about the jobs their own requests run.
+  server = await startServer({ rateLimit: { perMinute: 10_000 }, sweepIntervalMs: 3_600_000 });
   key = (await server.createBusiness({ name: 'Provisioning Shop' })).keys.test.secretKey;
 });
 

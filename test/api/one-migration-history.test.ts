@@ -110,7 +110,12 @@ describe('a database made before the one migration history', () => {
       recordedAt = (
         await first.rows<{ at: number }>('SELECT sum(applied_at) AS at FROM schema_migrations')
       )[0]?.at;
-      if (!first.onPostgres) expect(first.service.db.pragma('user_version', { simple: true })).toBe(12);
+      // user_version follows the history's last step, so the code before it (which reads only user_version) sees
+      // a database newer than itself.
+      if (!first.onPostgres)
+        expect(first.service.db.pragma('user_version', { simple: true })).toBe(
+          readMigrations().at(-1)?.version,
+        );
 
       const before = await call(first.baseUrl, 'GET', '/api/widget/sessions/ses_made_before', {
         token: keys.test.secretKey,
