@@ -13,8 +13,8 @@ import { type RunningServer, startServer } from '../support/server.ts';
 // Issue 30: the portal works on a phone. Every page of the portal's route table, and the pages its forms
 // answer with, at 320 and 390 px in real headless Chromium: nothing wider than the screen (no sideways
 // scrolling), no table that scrolls or clips inside its frame (they stack into cards), every tab and button in
-// sight, the business name in the header (its title holds all of it), and no axe violation. Screenshots at
-// 320 px go to a temporary folder for a person to look at.
+// sight, the business name in the header (its title holds all of it), and no axe violation (at 390 px in the
+// dark scheme too). Screenshots at 320 px go to a temporary folder for a person to look at.
 
 const SCREENSHOTS = join(tmpdir(), 'servicepay-portal-phone');
 const NAME = 'The Extraordinarily Long-Named Paper & Ink Emporium of Lagos, Abuja and Port Harcourt Limited';
@@ -124,6 +124,12 @@ function misfits(page: Page, width: number): Promise<string[]> {
 async function checkPage(page: Page, width: number, label: string): Promise<void> {
   expect(await misfits(page, width), `${label} at ${width}px`).toEqual([]);
   expect(await documentAxeViolations(page), `${label} at ${width}px`).toEqual([]);
+  if (width === 390) {
+    // The dark scheme too (the portal follows the system's): contrast is checked again on its colours.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    expect(await documentAxeViolations(page), `${label} at ${width}px, dark`).toEqual([]);
+    await page.emulateMedia({ colorScheme: 'light' });
+  }
   if (width === 320) {
     await page.screenshot({ path: join(SCREENSHOTS, `${label}.png`), fullPage: true });
   }
