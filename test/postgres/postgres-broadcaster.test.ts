@@ -1,12 +1,12 @@
 import type { StatusMessage } from '@servicepay/node/protocol';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionUpdate } from '../../reference-server/src/db/broadcaster.ts';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
 import {
   PostgresBroadcaster,
   SESSION_UPDATES_CHANNEL,
 } from '../../reference-server/src/db/postgres/postgres-broadcaster.ts';
-import type { SessionUpdate } from '../../reference-server/src/events/broadcaster.ts';
 import type { Logger } from '../../reference-server/src/index.ts';
 import { eventually } from '../support/child-process.ts';
 import {

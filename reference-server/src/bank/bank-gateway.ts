@@ -1,4 +1,9 @@
 import type { Environment } from '@servicepay/node/protocol';
+import type { CloseAccountResult, CreditedTransfer } from '../db/bank-books.ts';
+
+// The bank's books (db/bank-books.ts) and this gateway speak the same answers; they are defined with the books,
+// the lower module, and named here too for the gateway's callers.
+export type { CloseAccountResult, CreditedTransfer };
 
 export interface AccountRequest {
   environment: Environment;
@@ -14,20 +19,6 @@ export interface ProvisionedAccount {
   accountName: string;
   expiresAt: number;
 }
-
-/** A transfer the bank credited, as its books show it. */
-export interface CreditedTransfer {
-  id: string;
-  accountNumber: string;
-  amount: number;
-  currency: string;
-}
-
-/**
- * The bank's answer to closing an account: closed (later transfers go back to the payer), or the account had
- * already been credited, in which case that credit is the truth and the caller must settle it.
- */
-export type CloseAccountResult = { closed: true } | { alreadyCredited: CreditedTransfer };
 
 /** What the bank did with a refund request: sent back to the payer, or refused (it holds no such credit). */
 export type RefundResult = { refunded: { id: string } } | { refused: 'unknown_transfer' | 'not_credited' };

@@ -1,4 +1,4 @@
-import type { BankNotification } from '@servicepay/node/protocol';
+import type { BankNotification, SessionStatus } from '@servicepay/node/protocol';
 import type { NotificationResult } from '../db/bank-notifications.ts';
 import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { SessionRecord } from '../db/sessions.ts';
@@ -6,9 +6,22 @@ import type { Store } from '../db/store.ts';
 import type { UnappliedReason } from '../db/unapplied-credits.ts';
 import type { VirtualAccountRecord } from '../db/virtual-accounts.ts';
 import type { Clock } from '../internal/clock.ts';
-import type { SessionLifecycle } from '../sessions/session-lifecycle.ts';
-import { isTerminal } from '../sessions/session-lifecycle.ts';
+import { isTerminal } from '../views/session-status.ts';
 import type { UnappliedCredits } from './unapplied-credits.ts';
+
+/**
+ * The one thing the processor asks of the sessions (`SessionLifecycle` in sessions/ has it): make the transition
+ * a credit decides, inside the processor's write job. Declared here so bank/ does not import sessions/.
+ */
+export interface SessionTransitions {
+  transition(
+    tx: Repositories,
+    context: WriteContext,
+    session: SessionRecord,
+    to: SessionStatus,
+    options: { now: number; mismatchReceived?: number },
+  ): Promise<SessionRecord>;
+}
 
 export interface ProcessedNotification {
   result: NotificationResult;
@@ -32,7 +45,7 @@ export interface ProcessedNotification {
 export class BankNotificationProcessor {
   constructor(
     private readonly store: Store,
-    private readonly lifecycle: SessionLifecycle,
+    private readonly lifecycle: SessionTransitions,
     private readonly credits: UnappliedCredits,
     private readonly clock: Clock,
   ) {}

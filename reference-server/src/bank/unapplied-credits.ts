@@ -8,7 +8,7 @@ import type { Clock } from '../internal/clock.ts';
 import { toIso } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import { newId } from '../internal/random.ts';
-import { toSessionView } from '../sessions/session-views.ts';
+import { toSessionView } from '../views/session-views.ts';
 import type { BankGateway, CreditedTransfer } from './bank-gateway.ts';
 
 /** The merchant's view of an unapplied credit, as its webhook and the CLI show it. */

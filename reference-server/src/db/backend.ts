@@ -1,8 +1,8 @@
 import pg from 'pg';
-import { type Broadcaster, InProcessBroadcaster } from '../events/broadcaster.ts';
 import type { Logger } from '../internal/logger.ts';
 import { type RateLimiter, SlidingWindowLimiter } from '../internal/sliding-window-limiter.ts';
 import { type BankBooks, SqlBankBooks } from './bank-books.ts';
+import { type Broadcaster, InProcessBroadcaster } from './broadcaster.ts';
 import { openDatabase, type SqliteDatabase } from './database.ts';
 import { EXPIRY_SWEEP_LOCK_KEY, runAlone } from './postgres/advisory-lock.ts';
 import { migratePostgres } from './postgres/migrate-postgres.ts';

@@ -1,7 +1,20 @@
 import type { Environment, ReturnReason, TransferOutcome } from '@servicepay/node/protocol';
-import type { CloseAccountResult, CreditedTransfer } from '../bank/bank-gateway.ts';
 import { type SqlDatabase, sql } from './sql.ts';
 import { column, type RecordOf, table } from './table.ts';
+
+/** A transfer the bank credited, as its books show it (also `BankGateway`'s word for it). */
+export interface CreditedTransfer {
+  id: string;
+  accountNumber: string;
+  amount: number;
+  currency: string;
+}
+
+/**
+ * The bank's answer to closing an account: closed (later transfers go back to the payer), or the account had
+ * already been credited, in which case that credit is the truth and the caller must settle it.
+ */
+export type CloseAccountResult = { closed: true } | { alreadyCredited: CreditedTransfer };
 
 /** `bank_accounts`: an account the simulated bank issued. */
 export const bankAccounts = table('bank_accounts', {

@@ -7,8 +7,8 @@ import { testTransfer } from '../../../test/support/api.ts';
 import { openCheckout, openStream } from '../../../test/support/checkout.ts';
 import { type RunningServer, startServer } from '../../../test/support/server.ts';
 import { UnappliedCredits } from '../bank/unapplied-credits.ts';
+import type { InProcessBroadcaster, SessionUpdate } from '../db/broadcaster.ts';
 import { SessionLifecycle, type TransitionOptions } from '../sessions/session-lifecycle.ts';
-import type { InProcessBroadcaster, SessionUpdate } from './broadcaster.ts';
 import { PushStreams } from './push-streams.ts';
 
 let server: RunningServer;

@@ -5,10 +5,10 @@ import {
   type StatusMessage,
   type StatusReason,
 } from '@servicepay/node/protocol';
+import type { Broadcaster, SessionUpdate } from '../db/broadcaster.ts';
 import type { Store } from '../db/store.ts';
-import { isTerminal } from '../sessions/session-lifecycle.ts';
-import { toSessionView, toStatusMessage } from '../sessions/session-views.ts';
-import type { Broadcaster, SessionUpdate } from './broadcaster.ts';
+import { isTerminal } from '../views/session-status.ts';
+import { toSessionView, toStatusMessage } from '../views/session-views.ts';
 
 /** Who opened a stream, for the caps: the widget token (by its hash) and the client address. */
 export interface StreamOwner {

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ErrorBody, ErrorCode } from '@servicepay/node/protocol';
-import { newRequestId } from '../middleware/request-id.ts';
 import { type ExpressPrototypes, messageClassesFor } from './message-classes.ts';
 import { addressKeyOf } from './peer-address.ts';
+import { newRequestId } from './random.ts';
 
 /** What a request that never reaches the routes is answered with. */
 interface BareAnswer {

@@ -101,3 +101,11 @@ export function safeEqual(a: string, b: string): boolean {
   const right = sha256(b);
   return timingSafeEqual(left, right);
 }
+
+/**
+ * A fresh request id (`req_` + 16 base62), as every answer carries in `Request-Id`.
+ *
+ * @example
+ * res.setHeader('Request-Id', newRequestId());
+ */
+export const newRequestId = (): string => `req_${randomBase62(16)}`;

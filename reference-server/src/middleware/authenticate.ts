@@ -7,12 +7,11 @@ import type { SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
-import { sha256 } from '../internal/random.ts';
+import { newRequestId, sha256 } from '../internal/random.ts';
 import type { LimitDecision, RateLimiter } from '../internal/sliding-window-limiter.ts';
 import { refuseCredentialInUrl } from './credential-in-url.ts';
 import { addressKey, answerRateLimited, enforceLimit, withinLimit } from './rate-limit.ts';
 import { RefusalMemo } from './refusal-memo.ts';
-import { newRequestId } from './request-id.ts';
 import type { RequestLog } from './request-log.ts';
 
 /** The open checkout of one session, once `requireWidgetToken` let the request through. */

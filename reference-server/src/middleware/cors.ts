@@ -5,6 +5,16 @@ import { HttpError } from '../errors.ts';
 const WIDGET_ROUTE = /^\/api\/widget\/(bootstrap|profile|sessions\/[^/]+\/(events|accounts|cancel))\/?$/;
 
 /**
+ * Whether `path` is one of the checkout's routes, the only ones that answer with CORS headers (the OpenAPI
+ * document declares those headers on exactly these).
+ *
+ * @example
+ * isWidgetRoute('/api/widget/bootstrap'); // true
+ * isWidgetRoute('/api/webhooks'); // false
+ */
+export const isWidgetRoute = (path: string): boolean => WIDGET_ROUTE.test(path);
+
+/**
  * CORS for the checkout's routes only, for exactly the widget hosts' origins: the checkout frame runs there
  * (sandboxed, but with its own origin), so no other page's script can drive these routes from a browser. A
  * request from another origin gets no CORS headers (the browser refuses it) and a preflight from one answers
@@ -16,7 +26,7 @@ const WIDGET_ROUTE = /^\/api\/widget\/(bootstrap|profile|sessions\/[^/]+\/(event
  */
 export function widgetCors(allowedOrigins: () => ReadonlySet<string>): RequestHandler {
   return (req, res, next) => {
-    if (WIDGET_ROUTE.test(req.path)) {
+    if (isWidgetRoute(req.path)) {
       res.vary('Origin');
       const origin = req.get('Origin');
       const allowed = origin !== undefined && allowedOrigins().has(origin);

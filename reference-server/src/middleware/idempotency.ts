@@ -7,8 +7,8 @@ import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
-import { sendJsonText } from '../routes/envelope.ts';
 import type { ApiCaller, WidgetCaller } from './authenticate.ts';
+import { sendJsonText } from './json-text.ts';
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 

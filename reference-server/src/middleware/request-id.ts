@@ -1,13 +1,5 @@
 import type { RequestHandler } from 'express';
-import { randomBase62 } from '../internal/random.ts';
-
-/**
- * A fresh request id (`req_` + 16 base62), as every answer carries in `Request-Id`.
- *
- * @example
- * res.setHeader('Request-Id', newRequestId());
- */
-export const newRequestId = (): string => `req_${randomBase62(16)}`;
+import { newRequestId } from '../internal/random.ts';
 
 /**
  * Gives every request an id, returned in `Request-Id` and in error envelopes, to quote to support. An id the

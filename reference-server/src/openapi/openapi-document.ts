@@ -8,9 +8,12 @@ import {
   WebhookEventSchema,
 } from '@servicepay/node/protocol';
 import { z } from 'zod';
-import { OPERATIONS, type OperationSpec, type SecurityName } from './operations.ts';
+import { isWidgetRoute } from '../middleware/cors.ts';
+import { OPERATIONS, type OperationSpec, type SecurityName, StatusEventSchema } from './operations.ts';
 
 type Json = Record<string, unknown>;
+/** The security schemes of the document: the operations' and the signature of the webhooks it sends. */
+type SchemeName = SecurityName | 'webhookSignature';
 type Registry = ReturnType<typeof z.registry<{ id: string }>>;
 
 const TARGET = 'draft-2020-12' as const;
@@ -25,11 +28,11 @@ const STATUS_TEXT: Record<number, string> = {
   410: 'Gone: the session ended.',
   413: 'Body too large.',
   415: 'Body is not of the required type.',
-  429: 'Rate limited: retry after `Retry-After` seconds.',
+  429: 'Rate limited: retry after `Retry-After` seconds (`RateLimit-*` say what is left of the budget).',
   503: 'The service cannot reach its database right now: retry after `Retry-After` seconds.',
 };
 
-const SECURITY_SCHEMES: Record<SecurityName, Json> = {
+const SECURITY_SCHEMES: Record<SchemeName, Json> = {
   secretKey: {
     type: 'http',
     scheme: 'bearer',
@@ -54,6 +57,13 @@ const SECURITY_SCHEMES: Record<SecurityName, Json> = {
     name: 'X-Bank-Signature',
     description: '`t=<unix seconds>,v1=<hex HMAC-SHA256(bank secret, "<t>.<raw body>")>`, within 300 s.',
   },
+  webhookSignature: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Service-Signature',
+    description:
+      'On the webhooks the service sends: `t=<unix seconds>,v1=<hex HMAC-SHA256(endpoint secret, "<t>.<raw body>")>` (a second `v1=` while a rolled secret overlaps). Verify it on the raw body before parsing, within 300 s.',
+  },
   portalSession: {
     type: 'apiKey',
     in: 'cookie',
@@ -63,12 +73,21 @@ const SECURITY_SCHEMES: Record<SecurityName, Json> = {
   },
 };
 
+/**
+ * zod writes a safe integer as `type: integer` with its bounds; the document also names its format (`int64`:
+ * every safe integer fits), as an API's generated clients expect. Nothing else is changed.
+ */
+const integerFormat = ({ jsonSchema }: { jsonSchema: Json }): void => {
+  if (jsonSchema.type === 'integer' && jsonSchema.format === undefined) jsonSchema.format = 'int64';
+};
+
 /** Each schema as JSON Schema 2020-12, by zod's own `z.toJSONSchema`, with refs into `components.schemas`. */
 function componentsOf(registry: Registry, io: 'input' | 'output'): Record<string, Json> {
   const { schemas } = z.toJSONSchema(registry, {
     target: TARGET,
     io,
     uri: (id) => `#/components/schemas/${id}`,
+    override: integerFormat,
   }) as { schemas: Record<string, Json> };
   const out: Record<string, Json> = {};
   for (const [id, schema] of Object.entries(schemas)) {
@@ -80,7 +99,11 @@ function componentsOf(registry: Registry, io: 'input' | 'output'): Record<string
 
 /** A zod object as an inline JSON Schema (queries, portal forms). */
 function inline(schema: z.ZodType): Json {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: TARGET, io: 'input' }) as Json;
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    target: TARGET,
+    io: 'input',
+    override: integerFormat,
+  }) as Json;
   return rest;
 }
 
@@ -112,7 +135,95 @@ function parametersOf(operation: OperationSpec): Json[] {
   return parameters;
 }
 
-const requestIdHeader = { 'Request-Id': { $ref: '#/components/headers/RequestId' } };
+const header = (id: string) => ({ $ref: `#/components/headers/${id}` });
+const requestIdHeader = { 'Request-Id': header('RequestId') };
+const rateLimitHeaders = {
+  'RateLimit-Limit': header('RateLimitLimit'),
+  'RateLimit-Remaining': header('RateLimitRemaining'),
+  'RateLimit-Reset': header('RateLimitReset'),
+};
+const corsHeaders = {
+  'Access-Control-Allow-Origin': header('AccessControlAllowOrigin'),
+  'Access-Control-Expose-Headers': header('AccessControlExposeHeaders'),
+  Vary: header('VaryOrigin'),
+};
+
+/** The response headers of the document, each declared once and referenced from every answer that sends it. */
+const HEADERS: Record<string, Json> = {
+  RequestId: {
+    description: 'The request id (`req_…`), repeated in error envelopes.',
+    schema: { type: 'string', pattern: '^req_[0-9A-Za-z]{16}$', maxLength: 20 },
+  },
+  RateLimitLimit: {
+    description:
+      'Requests the budget this request spent allows per window (the business per environment for a secret key; the calling address for the checkout). Sent on every answer that spent a budget.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 },
+  },
+  RateLimitRemaining: {
+    description: 'Requests left in the current window.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 2_147_483_647 },
+  },
+  RateLimitReset: {
+    description: 'Seconds until the window frees up again.',
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400 },
+  },
+  RetryAfter: {
+    description: 'Seconds to wait before retrying.',
+    required: true,
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400 },
+  },
+  IdempotentReplayed: {
+    description:
+      '`true` when this is the remembered answer to an earlier request with the same `Idempotency-Key`.',
+    schema: { type: 'string', const: 'true' },
+  },
+  AccessControlAllowOrigin: {
+    description:
+      "The caller's origin, echoed only when it is one of the widget hosts' (the checkout frame runs there); absent for any other origin, so a browser refuses the answer to another page's script.",
+    schema: { type: 'string', maxLength: 2048 },
+  },
+  AccessControlExposeHeaders: {
+    description: 'The headers the checkout frame may read, sent with `Access-Control-Allow-Origin`.',
+    schema: {
+      type: 'string',
+      const:
+        'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Date, Idempotent-Replayed',
+    },
+  },
+  VaryOrigin: {
+    description: 'The answer depends on `Origin` (its CORS headers do).',
+    schema: { type: 'string', const: 'Origin' },
+  },
+};
+
+/**
+ * Statuses the middleware in front of every route answers, beside each operation's own (app.ts mounts them):
+ * 413 for a declared body over the limit (`refuseOversizedBody`, every route), 429 for a business over its
+ * budget (`refuseOverBudget`, every `/api/` route), 503 when the database does not answer (the error handler,
+ * every route that reads it: all but this document), and on a JSON POST or PATCH 400 (malformed JSON, a lone
+ * surrogate) and 415 (a body that is not JSON; `jsonBody`). The bank's notification reads its raw body itself.
+ */
+function statusesOf(operation: OperationSpec): number[] {
+  const statuses = new Set(operation.errors);
+  if (operation.tag === 'Portal') return [...statuses].sort((a, b) => a - b);
+  statuses.add(413);
+  if (operation.path.startsWith('/api/')) statuses.add(429);
+  if (operation.operationId !== 'openApiDocument') statuses.add(503);
+  const jsonWrite = operation.method === 'post' || operation.method === 'patch';
+  if (jsonWrite && operation.operationId !== 'bankNotification') {
+    statuses.add(400);
+    statuses.add(415);
+  }
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/** Whether an operation's answers spent a rate-limit budget, so carry `RateLimit-*`. */
+const spendsBudget = (operation: OperationSpec): boolean =>
+  operation.tag !== 'Portal' && statusesOf(operation).includes(429);
+
+/** The checkout's routes answer with CORS headers (middleware/cors.ts decides which routes those are). */
+const answersCors = (operation: OperationSpec): boolean =>
+  isWidgetRoute(operation.path.replace(/\{[^}]+\}/g, 'x'));
 
 /**
  * The OpenAPI 3.1 document of the reference server, built from the protocol's zod schemas with zod's own JSON
@@ -153,17 +264,29 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
     return id;
   };
   register(outputs, WebhookEventSchema, 'WebhookEvent');
+  register(outputs, StatusEventSchema, 'StatusEvent');
 
   const paths: Record<string, Record<string, Json>> = {};
   for (const operation of operations) {
     const portal = operation.tag === 'Portal';
+    const budgeted = spendsBudget(operation);
+    const cors = answersCors(operation);
+    const replays = operation.headers?.some((h) => h.name === 'Idempotency-Key') ?? false;
+    /** The headers of an answer with `status`: the request id, then the budget's, CORS, and the replay mark. */
+    const headersFor = (status: number): Json => ({
+      ...requestIdHeader,
+      ...(budgeted && status < 500 ? rateLimitHeaders : {}),
+      ...(status === 429 || status === 503 ? { 'Retry-After': header('RetryAfter') } : {}),
+      ...(cors ? corsHeaders : {}),
+      ...(replays && status < 300 ? { 'Idempotent-Replayed': header('IdempotentReplayed') } : {}),
+    });
     const responses: Record<string, Json> = {};
     for (const [status, success] of Object.entries(operation.success)) {
       switch (success.kind) {
         case 'json':
           responses[status] = {
             description: success.description,
-            headers: requestIdHeader,
+            headers: headersFor(Number(status)),
             content: {
               'application/json': {
                 schema: ref(envelopeName(success.data, success.name, success.list ?? false)),
@@ -184,11 +307,25 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
           };
           break;
         case 'event-stream':
+          // OpenAPI 3.1 has no field for the messages of a stream (3.2's `itemSchema`): the stream is a string,
+          // and its messages are the `StatusEvent` component, pointed at from the media type.
           responses[status] = {
             description: success.description,
-            content: { 'text/event-stream': { schema: { type: 'string' } } },
-            'x-servicepay-event-data': ref('StatusMessage'),
+            headers: headersFor(Number(status)),
+            content: {
+              'text/event-stream': {
+                schema: {
+                  type: 'string',
+                  description:
+                    'Server-sent events: `retry: 1000`, then `StatusEvent` messages and `: heartbeat` comments.',
+                },
+                'x-item-schema': ref('StatusEvent'),
+              },
+            },
           };
+          break;
+        case 'stream-head':
+          responses[status] = { description: success.description, headers: headersFor(Number(status)) };
           break;
         case 'asset':
           responses[status] = {
@@ -203,21 +340,19 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
           break;
       }
     }
-    for (const status of new Set(operation.errors)) {
+    // A HEAD answer has no body, whatever its status.
+    const errorContent =
+      operation.method === 'head' ? {} : { content: { 'application/json': { schema: ref('Error') } } };
+    for (const status of statusesOf(operation)) {
       const text = STATUS_TEXT[status] ?? 'Error.';
       responses[String(status)] = portal
-        ? { description: text, content: { 'text/html': { schema: { type: 'string' } } } }
-        : {
+        ? {
             description: text,
-            headers:
-              status === 429 || status === 503
-                ? {
-                    ...requestIdHeader,
-                    'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' },
-                  }
-                : requestIdHeader,
-            content: { 'application/json': { schema: ref('Error') } },
-          };
+            // Sign-in's 429 says when to try again, like the API's.
+            ...(status === 429 ? { headers: { 'Retry-After': header('RetryAfter') } } : {}),
+            content: { 'text/html': { schema: { type: 'string' } } },
+          }
+        : { description: text, headers: headersFor(status), ...errorContent };
     }
     responses.default = portal
       ? {
@@ -227,7 +362,7 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
       : {
           description: 'A fault of the service (500 internal_error), never a stack trace.',
           headers: requestIdHeader,
-          content: { 'application/json': { schema: ref('Error') } },
+          ...errorContent,
         };
 
     const body: Json | undefined = operation.body
@@ -277,7 +412,14 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
         'Every JSON answer is `{ meta, data }` (lists add `pagination`); errors are `{ meta: { statusCode, message, code, requestId }, errors? }`. ' +
         "Schemas are generated from `@servicepay/node/protocol` with zod's `z.toJSONSchema`. The wire contract and its decisions: docs/protocol.md.",
     },
-    servers: [{ url: '/', description: 'This server' }],
+    servers: [
+      {
+        url: '/',
+        description:
+          'The server that answered this document: a local or test instance, or production; test and live data are told apart by the key, not the server.',
+        'x-internal': false,
+      },
+    ],
     tags: [
       { name: 'Sessions', description: 'Payment sessions (secret key).' },
       {
@@ -300,8 +442,9 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
           summary: 'A session event, posted to each subscribed endpoint',
           description:
             'Verify `X-Service-Signature: t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>` on the raw body before parsing; de-duplicate on `id`. Any 2xx within 10 s acknowledges it; anything else is retried for about three days.',
+          operationId: 'sessionEvent',
+          security: [{ webhookSignature: [] }],
           parameters: [
-            { name: 'X-Service-Signature', in: 'header', required: true, schema: { type: 'string' } },
             { name: 'X-Service-Event-Id', in: 'header', required: true, schema: { type: 'string' } },
             { name: 'X-Service-Event-Type', in: 'header', required: true, schema: { type: 'string' } },
             { name: 'X-Service-Delivery-Id', in: 'header', required: true, schema: { type: 'string' } },
@@ -309,7 +452,7 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
               name: 'X-Service-Attempt',
               in: 'header',
               required: true,
-              schema: { type: 'integer', minimum: 1 },
+              schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 100 },
             },
           ],
           requestBody: { required: true, content: { 'application/json': { schema: ref('WebhookEvent') } } },
@@ -320,12 +463,7 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
     components: {
       schemas,
       securitySchemes: SECURITY_SCHEMES,
-      headers: {
-        RequestId: {
-          description: 'The request id (`req_…`), repeated in error envelopes.',
-          schema: { type: 'string' },
-        },
-      },
+      headers: HEADERS,
     },
   };
 }

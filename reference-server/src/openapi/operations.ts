@@ -17,6 +17,7 @@ import {
   SessionSchema,
   SimulatedTransferSchema,
   SimulateTransferParamsSchema,
+  StatusMessageSchema,
   TestAccountSchema,
   UpdateWebhookEndpointParamsSchema,
   WebhookDeliverySchema,
@@ -56,11 +57,12 @@ export type SuccessSpec =
   | { kind: 'html'; description: string }
   | { kind: 'redirect'; description: string }
   | { kind: 'event-stream'; description: string }
+  | { kind: 'stream-head'; description: string }
   | { kind: 'asset'; description: string };
 
 /** One operation of the service: what it takes and what it answers, by the schemas that check it. */
 export interface OperationSpec {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'head' | 'post' | 'patch' | 'delete';
   /** OpenAPI path, `{id}` for parameters. */
   path: string;
   operationId: string;
@@ -98,6 +100,29 @@ export const BankNotificationResultSchema = z.object({
 });
 
 /**
+ * The body the SDK sends on a POST that takes no parameters (cancel, new account, roll secret, the test
+ * helpers): `{}` with `Content-Type: application/json`. Optional: the same POST without a body is taken too.
+ *
+ * @example
+ * EmptyBodySchema.parse({});
+ */
+export const EmptyBodySchema = z.object({}).strict();
+
+/**
+ * One message of the push stream `GET /api/widget/sessions/{id}/events` as its server-sent event: `id:` the
+ * transition's sequence number (what `Last-Event-ID` resumes after), `event: status`, and `data:` a
+ * `StatusMessage` as JSON. The stream opens with `retry: 1000` and sends `: heartbeat` comments between.
+ *
+ * @example
+ * StatusEventSchema.parse({ id: '7', event: 'status', data: message });
+ */
+export const StatusEventSchema = z.object({
+  id: z.string().regex(/^\d{1,15}$/),
+  event: z.literal('status'),
+  data: StatusMessageSchema,
+});
+
+/**
  * `data` of `GET /health`.
  *
  * @example
@@ -120,7 +145,19 @@ const SECRET_KEY_ERRORS = [400, 401, 403, 429];
 /** Statuses of a route that reads a JSON body: malformed (400), too large (413), not JSON (415). */
 const BODY_ERRORS = [400, 413, 415];
 const PORTAL_PAGE_ERRORS = [400, 403, 404];
-const PORTAL_FORM_ERRORS = [400, 403, 404, 409, 413, 415, 429];
+/** A portal form's refusals; only sign-in counts failures and answers 429 (its own list). */
+const PORTAL_FORM_ERRORS = [400, 403, 404, 409, 413, 415];
+
+/** The optional `{}` the SDK sends on a POST without parameters (`EmptyBodySchema`). */
+const emptyBody = { schema: EmptyBodySchema, name: 'EmptyBody', required: false };
+
+/** The push stream's resume point, on its GET and its HEAD. */
+const lastEventIdHeader = {
+  name: 'Last-Event-ID',
+  description: 'Resume after this event id.',
+  required: false,
+  schema: { type: 'string', pattern: '^\\d{1,15}$' },
+};
 
 const idempotencyKey = {
   name: 'Idempotency-Key',
@@ -205,6 +242,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     description:
       "With the secret key the answer is the `Session`; with the checkout's widget token it is the `PublicSession` (no payer details, no metadata), like every answer to a widget token.",
     security: ['secretKey', 'widgetToken'],
+    body: emptyBody,
     headers: [idempotencyKey],
     success: {
       200: json(
@@ -239,6 +277,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: 'Checkout',
     summary: 'A new virtual account after the previous one ran out',
     security: ['widgetToken'],
+    body: emptyBody,
     headers: [idempotencyKey],
     success: { 201: json('The session and its new account.', NewAccountResultSchema, 'NewAccountResult') },
     errors: [400, 401, 403, 404, 409, 429],
@@ -250,17 +289,25 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: 'Checkout',
     summary: "The checkout's real-time push (server-sent events)",
     description:
-      'Each message is `event: status` with `data:` a `StatusMessage` (see `x-servicepay-event-data`); the first is the current state.',
+      'Each message is a `StatusEvent`: `event: status`, `id:` its sequence number, `data:` a `StatusMessage` as JSON; the first is the current state, and the stream ends after a terminal status.',
     security: ['widgetToken'],
-    headers: [
-      {
-        name: 'Last-Event-ID',
-        description: 'Resume after this event id.',
-        required: false,
-        schema: { type: 'string', pattern: '^\\d{1,15}$' },
-      },
-    ],
+    headers: [lastEventIdHeader],
     success: { 200: { kind: 'event-stream', description: 'A text/event-stream of status messages.' } },
+    errors: [400, 401, 403, 404, 429],
+  },
+  {
+    method: 'head',
+    path: '/api/widget/sessions/{id}/events',
+    operationId: 'sessionEventsHead',
+    tag: 'Checkout',
+    summary: "The push stream's head: its headers, without opening it",
+    description:
+      "Checks the token and `Last-Event-ID` as `GET` does and answers the stream's headers, then ends: nothing is held open.",
+    security: ['widgetToken'],
+    headers: [lastEventIdHeader],
+    success: {
+      200: { kind: 'stream-head', description: 'The headers the stream would open with; no body.' },
+    },
     errors: [400, 401, 403, 404, 429],
   },
   {
@@ -288,6 +335,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     description:
       'What the widget bootstrap does for a session whose client secret was never used (marks it used, provisions the first account); for an open session, its current account, or a fresh one if the last ran out.',
     security: ['secretKey'],
+    body: emptyBody,
     headers: [idempotencyKey],
     success: {
       200: json('The session, awaiting payment, and its account.', TestAccountSchema, 'TestAccount'),
@@ -303,6 +351,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     description:
       'Brings the session\'s end forward to now and ends it with the sweeper\'s own code: the account is closed at the bank first, then `expired` (terminal), `session.expired` to your endpoints, and an open checkout shows "This payment has ended". If the bank answers that the account was already credited, the session is `successful` instead and this answers 409 `session_not_active`, as does an ended session.',
     security: ['secretKey'],
+    body: emptyBody,
     headers: [idempotencyKey],
     success: { 200: json('The expired session.', SessionSchema, 'Session') },
     errors: [...SECRET_KEY_ERRORS, 404, 409],
@@ -316,6 +365,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     description:
       "Brings the current account's end forward to now and ends it with the sweeper's own code: the account is closed at the bank first, then the session goes back to `pending` (reason `account_expired`, no webhook: the session is still open), and an open checkout shows EXPIRED with \"Get a new account number\". 409 `no_open_account` when no account is open; 409 `session_not_active` for an ended session, or when the bank's answer made it `successful`.",
     security: ['secretKey'],
+    body: emptyBody,
     headers: [idempotencyKey],
     success: { 200: json('The session, pending again.', SessionSchema, 'Session') },
     errors: [...SECRET_KEY_ERRORS, 404, 409],
@@ -431,6 +481,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: 'Webhooks',
     summary: 'Roll the signing secret (the previous one signs beside it for 24 h)',
     security: ['secretKey'],
+    body: emptyBody,
     headers: [idempotencyKey],
     success: {
       200: json(

@@ -1,5 +1,8 @@
 import type { Response } from 'express';
 
+// Written in middleware/ (idempotency replays through it, below the routes); the routes take it from here too.
+export { sendJsonText } from '../middleware/json-text.ts';
+
 /** The statuses a successful answer uses, with the short text `meta.message` carries (spec §7's shape). */
 const SUCCESS_MESSAGES = { 200: 'OK', 201: 'Created', 202: 'Accepted' } as const;
 
@@ -32,22 +35,6 @@ export function sendData<T>(res: Response, data: Settled<T>, status: SuccessStat
  */
 export function dataEnvelopeText<T>(data: Settled<T>, status: SuccessStatus): string {
   return JSON.stringify({ meta: { statusCode: status, message: SUCCESS_MESSAGES[status] }, data });
-}
-
-/**
- * Sends JSON text as it is, with its length, in one write (express's res.json would also turn it into a Buffer
- * and hash it for an ETag, which a no-store answer never uses). What `sendData` would have sent for the same
- * value, byte for byte: the idempotency middleware sends a remembered answer, and an answer it has just
- * remembered, through here.
- *
- * @example
- * sendJsonText(res, 201, remembered);
- */
-export function sendJsonText(res: Response, status: number, text: string): void {
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(text);
 }
 
 /**

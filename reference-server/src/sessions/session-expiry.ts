@@ -1,6 +1,6 @@
 import type { Store } from '../db/store.ts';
+import { isTerminal } from '../views/session-status.ts';
 import type { SessionLifecycle } from './session-lifecycle.ts';
-import { isTerminal } from './session-lifecycle.ts';
 
 /**
  * The two clocks of a session running out (docs/protocol.md, "Two clocks"), one session or one account at a

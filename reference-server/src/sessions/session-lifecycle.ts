@@ -1,14 +1,14 @@
 import type { SessionStatus, StatusReason } from '@servicepay/node/protocol';
-import { TERMINAL_SESSION_STATUSES } from '@servicepay/node/protocol';
 import type { BankGateway, CloseAccountResult, CreditedTransfer } from '../bank/bank-gateway.ts';
 import type { UnappliedCredits } from '../bank/unapplied-credits.ts';
+import type { Broadcaster } from '../db/broadcaster.ts';
 import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { SessionRecord } from '../db/sessions.ts';
 import { HttpError, WriteConflict } from '../errors.ts';
-import type { Broadcaster } from '../events/broadcaster.ts';
 import type { WebhookOutbox } from '../events/outbox.ts';
 import { newId } from '../internal/random.ts';
-import { toSessionView, toStatusMessage } from './session-views.ts';
+import { isTerminal } from '../views/session-status.ts';
+import { toSessionView, toStatusMessage } from '../views/session-views.ts';
 
 export interface TransitionOptions {
   now: number;
@@ -44,8 +44,6 @@ export class AccountNotClosed extends HttpError {
 }
 
 const CLOSING_ATTEMPTS = 3;
-
-export const isTerminal = (status: SessionStatus): boolean => TERMINAL_SESSION_STATUSES.includes(status);
 
 /**
  * The only way a session's status changes. Inside the caller's write job it updates the session (guarded by

@@ -19,10 +19,10 @@ import { HttpError, notFound, WriteConflict } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newTimeOrderedId, randomBase62, sha256 } from '../internal/random.ts';
+import { isTerminal } from '../views/session-status.ts';
+import { toPublicSession, toSessionView } from '../views/session-views.ts';
 import { clientSecretLookupKey, newClientSecret } from './client-secret.ts';
 import type { ClosedAccount, SessionLifecycle } from './session-lifecycle.ts';
-import { isTerminal } from './session-lifecycle.ts';
-import { toPublicSession, toSessionView } from './session-views.ts';
 
 /** The rules of a payment session, behind the routes. Every write runs in the write queue. */
 export class SessionService {

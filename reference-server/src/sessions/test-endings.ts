@@ -4,8 +4,8 @@ import type { Repositories } from '../db/repositories.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
+import { isTerminal } from '../views/session-status.ts';
 import type { SessionExpiry } from './session-expiry.ts';
-import { isTerminal } from './session-lifecycle.ts';
 import type { SessionService } from './session-service.ts';
 
 /** Which clock test mode runs out now: the session's own lifetime, or its current account's countdown. */

@@ -1,11 +1,11 @@
 import type pg from 'pg';
+import type { Logger } from '../../internal/logger.ts';
 import {
   type Broadcaster,
   InProcessBroadcaster,
   type SessionUpdate,
   type SessionUpdateListener,
-} from '../../events/broadcaster.ts';
-import type { Logger } from '../../internal/logger.ts';
+} from '../broadcaster.ts';
 import type { WriteContext } from '../repositories.ts';
 import { type GapReason, PostgresNotificationChannel, type Queryable } from './notification-channel.ts';
 

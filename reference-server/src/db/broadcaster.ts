@@ -1,5 +1,5 @@
 import type { StatusMessage } from '@servicepay/node/protocol';
-import type { WriteContext } from '../db/repositories.ts';
+import type { WriteContext } from './repositories.ts';
 
 /** One push to the open checkouts of a session: the transition's event sequence number and its message. */
 export interface SessionUpdate {
