@@ -18,6 +18,7 @@ import { IdempotentRequests } from './middleware/idempotency.ts';
 import { jsonBody, refuseOversizedBody } from './middleware/json-body.ts';
 import { rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
+import type { RequestLog } from './middleware/request-log.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiRoute } from './openapi/openapi-route.ts';
 import type { RefundService } from './refunds/refund-service.ts';
@@ -56,6 +57,8 @@ export interface AppDeps {
   pushStreams: PushStreams;
   /** Webhook endpoints, their deliveries and resends (`/api/webhooks`, `/api/events/{id}/resend`). */
   webhooks: Webhooks;
+  /** Logs each request made with an API key, for the portal's Requests page (none: nothing is logged). */
+  requestLog?: RequestLog;
   /** The widget hosts' origins, the only ones the checkout's routes allow by CORS (none when absent). */
   widgetOrigins?: () => ReadonlySet<string>;
   /** The developer portal (`portal/portal-routes.ts`), mounted at `/portal` before the JSON body parser. */
@@ -83,6 +86,7 @@ export function createApp(deps: AppDeps): Express {
     businessLimiter: deps.limiters.business,
     checkoutLimiter: deps.limiters.widget,
     failedAuthLimiter: deps.limiters.failedAuth,
+    ...(deps.requestLog ? { requestLog: deps.requestLog } : {}),
   };
   const perAddressLimit = rateLimitByAddress(deps.limiters.widget, deps.clock);
   // `idempotent` on a route finds it here: every router (the extra ones too) gets it without more plumbing.

@@ -23,6 +23,7 @@ import { SecretBox } from './internal/secret-box.ts';
 import { loadSecretsKey } from './internal/secrets-key.ts';
 import { trustedProxyMatcher } from './internal/trusted-proxies.ts';
 import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
+import { RequestLog } from './middleware/request-log.ts';
 import { portalRoutes } from './portal/portal-routes.ts';
 import { RefundPayouts } from './refunds/refund-payouts.ts';
 import { RefundService } from './refunds/refund-service.ts';
@@ -166,6 +167,8 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     livePort: config.liveWidgetPort,
     apiUrl: () => listeningUrl ?? '',
   });
+  // Each request made with an API key, written in batches off the request's path, for the portal.
+  const requestLog = new RequestLog({ store, clock, logger });
   const deps: AppDeps = {
     config,
     store,
@@ -181,6 +184,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     limiters,
     pushStreams,
     webhooks,
+    requestLog,
     widgetOrigins: () => widgetHosts.origins(),
     storageHealth,
   };
@@ -191,6 +195,8 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     { start: () => bank.start(), stop: () => bank.stop() },
     pushStreams,
     webhooks.worker,
+    // Stopped first (tasks stop in reverse): what is waiting is written while the store is open.
+    requestLog,
   ];
   // The developer portal, served at /portal by createApp.
   deps.portal = portalRoutes({
@@ -205,6 +211,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     secretBox,
     failedAuthLimiter: limiters.failedAuth,
     webhookRetrySpanMs: retrySpanMs(RETRY_SCHEDULES[config.webhooks.schedule]),
+    requestLog,
   });
 
   return {

@@ -25,6 +25,8 @@ const live = {
   eventId: '',
   endpointId: '',
   endpointSecret: '',
+  /** A refused live request's `Request-Id` (its request log entry names the live reference). */
+  requestId: '',
 };
 
 beforeAll(async () => {
@@ -56,6 +58,17 @@ beforeAll(async () => {
   expect(endpoint.status, endpoint.text).toBe(201);
   live.endpointId = endpoint.body.data.id;
   live.endpointSecret = endpoint.body.data.secret;
+  // A live request in the request log, refused, its path naming the live reference.
+  const refused = await call(
+    server.baseUrl,
+    'GET',
+    `/api/widget/sessions?reference=${live.reference}&limit=0`,
+    {
+      token: liveKey,
+    },
+  );
+  expect(refused.status).toBe(400);
+  live.requestId = refused.headers.get('request-id') ?? '';
 });
 
 afterAll(async () => {
@@ -107,6 +120,20 @@ const probes: Record<PortalRouteName, { named: Probe; byId?: Probe }> = {
     named: { path: '/portal/webhooks/{endpoint}/resend', form: { environment: 'live', eventId: '{event}' } },
     byId: { path: '/portal/webhooks/{endpoint}/resend', form: { eventId: '{event}' } },
   },
+  events: { named: { path: '/portal/events?environment=live' } },
+  event: {
+    named: { path: '/portal/events/{event}?environment=live' },
+    byId: { path: '/portal/events/{event}' },
+  },
+  resendEvent: {
+    named: { path: '/portal/events/{event}/resend', form: { environment: 'live', endpointId: '{endpoint}' } },
+    byId: { path: '/portal/events/{event}/resend', form: { endpointId: '{endpoint}' } },
+  },
+  requests: { named: { path: '/portal/requests?environment=live' } },
+  request: {
+    named: { path: '/portal/requests/{request}?environment=live' },
+    byId: { path: '/portal/requests/{request}' },
+  },
   sessions: { named: { path: '/portal/sessions?environment=live' } },
   session: {
     named: { path: '/portal/sessions/{session}?environment=live' },
@@ -143,7 +170,8 @@ const fill = (text: string) =>
   text
     .replaceAll('{endpoint}', live.endpointId)
     .replaceAll('{session}', live.sessionId)
-    .replaceAll('{event}', live.eventId);
+    .replaceAll('{event}', live.eventId)
+    .replaceAll('{request}', live.requestId);
 
 /** Anything of live that a page could show. */
 function liveMarkers(): string[] {
@@ -157,6 +185,8 @@ function liveMarkers(): string[] {
     live.endpointUrl,
     live.endpointSecret,
     live.accountNumber,
+    live.eventId,
+    live.requestId,
     shop.keys.live.secretKey,
     masked(shop.keys.live.secretKey),
     masked(shop.keys.live.publishableKey),
@@ -232,7 +262,14 @@ describe('a portal session opened with a test key', () => {
     expect(keys.text).toContain(`sk_test_…${shop.keys.test.secretKey.slice(-4)}`);
     expect(keys.text).toMatch(/<span class="toggle-option" aria-current="true">Test data<\/span>/);
     // The pages without a resource show test data only.
-    for (const path of ['/portal/sessions', '/portal/webhooks', '/portal/bank', '/portal/kyc']) {
+    for (const path of [
+      '/portal/sessions',
+      '/portal/events',
+      '/portal/requests',
+      '/portal/webhooks',
+      '/portal/bank',
+      '/portal/kyc',
+    ]) {
       const page = await client.request('GET', path);
       expect(page.status, path).toBe(200);
       for (const marker of liveMarkers()) expect(page.text, `${path} shows ${marker}`).not.toContain(marker);

@@ -81,6 +81,13 @@ describe('every widget-token route answers the public view', () => {
     expect(wrong.body.data.outcome).toBe('returned');
     await stream.waitFor((frames) => frames.some((frame) => frame.data?.status === 'mismatch'));
     walked.add('GET /api/widget/sessions/{id}/events');
+    // HEAD on the stream: its headers only, no body at all to carry anything.
+    const head = await call(server.baseUrl, 'HEAD', `/api/widget/sessions/${checkout.id}/events`, {
+      token: checkout.token,
+    });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    walked.add('HEAD /api/widget/sessions/{id}/events');
 
     // A new account while the current one lives: the checkout as it is.
     const account = await call(server.baseUrl, 'POST', `/api/widget/sessions/${checkout.id}/accounts`, {
@@ -161,6 +168,11 @@ describe('a widget token in the URL', () => {
       const path = template.replace('{id}', checkout.id);
       for (const query of spellings) {
         const answer = await call(server.baseUrl, method, `${path}?${query}`, { token: checkout.token });
+        if (method === 'HEAD') {
+          // A HEAD answer has no body: the refusal is its status.
+          expect(answer.status, `${route}?${query}`).toBe(400);
+          continue;
+        }
         expectError(answer, 400, 'bad_request');
         expect(answer.body.meta.message, `${route}?${query}`).toMatch(/Authorization header/);
         expect(answer.text).not.toContain(checkout.token);

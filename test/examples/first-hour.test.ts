@@ -73,7 +73,20 @@ describe('the first hour', () => {
     await payer.page.waitForSelector('#order-status[data-status="paid"]', { timeout: 30_000 });
     expect(await payer.page.locator('#status').textContent()).toBe('Thank you: your order is paid.');
 
-    // The portal shows the shop's endpoint and the delivery of session.successful, answered 200.
+    // As the README says: the portal's Events page shows session.successful first, and its page the delivery
+    // the shop answered 200.
+    await developer.page.getByRole('link', { name: 'Events' }).first().click();
+    await developer.page.getByRole('row').nth(1).getByRole('link', { name: 'session.successful' }).click();
+    await expect
+      .poll(
+        async () => {
+          await developer.page.reload();
+          return developer.page.locator('li.delivery').first().textContent();
+        },
+        { timeout: 15_000 },
+      )
+      .toMatch(new RegExp(`${printed.shop}/webhooks/servicepay[\\s\\S]*succeeded[\\s\\S]*200`));
+    // And the endpoint's own page lists it too.
     await developer.page.getByRole('link', { name: 'Webhooks' }).first().click();
     await developer.page.getByRole('link', { name: `${printed.shop}/webhooks/servicepay` }).click();
     const delivery = developer.page.locator('li.delivery').filter({ hasText: 'session.successful' });

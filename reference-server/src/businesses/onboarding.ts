@@ -1,4 +1,5 @@
 import type { CreatedBusiness, Environment, KeyKind, RolledKey } from '@servicepay/node/protocol';
+import { keyHint } from '../db/api-keys.ts';
 import type { Repositories } from '../db/repositories.ts';
 import type { Store } from '../db/store.ts';
 import { newId, randomBase62, sha256 } from '../internal/random.ts';
@@ -83,7 +84,7 @@ export async function rollKeyIn(
     const old = await tx.apiKeys.active(businessId, environment, kind);
     for (const key of old) await tx.apiKeys.revoke(key.id, now);
     const key = await issueKey(tx, businessId, environment, kind, now);
-    const hint = old.map((revoked) => `${revoked.prefix}…${revoked.last4}`).join(', ');
+    const hint = old.map(keyHint).join(', ');
     await tx.auditLog.record({
       at: now,
       actor,

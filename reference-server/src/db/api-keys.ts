@@ -21,6 +21,14 @@ export const apiKeys = table('api_keys', {
 
 export type ApiKey = RecordOf<typeof apiKeys.columns>;
 
+/**
+ * A key as it may be shown after its creation (the portal, the request log): its prefix and last four only.
+ *
+ * @example
+ * keyHint(key); // 'sk_test_…a1B2'
+ */
+export const keyHint = (key: Pick<ApiKey, 'prefix' | 'last4'>): string => `${key.prefix}…${key.last4}`;
+
 /** A key found by its hash, with the business that owns it: what authenticating a request needs. */
 export interface ApiKeyWithOwner {
   key: ApiKey;

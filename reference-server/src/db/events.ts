@@ -41,6 +41,16 @@ export interface EventRepository {
   /** A session's transitions after `seq`, oldest first: what a reconnecting stream missed. */
   forSessionAfter(sessionId: string, seq: number): Promise<EventRecord[]>;
   lastForSession(sessionId: string): Promise<EventRecord | undefined>;
+  /** One business and environment's events, newest first, of one type if given, older than `beforeSeq`. */
+  list(query: EventListQuery): Promise<EventRecord[]>;
+}
+
+export interface EventListQuery {
+  businessId: string;
+  environment: Environment;
+  type?: string | undefined;
+  beforeSeq?: number | undefined;
+  limit: number;
 }
 
 const statements = {
@@ -51,6 +61,12 @@ const statements = {
   ),
   last: sql<EventRecord>(
     `SELECT ${events.select()} FROM events WHERE session_id = @sessionId ORDER BY seq DESC LIMIT 1`,
+  ),
+  list: sql<EventRecord>(
+    `SELECT ${events.select()} FROM events
+     WHERE business_id = @businessId AND environment = @environment
+       AND (CAST(@type AS text) IS NULL OR type = @type) AND seq < @beforeSeq
+     ORDER BY seq DESC LIMIT @limit`,
   ),
 };
 
@@ -81,5 +97,15 @@ export class SqlEventRepository implements EventRepository {
 
   async lastForSession(sessionId: string): Promise<EventRecord | undefined> {
     return this.db.get(statements.last, { sessionId });
+  }
+
+  async list(query: EventListQuery): Promise<EventRecord[]> {
+    return this.db.all(statements.list, {
+      businessId: query.businessId,
+      environment: query.environment,
+      type: query.type ?? null,
+      beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
+      limit: query.limit,
+    });
   }
 }

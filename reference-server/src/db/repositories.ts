@@ -6,6 +6,7 @@ import { type EventRepository, SqlEventRepository } from './events.ts';
 import { type IdempotencyKeyRepository, SqlIdempotencyKeyRepository } from './idempotency-keys.ts';
 import { type PortalSessionRepository, SqlPortalSessionRepository } from './portal-sessions.ts';
 import { type RefundRepository, SqlRefundRepository } from './refunds.ts';
+import { type RequestLogRepository, SqlRequestLogRepository } from './request-log.ts';
 import { type SessionRepository, SqlSessionRepository } from './sessions.ts';
 import { type SettledTransferRepository, SqlSettledTransferRepository } from './settled-transfers.ts';
 import type { SqlRunner } from './sql.ts';
@@ -40,6 +41,7 @@ export interface Repositories {
   auditLog: AuditLogRepository;
   webhookEndpoints: WebhookEndpointRepository;
   webhookDeliveries: WebhookDeliveryRepository;
+  requestLog: RequestLogRepository;
 }
 
 /**
@@ -66,6 +68,7 @@ export function repositoriesOn(db: SqlRunner, options: WebhookDeliveryOptions = 
     auditLog: new SqlAuditLogRepository(db),
     webhookEndpoints: new SqlWebhookEndpointRepository(db),
     webhookDeliveries: new SqlWebhookDeliveryRepository(db, options),
+    requestLog: new SqlRequestLogRepository(db),
   };
 }
 

@@ -128,6 +128,8 @@ export interface WebhookDeliveryRepository {
   /** When the earliest pending delivery falls due (a claimed one: when its lease ends; null: none, or parked). */
   nextDueAt(): Promise<number | null>;
   list(query: DeliveryListQuery): Promise<WebhookDeliveryRecord[]>;
+  /** Every delivery of one event, to any endpoint, newest first (at most `limit`): the portal's event page. */
+  forEvent(eventId: string, limit: number): Promise<WebhookDeliveryRecord[]>;
   /** Every attempt of the given deliveries, oldest first, grouped by delivery id. */
   attemptsOf(deliveryIds: readonly string[]): Promise<Map<string, WebhookAttemptRecord[]>>;
   /** One attempt; a withheld answer keeps no excerpt, only the reason (see `WITHHELD_PREFIX`). */
@@ -241,6 +243,9 @@ const statements = {
        AND (CAST(@status AS text) IS NULL OR d.status = @status)
      ORDER BY d.seq DESC LIMIT @limit`,
   ),
+  forEvent: sql<WebhookDeliveryRecord>(
+    `${WITH_EVENT} WHERE d.event_id = @eventId ORDER BY d.seq DESC LIMIT @limit`,
+  ),
   attempts: sql<RecordOf<typeof webhookAttempts.columns>>({
     sqlite: `SELECT ${webhookAttempts.select()} FROM webhook_attempts
       WHERE delivery_id IN (SELECT value FROM json_each(@deliveryIds)) ORDER BY id`,
@@ -342,6 +347,10 @@ export class SqlWebhookDeliveryRepository implements WebhookDeliveryRepository {
 
   async nextDueAt(): Promise<number | null> {
     return (await this.db.get(statements.nextDueAt))?.at ?? null;
+  }
+
+  async forEvent(eventId: string, limit: number): Promise<WebhookDeliveryRecord[]> {
+    return this.db.all(statements.forEvent, { eventId, limit });
   }
 
   async list(query: DeliveryListQuery): Promise<WebhookDeliveryRecord[]> {

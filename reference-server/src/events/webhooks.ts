@@ -346,7 +346,8 @@ export class Webhooks {
   }
 }
 
-function toDeliveryView(
+/** A delivery and its attempts as the API shows them (`WebhookDelivery`). */
+export function toDeliveryView(
   delivery: WebhookDeliveryRecord,
   attempts: ReadonlyArray<{
     attemptedAt: number;

@@ -12,6 +12,7 @@ import type { LimitDecision, RateLimiter } from '../internal/sliding-window-limi
 import { refuseCredentialInUrl } from './credential-in-url.ts';
 import { addressKey, answerRateLimited, enforceLimit, withinLimit } from './rate-limit.ts';
 import { RefusalMemo } from './refusal-memo.ts';
+import type { RequestLog } from './request-log.ts';
 
 /** The open checkout of one session, once `requireWidgetToken` let the request through. */
 export interface WidgetCaller {
@@ -34,6 +35,8 @@ export interface AuthDeps {
   checkoutLimiter: RateLimiter;
   /** Failed authentications per address, to slow down key guessing. */
   failedAuthLimiter: RateLimiter;
+  /** Where each request made with a business's API key is logged for its portal (none: nothing logged). */
+  requestLog?: RequestLog;
 }
 
 // Who is calling and the ownership rule live with the businesses (the services use them without HTTP);
@@ -212,6 +215,8 @@ async function identifyKey(deps: AuthDeps, req: Request, res: Response, token: s
     early && early.token === token ? early.found : await deps.store.apiKeys.findWithOwner(sha256(token));
   if (!found) throw await failure(deps, req, res, new HttpError(401, 'invalid_api_key', 'No such API key.'));
   const { key, business } = found;
+  // From here the request is the business's: its portal's request log shows it, refusals included.
+  deps.requestLog?.track(req, res, { businessId: business.id, environment: key.environment, key });
   if (key.revokedAt !== null) {
     throw await failure(
       deps,

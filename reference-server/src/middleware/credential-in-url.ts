@@ -2,7 +2,14 @@ import type { Request } from 'express';
 import { HttpError } from '../errors.ts';
 
 /** Query parameter names that would put a credential in a URL (logs, Referer, browser history). */
-const CREDENTIAL_PARAMS = new Set(['token', 'access_token', 'widget_token', 'authorization', 'auth', 'key']);
+export const CREDENTIAL_PARAMS: ReadonlySet<string> = new Set([
+  'token',
+  'access_token',
+  'widget_token',
+  'authorization',
+  'auth',
+  'key',
+]);
 
 /** A widget token, API key or client secret anywhere in a value (`wt_…`, `Bearer wt_…`, `sk_test_…`). */
 const CREDENTIAL_VALUE = /(^|[^0-9A-Za-z])(wt_|(sk|pk|cs)_(test|live)_)[0-9A-Za-z]{8,}/;

@@ -48,6 +48,8 @@ export function sendErrorEnvelope(
   // Written as text with its length, not through express's res.json (which also hashes it for an ETag, useless
   // on a no-store answer): one write of headers and body.
   const text = JSON.stringify(body);
+  // What the request log keeps of a refused request (`middleware/request-log.ts`).
+  res.locals.errorBody = text;
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));

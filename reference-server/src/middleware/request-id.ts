@@ -12,6 +12,8 @@ export const requestId: RequestHandler = (_req, res, next) => {
   const given = res.getHeader('Request-Id');
   const id = typeof given === 'string' ? given : newRequestId();
   res.locals.requestId = id;
+  // When express first saw the request: the request log's duration counts from here.
+  res.locals.receivedAt = performance.now();
   res.setHeader('Request-Id', id);
   next();
 };

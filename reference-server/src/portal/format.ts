@@ -73,3 +73,18 @@ export function formatSpan(ms: number): string {
   const count = Math.max(1, Math.round(ms / size));
   return count === 1 ? `about a ${unit}` : `about ${count} ${unit}s`;
 }
+
+/**
+ * JSON text indented for reading (a webhook body, an error envelope); text that is not JSON is shown as it is.
+ * The page escapes it like any other text.
+ *
+ * @example
+ * prettyJson('{"a":1}'); // '{\n  "a": 1\n}'
+ */
+export function prettyJson(json: string): string {
+  try {
+    return JSON.stringify(JSON.parse(json), null, 2);
+  } catch {
+    return json;
+  }
+}

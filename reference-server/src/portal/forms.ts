@@ -83,6 +83,30 @@ export const SessionsQuerySchema = z.object({
   startingAfter: z.string().max(64).optional(),
 });
 
+/** Filters and cursor of the Events page; an empty select means "any type". */
+export const EventsQuerySchema = z.object({
+  type: z.string().trim().max(64).optional(),
+  startingAfter: z.string().max(64).optional(),
+});
+
+/** The note an event's page shows after a resend: the deliveries it queued. */
+export const EventQuerySchema = z.object({
+  resent: z
+    .string()
+    .regex(/^\d{1,3}$/)
+    .optional(),
+});
+
+/** Resends an event: to one endpoint (`endpointId`), or to every enabled endpoint that takes its type. */
+export const ResendEventFormSchema = z.object({ _csrf: csrf, endpointId: z.string().max(64).optional() });
+
+/** The Requests page's search (a `Request-Id`, a status class) and cursor (a `Request-Id`). */
+export const RequestsQuerySchema = z.object({
+  requestId: z.string().trim().max(64).optional(),
+  status: z.enum(['', '2xx', '3xx', '4xx', '5xx']).optional(),
+  startingAfter: z.string().max(64).optional(),
+});
+
 /** The note the Webhooks page shows after an endpoint was deleted. */
 export const WebhooksQuerySchema = z.object({ deleted: z.literal('1').optional() });
 

@@ -11,6 +11,8 @@ import type { PortalContext } from './portal-auth.ts';
  */
 export const SECTIONS = [
   { id: 'sessions', label: 'Sessions', path: '/portal/sessions' },
+  { id: 'events', label: 'Events', path: '/portal/events' },
+  { id: 'requests', label: 'Requests', path: '/portal/requests' },
   { id: 'bank', label: 'Test bank', path: '/portal/bank' },
   { id: 'webhooks', label: 'Webhooks', path: '/portal/webhooks' },
   { id: 'keys', label: 'API keys', path: '/portal/keys' },
@@ -78,7 +80,7 @@ function header(context: PortalContext | undefined, section: SectionId | undefin
     <div class="topbar-inner">
       ${brand}
       <div class="account">
-        <span class="business" title="${context.business.id}">${context.business.name}</span>
+        <span class="business" title="${context.business.name}">${context.business.name}</span>
         ${environmentSwitch(context, path)}
         <form method="post" action="/portal/sign-out">${csrfField(context)}<button type="submit" class="button button-quiet">Sign out</button></form>
       </div>

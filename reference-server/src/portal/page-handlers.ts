@@ -7,7 +7,6 @@ import {
 import type { RequestHandler } from 'express';
 import type { SimulatedBank } from '../bank/simulated-bank.ts';
 import { rollKeyIn } from '../businesses/onboarding.ts';
-import type { ApiCaller } from '../businesses/ownership.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Webhooks } from '../events/webhooks.ts';
@@ -19,6 +18,7 @@ import type { RefundService } from '../refunds/refund-service.ts';
 import { transferAtBank } from '../routes/bank.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { TestEndings } from '../sessions/test-endings.ts';
+import { actorOf, callerOf } from './caller.ts';
 import { formatMoney } from './format.ts';
 import {
   CreateEndpointFormSchema,
@@ -60,21 +60,6 @@ export interface PageDeps {
   /** How long a delivery is retried on this service's schedule (`retrySpanMs`), for the Webhooks page. */
   webhookRetrySpanMs: number;
 }
-
-/** Who the audit log names for a change made in the portal: the session's key, by id (never the key). */
-const actorOf = (context: PortalContext) => `portal:${context.apiKeyId}`;
-
-/**
- * The business's own view in the session's environment, as the API services expect a caller: a secret key of
- * that environment, audited as the portal session's key. There is no other environment to pass: the services
- * refuse (403 `environment_mismatch`) a session, endpoint or event of the other one.
- */
-export const callerOf = (context: PortalContext): ApiCaller => ({
-  kind: 'secret',
-  business: context.business,
-  environment: context.environment,
-  actor: actorOf(context),
-});
 
 type PageHandlers = Pick<
   Record<PortalRouteName, RequestHandler>,

@@ -11,6 +11,7 @@ import { storageFull } from '../db/storage-errors.ts';
 import { HttpError, storageFullError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
 import { refuseOversizedBody } from '../middleware/json-body.ts';
+import { type ActivityDeps, activityHandlers } from './activity-handlers.ts';
 import { sendPage } from './layout.ts';
 import { type PageDeps, pageHandlers } from './page-handlers.ts';
 import { errorPage } from './pages/error-page.ts';
@@ -27,7 +28,7 @@ import { refundHandlers } from './refund-handlers.ts';
 import { type SignInDeps, signInHandlers } from './sign-in-handlers.ts';
 
 /** What the portal needs from the service. */
-export type PortalDeps = SignInDeps & PageDeps;
+export type PortalDeps = SignInDeps & PageDeps & ActivityDeps;
 
 /**
  * No inline script or style anywhere; forms post only to the portal; no framing; nothing else loads.
@@ -148,6 +149,7 @@ export function portalRoutes(deps: PortalDeps): Router {
     ...signInHandlers(deps),
     ...pageHandlers(deps),
     ...refundHandlers(deps),
+    ...activityHandlers(deps),
   } satisfies Record<PortalRouteName, RequestHandler>;
 
   router.use(securityHeaders);

@@ -1,4 +1,5 @@
 import type { UnappliedCredits } from '../bank/unapplied-credits.ts';
+import { REQUEST_LOG_KEEP } from '../db/request-log.ts';
 import type { Store } from '../db/store.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
@@ -6,17 +7,22 @@ import type { RefundPayouts } from '../refunds/refund-payouts.ts';
 import type { SessionExpiry } from './session-expiry.ts';
 
 const BATCH = 200;
+/** How often a pass also prunes the request log (a scan of the table: not every second). */
+const REQUEST_LOG_PRUNE_EVERY_MS = 60_000;
 
 /**
  * Ends what ran out of time: sessions past their lifetime become `expired`; an account whose countdown ended
  * with no transfer sends its session back to `pending` (`account_expired`) so the payer can ask for a new one.
  * Runs at start, so sessions that fell due while the service was down are settled first, then on an interval.
+ * It also keeps the stores bounded: expired idempotency keys go, and (at most once a minute) the request log is
+ * cut to the newest `REQUEST_LOG_KEEP` per business and environment.
  * Each ending settles with the bank first (see `SessionLifecycle`): a session whose account the bank already
  * credited (say, while the service was down and before the bank's retry arrives) ends `successful`.
  */
 export class ExpirySweeper {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  private requestLogPrunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly store: Store,
@@ -60,6 +66,10 @@ export class ExpirySweeper {
     await this.credits.refundPending();
     await this.refundPayouts.payPending();
     await this.store.writes.run((tx) => tx.idempotencyKeys.purge(now - this.idempotencyKeyTtlMs));
+    if (now - this.requestLogPrunedAt >= REQUEST_LOG_PRUNE_EVERY_MS) {
+      this.requestLogPrunedAt = now;
+      await this.store.writes.run((tx) => tx.requestLog.prune(REQUEST_LOG_KEEP));
+    }
     return moved;
   }
 

@@ -16,9 +16,26 @@ export async function checkoutFrameHandle(page: Page): Promise<Frame> {
 }
 
 /**
- * axe-core's violations (WCAG 2.x A/AA and best practices) in the checkout frame and in the overlay on the
- * merchant page. Injected through the DevTools protocol, which the pages' CSPs do not govern.
+ * axe-core's violations (WCAG 2.x A/AA and best practices) in one document: a page or a frame, each checked on
+ * its own (axe's cross-frame messaging would only post into a frame). Injected through the DevTools protocol,
+ * which the pages' CSPs do not govern.
  */
+export async function documentAxeViolations(target: Page | Frame): Promise<string[]> {
+  await target.evaluate(AXE_SOURCE);
+  return target.evaluate(async () => {
+    const axe = (
+      globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<unknown> } }
+    ).axe;
+    const result = (await axe.run(document, { resultTypes: ['violations'], iframes: false })) as {
+      violations: Array<{ id: string; nodes: Array<{ target: unknown }> }>;
+    };
+    return result.violations.map(
+      (violation) => `${violation.id} ${JSON.stringify(violation.nodes.map((n) => n.target))}`,
+    );
+  });
+}
+
+/** axe-core's violations in the checkout frame and in the overlay on the merchant page. */
 export async function axeViolations(page: Page): Promise<string[]> {
   const results: string[] = [];
   const frame = await checkoutFrameHandle(page);
@@ -26,19 +43,7 @@ export async function axeViolations(page: Page): Promise<string[]> {
     ['frame', frame],
     ['page', page.mainFrame()],
   ] as const) {
-    await target.evaluate(AXE_SOURCE);
-    const violations = await target.evaluate(async () => {
-      const axe = (
-        globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<unknown> } }
-      ).axe;
-      // The frame is checked on its own; axe's cross-frame messaging would only post into it.
-      const result = (await axe.run(document, { resultTypes: ['violations'], iframes: false })) as {
-        violations: Array<{ id: string; nodes: Array<{ target: unknown }> }>;
-      };
-      return result.violations.map(
-        (violation) => `${violation.id} ${JSON.stringify(violation.nodes.map((n) => n.target))}`,
-      );
-    });
+    const violations = await documentAxeViolations(target);
     results.push(...violations.map((violation) => `${where}: ${violation}`));
   }
   return results;

@@ -1,5 +1,5 @@
 import type { Environment, KeyKind, RolledKey } from '@servicepay/node/protocol';
-import type { ApiKey } from '../../db/api-keys.ts';
+import { type ApiKey, keyHint } from '../../db/api-keys.ts';
 import { formatEpoch } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page, signInHref } from '../layout.ts';
@@ -10,22 +10,14 @@ const KIND_TEXT: Record<KeyKind, { label: string; use: string }> = {
   publishable: { label: 'Publishable key', use: 'Reads your public checkout profile. Safe in HTML.' },
 };
 
-/**
- * A key as the portal shows it after creation: prefix and last four only.
- *
- * @example
- * maskedKey(key); // 'sk_test_…a1B2'
- */
-export const maskedKey = (key: ApiKey): string => `${key.prefix}…${key.last4}`;
-
 function keyRow(context: PortalContext, environment: Environment, kind: KeyKind, keys: ApiKey[]): SafeHtml {
   const text = KIND_TEXT[kind];
   const id = `roll-${environment}-${kind}`;
   return html`<tr>
   <th scope="row">${text.label}<span class="cell-help">${text.use}</span></th>
-  <td>${keys.length === 0 ? html`<span class="muted">none</span>` : keys.map((key) => html`<code class="key">${maskedKey(key)}</code> `)}</td>
-  <td>${keys.length === 0 ? '' : formatEpoch(keys[0]?.createdAt ?? null)}</td>
-  <td>
+  <td data-label="Key">${keys.length === 0 ? html`<span class="muted">none</span>` : keys.map((key) => html`<code class="key">${keyHint(key)}</code> `)}</td>
+  <td data-label="Created">${keys.length === 0 ? '' : formatEpoch(keys[0]?.createdAt ?? null)}</td>
+  <td data-label="Roll">
     <form method="post" action="/portal/keys/roll" class="inline-form">
       ${csrfField(context)}
       <input type="hidden" name="environment" value="${environment}">
@@ -74,7 +66,7 @@ export function keysPage(
 a key's prefix and last four characters. Rolling issues a new key and <strong>revokes the old one immediately</strong>:
 update your servers first, or their calls fail with <code>401 api_key_revoked</code>.</p>
 <div class="table-wrap" role="region" aria-labelledby="keys-caption" tabindex="0">
-<table>
+<table class="stack">
   <caption id="keys-caption">${environment === 'test' ? 'Test' : 'Live'} keys</caption>
   <thead><tr><th scope="col">Kind</th><th scope="col">Key</th><th scope="col">Created</th><th scope="col">Roll</th></tr></thead>
   <tbody>

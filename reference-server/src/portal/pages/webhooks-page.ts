@@ -43,10 +43,10 @@ export function webhooksPage(
 ): SafeHtml {
   const rows = endpoints.map(
     (endpoint) => html`<tr>
-  <th scope="row"><a href="/portal/webhooks/${endpoint.id}">${endpoint.url}</a>${endpoint.description ? html`<span class="cell-help">${endpoint.description}</span>` : ''}</th>
-  <td>${endpoint.events.map((type) => html`<code class="tag">${type}</code> `)}</td>
-  <td>${endpointState(endpoint)}</td>
-  <td>${formatTime(endpoint.createdAt)}</td>
+  <th scope="row" class="break"><a href="/portal/webhooks/${endpoint.id}">${endpoint.url}</a>${endpoint.description ? html`<span class="cell-help">${endpoint.description}</span>` : ''}</th>
+  <td data-label="Events">${endpoint.events.map((type) => html`<code class="tag">${type}</code> `)}</td>
+  <td data-label="State">${endpointState(endpoint)}</td>
+  <td data-label="Added">${formatTime(endpoint.createdAt)}</td>
 </tr>`,
   );
   const notice = options.created
@@ -69,11 +69,12 @@ export function webhooksPage(
     ...(notice ? { notice } : {}),
     body: html`<h1>Webhooks <span class="env-chip">${context.environment}</span></h1>
 <p class="lead">ServicePay posts ${codeList(WebhookEventTypeSchema.options)} to these URLs, signed with <code>X-Service-Signature</code>,
-retrying for ${formatSpan(retrySpanMs)}.</p>
+retrying for ${formatSpan(retrySpanMs)}. Every event, its payload and each delivery attempt: <a href="/portal/events">Events</a>;
+each endpoint's deliveries: its page.</p>
 ${
   endpoints.length === 0
     ? html`<p class="empty">No endpoints in ${context.environment} yet.</p>`
-    : html`<div class="table-wrap" role="region" aria-labelledby="endpoints-caption" tabindex="0"><table>
+    : html`<div class="table-wrap" role="region" aria-labelledby="endpoints-caption" tabindex="0"><table class="stack">
   <caption id="endpoints-caption">Endpoints</caption>
   <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Added</th></tr></thead>
   <tbody>${rows}</tbody>
@@ -98,24 +99,40 @@ ${
   });
 }
 
-function attemptsTable(delivery: WebhookDelivery): SafeHtml {
+/**
+ * A delivery's attempts, oldest first: when, the HTTP status (or none), how long, the error or the answer's
+ * excerpt. On a narrow screen each attempt is a card (`table.stack`).
+ *
+ * @example
+ * html`<li>${attemptsTable(delivery)}</li>`;
+ */
+export function attemptsTable(delivery: WebhookDelivery): SafeHtml {
   if (delivery.attempts.length === 0) return html`<p class="muted">No attempt yet.</p>`;
-  return html`<div class="table-wrap" role="region" aria-label="Attempts of ${delivery.id}" tabindex="0"><table class="compact">
+  return html`<div class="table-wrap" role="region" aria-label="Attempts of ${delivery.id}" tabindex="0"><table class="compact stack">
   <caption class="visually-hidden">Attempts of delivery ${delivery.id}</caption>
   <thead><tr><th scope="col">#</th><th scope="col">At</th><th scope="col">Answer</th><th scope="col">Time</th><th scope="col">Error or response</th></tr></thead>
   <tbody>${delivery.attempts.map(
     (attempt, index) => html`<tr>
-    <td>${index + 1}</td>
-    <td>${formatTime(attempt.at)}</td>
-    <td>${attempt.statusCode === null ? badge('no answer', 'bad') : badge(String(attempt.statusCode), attempt.statusCode >= 200 && attempt.statusCode < 300 ? 'good' : 'bad')}</td>
-    <td>${attempt.latencyMs} ms</td>
-    <td class="excerpt">${attempt.error ?? attempt.responseExcerpt ?? ''}</td>
+    <td data-label="Attempt">${index + 1}</td>
+    <td data-label="At">${formatTime(attempt.at)}</td>
+    <td data-label="Answer">${attempt.statusCode === null ? badge('no answer', 'bad') : badge(String(attempt.statusCode), attempt.statusCode >= 200 && attempt.statusCode < 300 ? 'good' : 'bad')}</td>
+    <td data-label="Time">${attempt.latencyMs} ms</td>
+    <td class="excerpt" data-label="Error or response">${attempt.error ?? attempt.responseExcerpt ?? ''}</td>
   </tr>`,
   )}</tbody>
 </table></div>`;
 }
 
 const DELIVERY_TONE = { succeeded: 'good', pending: 'info', failed: 'bad' } as const;
+
+/**
+ * A delivery's status as a badge.
+ *
+ * @example
+ * deliveryBadge(delivery); // <span class="badge badge-good">succeeded</span>
+ */
+export const deliveryBadge = (delivery: WebhookDelivery): SafeHtml =>
+  badge(delivery.status, DELIVERY_TONE[delivery.status]);
 
 /**
  * One endpoint: its details, its signing secret on demand (after a confirm), its deliveries with every
@@ -145,8 +162,8 @@ export function endpointPage(
   const items = deliveries.data.map(
     (delivery) => html`<li class="delivery">
   <div class="delivery-head">
-    <h3><code>${delivery.eventType}</code> ${badge(delivery.status, DELIVERY_TONE[delivery.status])}</h3>
-    <p class="muted">Delivery <code>${delivery.id}</code> · event <code>${delivery.eventId}</code> · queued ${formatTime(delivery.createdAt)}
+    <h3><code>${delivery.eventType}</code> ${deliveryBadge(delivery)}</h3>
+    <p class="muted">Delivery <code>${delivery.id}</code> · event <a href="/portal/events/${delivery.eventId}"><code>${delivery.eventId}</code></a> · queued ${formatTime(delivery.createdAt)}
     ${delivery.nextAttemptAt ? html` · next attempt ${formatTime(delivery.nextAttemptAt)}` : ''}</p>
     <form method="post" action="/portal/webhooks/${endpoint.id}/resend" class="inline-form">
       ${csrfField(context)}<input type="hidden" name="eventId" value="${delivery.eventId}">
