@@ -251,6 +251,12 @@ describe("the SDK through Prism's validating proxy", () => {
     } finally {
       await receiver.close();
     }
-    expect(prism.output()).not.toMatch(/violation|error/i);
+    // Prism's start-up lines list every operation with example path parameters drawn from lorem ipsum, whose
+    // words include "error" (seen: /api/test/sessions/error/expire): only the lines after them are the walk's.
+    const walkLines = prism
+      .output()
+      .split('\n')
+      .filter((line) => !/\[CLI\].*\binfo\b/.test(line));
+    expect(walkLines.join('\n')).not.toMatch(/violation|error/i);
   }, 60_000);
 });
