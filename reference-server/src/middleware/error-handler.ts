@@ -2,8 +2,10 @@ import type { ErrorBody, ErrorCode, FieldError } from '@servicepay/node/protocol
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ZodError } from 'zod';
 import { databaseUnavailable, storageFull } from '../db/database-errors.ts';
+import { DomainError } from '../domain-errors.ts';
 import { HttpError, storageFullError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
+import { httpErrorOf } from './domain-error-status.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
@@ -97,6 +99,7 @@ export function errorHandler(
       return;
     }
     if (error instanceof HttpError) return sendError(res, error);
+    if (error instanceof DomainError) return sendError(res, httpErrorOf(error));
     if (error instanceof ZodError) return sendError(res, validationError(error));
     const fault = error as { status?: unknown; statusCode?: unknown; type?: unknown };
     const status = typeof fault.status === 'number' ? fault.status : fault.statusCode;
