@@ -9,7 +9,9 @@ import {
 } from '@servicepay/node/protocol';
 import { z } from 'zod';
 import { isWidgetRoute } from '../middleware/cors.ts';
-import { OPERATIONS, type OperationSpec, type SecurityName, StatusEventSchema } from './operations.ts';
+import type { DocumentedOperation, HeaderSpec, SecurityName } from '../routes/operation.ts';
+import { StatusEventSchema } from '../routes/session-events.ts';
+import { OPERATIONS } from './operations.ts';
 
 type Json = Record<string, unknown>;
 /** The security schemes of the document: the operations' and the signature of the webhooks it sends. */
@@ -107,7 +109,16 @@ function inline(schema: z.ZodType): Json {
   return rest;
 }
 
-function parametersOf(operation: OperationSpec): Json[] {
+/** What an operation with `idempotency` reads (`middleware/idempotency.ts`). */
+const idempotencyKey: HeaderSpec = {
+  name: 'Idempotency-Key',
+  description:
+    'Same key, route and body within 24 h answers the first success again, byte for byte (Idempotent-Replayed: true); another body or route: 409 idempotency_key_reused.',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
+
+function parametersOf(operation: DocumentedOperation): Json[] {
   const parameters: Json[] = [];
   for (const match of operation.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)) {
     parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string', minLength: 1 } });
@@ -123,7 +134,8 @@ function parametersOf(operation: OperationSpec): Json[] {
       });
     }
   }
-  for (const header of operation.headers ?? []) {
+  const headers = [...(operation.headers ?? []), ...(operation.idempotency ? [idempotencyKey] : [])];
+  for (const header of headers) {
     parameters.push({
       name: header.name,
       in: 'header',
@@ -203,7 +215,7 @@ const HEADERS: Record<string, Json> = {
  * every route that reads it: all but this document), and on a JSON POST or PATCH 400 (malformed JSON, a lone
  * surrogate) and 415 (a body that is not JSON; `jsonBody`). The bank's notification reads its raw body itself.
  */
-function statusesOf(operation: OperationSpec): number[] {
+function statusesOf(operation: DocumentedOperation): number[] {
   const statuses = new Set(operation.errors);
   if (operation.tag === 'Portal') return [...statuses].sort((a, b) => a - b);
   statuses.add(413);
@@ -218,11 +230,11 @@ function statusesOf(operation: OperationSpec): number[] {
 }
 
 /** Whether an operation's answers spent a rate-limit budget, so carry `RateLimit-*`. */
-const spendsBudget = (operation: OperationSpec): boolean =>
+const spendsBudget = (operation: DocumentedOperation): boolean =>
   operation.tag !== 'Portal' && statusesOf(operation).includes(429);
 
 /** The checkout's routes answer with CORS headers (middleware/cors.ts decides which routes those are). */
-const answersCors = (operation: OperationSpec): boolean =>
+const answersCors = (operation: DocumentedOperation): boolean =>
   isWidgetRoute(operation.path.replace(/\{[^}]+\}/g, 'x'));
 
 /**
@@ -234,7 +246,7 @@ const answersCors = (operation: OperationSpec): boolean =>
  * const document = buildOpenApiDocument();
  * document.paths['/api/widget/sessions'].post.requestBody; // { $ref-ed CreateSessionParams }
  */
-export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPERATIONS) {
+export function buildOpenApiDocument(operations: readonly DocumentedOperation[] = OPERATIONS) {
   const outputs: Registry = z.registry<{ id: string }>();
   const inputs: Registry = z.registry<{ id: string }>();
   const named = new Map<string, z.ZodType>();
@@ -271,7 +283,7 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
     const portal = operation.tag === 'Portal';
     const budgeted = spendsBudget(operation);
     const cors = answersCors(operation);
-    const replays = operation.headers?.some((h) => h.name === 'Idempotency-Key') ?? false;
+    const replays = operation.idempotency !== undefined;
     /** The headers of an answer with `status`: the request id, then the budget's, CORS, and the replay mark. */
     const headersFor = (status: number): Json => ({
       ...requestIdHeader,
