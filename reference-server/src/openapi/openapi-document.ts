@@ -8,7 +8,7 @@ import {
   WebhookEventSchema,
 } from '@servicepay/node/protocol';
 import { z } from 'zod';
-import { isWidgetRoute } from '../middleware/cors.ts';
+import { EXPOSED_HEADERS, isWidgetRoute, PREFLIGHT } from '../middleware/cors.ts';
 import type { DocumentedOperation, HeaderSpec, SecurityName } from '../routes/operation.ts';
 import { StatusEventSchema } from '../routes/session-events.ts';
 import { OPERATIONS } from './operations.ts';
@@ -118,11 +118,17 @@ const idempotencyKey: HeaderSpec = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
 };
 
+/** The path's `{name}` parameters: each a non-empty string. */
+const pathParametersOf = (path: string): Json[] =>
+  [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((match) => ({
+    name: match[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string', minLength: 1 },
+  }));
+
 function parametersOf(operation: DocumentedOperation): Json[] {
-  const parameters: Json[] = [];
-  for (const match of operation.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)) {
-    parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string', minLength: 1 } });
-  }
+  const parameters: Json[] = pathParametersOf(operation.path);
   if (operation.query) {
     const schema = inline(operation.query) as { properties?: Record<string, Json>; required?: string[] };
     for (const [name, property] of Object.entries(schema.properties ?? {})) {
@@ -196,11 +202,22 @@ const HEADERS: Record<string, Json> = {
   },
   AccessControlExposeHeaders: {
     description: 'The headers the checkout frame may read, sent with `Access-Control-Allow-Origin`.',
-    schema: {
-      type: 'string',
-      const:
-        'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Date, Idempotent-Replayed',
-    },
+    schema: { type: 'string', const: EXPOSED_HEADERS },
+  },
+  AccessControlAllowMethods: {
+    description: 'The methods a widget host may use on this route.',
+    required: true,
+    schema: { type: 'string', const: PREFLIGHT.allowMethods },
+  },
+  AccessControlAllowHeaders: {
+    description: 'The request headers a widget host may send.',
+    required: true,
+    schema: { type: 'string', const: PREFLIGHT.allowHeaders },
+  },
+  AccessControlMaxAge: {
+    description: 'Seconds the browser may keep this preflight.',
+    required: true,
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400, const: PREFLIGHT.maxAgeSeconds },
   },
   VaryOrigin: {
     description: 'The answer depends on `Origin` (its CORS headers do).',
@@ -234,8 +251,63 @@ const spendsBudget = (operation: DocumentedOperation): boolean =>
   operation.tag !== 'Portal' && statusesOf(operation).includes(429);
 
 /** The checkout's routes answer with CORS headers (middleware/cors.ts decides which routes those are). */
-const answersCors = (operation: DocumentedOperation): boolean =>
-  isWidgetRoute(operation.path.replace(/\{[^}]+\}/g, 'x'));
+const answersCorsAt = (path: string): boolean => isWidgetRoute(path.replace(/\{[^}]+\}/g, 'x'));
+const answersCors = (operation: DocumentedOperation): boolean => answersCorsAt(operation.path);
+
+/**
+ * The CORS preflight of a checkout route, as `middleware/cors.ts` answers it before any route is reached (so it
+ * is no entry of the table: it follows from the route being a checkout route). 204 with what a widget host may
+ * send to the host's origin; 403 to any other origin. It spends no budget and reads no database.
+ */
+function preflightOf(path: string, operationId: string): Json {
+  return {
+    operationId: `${operationId}Preflight`,
+    summary: 'CORS preflight from a widget host',
+    description:
+      "Answered before the route: to the origin of a widget host (where the checkout frame runs), 204 with the methods and headers it may use; to any other origin, 403 `forbidden` (the browser then refuses the page's request).",
+    tags: ['Checkout'],
+    security: [],
+    parameters: [
+      ...pathParametersOf(path),
+      {
+        name: 'Origin',
+        in: 'header',
+        required: true,
+        description: "The calling page's origin.",
+        schema: { type: 'string', maxLength: 2048, pattern: '^[\\x21-\\x7e]+$' },
+      },
+      {
+        name: 'Access-Control-Request-Method',
+        in: 'header',
+        required: false,
+        description: 'The method the browser is asking about.',
+        schema: { type: 'string', maxLength: 16, pattern: '^[A-Za-z]+$' },
+      },
+    ],
+    responses: {
+      '204': {
+        description: 'The origin is a widget host: what it may send.',
+        headers: {
+          ...requestIdHeader,
+          ...corsHeaders,
+          'Access-Control-Allow-Methods': header('AccessControlAllowMethods'),
+          'Access-Control-Allow-Headers': header('AccessControlAllowHeaders'),
+          'Access-Control-Max-Age': header('AccessControlMaxAge'),
+        },
+      },
+      '403': {
+        description: 'The origin is not a widget host.',
+        headers: { ...requestIdHeader, Vary: header('VaryOrigin') },
+        content: { 'application/json': { schema: ref('Error') } },
+      },
+      default: {
+        description: 'A fault of the service (500 internal_error), never a stack trace.',
+        headers: requestIdHeader,
+        content: { 'application/json': { schema: ref('Error') } },
+      },
+    },
+  };
+}
 
 /**
  * The OpenAPI 3.1 document of the reference server, built from the protocol's zod schemas with zod's own JSON
@@ -405,6 +477,11 @@ export function buildOpenApiDocument(operations: readonly DocumentedOperation[] 
       ...(body ? { requestBody: body } : {}),
       responses,
     };
+  }
+
+  for (const [path, methods] of Object.entries(paths)) {
+    const first = Object.values(methods)[0] as { operationId: string } | undefined;
+    if (first && answersCorsAt(path)) methods.options = preflightOf(path, first.operationId);
   }
 
   const schemas = { ...componentsOf(outputs, 'output') };
