@@ -11,7 +11,6 @@ export type DomainReason =
   | 'forbidden'
   | 'environment_mismatch'
   | 'kyc_required'
-  | 'test_mode_only'
   // What was asked
   | 'validation_failed'
   | 'unsupported_currency'

@@ -188,6 +188,47 @@ describe('GET /openapi.json', () => {
     expect(extra, 'served but not documented').toEqual([]);
   });
 
+  it("each checkout route's CORS preflight is documented and answers as documented", async () => {
+    const paths = document.paths as Record<string, Record<string, Json>>;
+    const preflights = Object.keys(paths).filter((path) => paths[path]?.options);
+    expect(preflights.sort()).toEqual(
+      [
+        '/api/widget/bootstrap',
+        '/api/widget/profile',
+        '/api/widget/sessions/{id}/accounts',
+        '/api/widget/sessions/{id}/cancel',
+        '/api/widget/sessions/{id}/events',
+      ].sort(),
+    );
+    const headers = document.components.headers as Record<string, { schema: { const?: unknown } }>;
+    for (const path of preflights) {
+      const url = path.replace('{id}', 'ses_x');
+      const allowed = await call(server.baseUrl, 'OPTIONS', url, {
+        headers: { origin: server.widgetUrls.test, 'access-control-request-method': 'POST' },
+      });
+      const responses = paths[path]?.options?.responses as Record<string, Json>;
+      expect([path, allowed.status]).toEqual([path, 204]);
+      expect(responses['204']).toBeDefined();
+      expect(allowed.headers.get('access-control-allow-methods')).toBe(
+        headers.AccessControlAllowMethods?.schema.const,
+      );
+      expect(allowed.headers.get('access-control-allow-headers')).toBe(
+        headers.AccessControlAllowHeaders?.schema.const,
+      );
+      expect(Number(allowed.headers.get('access-control-max-age'))).toBe(
+        headers.AccessControlMaxAge?.schema.const,
+      );
+      expect(allowed.headers.get('access-control-expose-headers')).toBe(
+        headers.AccessControlExposeHeaders?.schema.const,
+      );
+      const refused = await call(server.baseUrl, 'OPTIONS', url, {
+        headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+      });
+      expect([path, refused.status, refused.body?.meta?.code]).toEqual([path, 403, 'forbidden']);
+      expect(responses['403']).toBeDefined();
+    }
+  });
+
   it('the API is mounted from its table alone, and the portal documented route for route', () => {
     const mounted: string[] = [];
     const recorder = new Proxy(

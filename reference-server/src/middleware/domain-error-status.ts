@@ -8,7 +8,6 @@ const STATUS_OF: Record<DomainReason, 400 | 403 | 404 | 409 | 410> = {
   forbidden: 403,
   environment_mismatch: 403,
   kyc_required: 403,
-  test_mode_only: 403,
   validation_failed: 400,
   unsupported_currency: 400,
   amount_out_of_range: 400,

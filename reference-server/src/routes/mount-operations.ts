@@ -11,7 +11,13 @@ import {
 } from '../middleware/authenticate.ts';
 import { validationError } from '../middleware/error-handler.ts';
 import { afterWrite, idempotent, idempotentWrite } from '../middleware/idempotency.ts';
-import { callerOf, requestIdOf } from '../middleware/request-context.ts';
+import {
+  apiCaller,
+  type Caller,
+  callerOf,
+  requestIdOf,
+  widgetCaller,
+} from '../middleware/request-context.ts';
 import { sendData, sendJsonText, sendPage } from './envelope.ts';
 import type { Answer, AnyOperation, AuthKind, OperationDeps } from './operation.ts';
 
@@ -80,10 +86,30 @@ function send(res: Response, answer: Answer): void {
   else sendData(res, answer.data, answer.status);
 }
 
+/** The caller `auth` promises the handler, as the guards left it (a guard that left none is a wiring fault). */
+function callerFor(kind: AuthKind, res: Response): Caller | undefined {
+  switch (kind) {
+    case 'secretKey':
+    case 'secretOrPublishableKey':
+      return apiCaller(res);
+    case 'widgetToken':
+      return widgetCaller(res);
+    case 'secretKeyOrWidgetToken': {
+      const caller = callerOf(res);
+      if (caller === undefined) throw new Error('no credential authenticated this request');
+      return caller;
+    }
+    default:
+      return undefined;
+  }
+}
+
 /** Checks the request against the operation's schemas, then runs its handler and sends its answer. */
 function handlerOf(operation: AnyOperation, deps: OperationDeps): RequestHandler {
   const run = async (req: Request, res: Response) => {
-    const caller = callerOf(res);
+    // Each entry typed its own context (`defineOperation`); the table holds them all as `AnyOperation`, so the
+    // context built here, checked at run time by `callerFor` and the schemas, is handed on untyped.
+    const caller = callerFor(operation.auth, res);
     operation.admit?.(caller as never, deps);
     let query: unknown;
     if (operation.query) {
