@@ -8,7 +8,7 @@ import { type SimulatedBank, UnknownAccountError } from '../bank/simulated-bank.
 import type { NotificationResult } from '../db/bank-notifications.ts';
 import { notFound } from '../domain-errors.ts';
 import { HttpError } from '../errors.ts';
-import { BODY_ERRORS, defineOperation, json } from './operation.ts';
+import { BODY_ERRORS, type BodySpec, defineOperation, json } from './operation.ts';
 
 /** Makes a transfer at the simulated bank, mapping the bank's refusal to 404. */
 export async function transferAtBank(
@@ -24,6 +24,15 @@ export async function transferAtBank(
     throw error;
   }
 }
+
+/** A simulated payer's transfer: the body of the bank's counter and of the test helper that calls it. */
+export const transferBody: BodySpec<typeof SimulateTransferParamsSchema> = {
+  schema: SimulateTransferParamsSchema,
+  name: 'SimulateTransferParams',
+  required: true,
+  what: 'transfer',
+  absent: 'as-sent',
+};
 
 /**
  * `data` of `POST /bank/notifications`: what the service made of the bank's notice.
@@ -87,13 +96,7 @@ export const BANK_OPERATIONS = [
     admit: (_caller, { publicBankCounter }) => {
       if (!publicBankCounter) throw new HttpError(404, 'route_not_found', 'No route POST /bank/transfers.');
     },
-    body: {
-      schema: SimulateTransferParamsSchema,
-      name: 'SimulateTransferParams',
-      required: true,
-      what: 'transfer',
-      absent: 'as-sent',
-    },
+    body: transferBody,
     success: { 200: json('What the bank did.', SimulatedTransferSchema, 'SimulatedTransfer') },
     errors: [...BODY_ERRORS, 403, 404, 429],
     handler: async ({ body }, { bank }) => {

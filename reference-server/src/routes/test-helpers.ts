@@ -1,14 +1,9 @@
-import {
-  SessionSchema,
-  SimulatedTransferSchema,
-  SimulateTransferParamsSchema,
-  TestAccountSchema,
-} from '@servicepay/node/protocol';
+import { SessionSchema, SimulatedTransferSchema, TestAccountSchema } from '@servicepay/node/protocol';
 import type { ApiCaller } from '../businesses/ownership.ts';
 import { notFound } from '../domain-errors.ts';
 import { HttpError } from '../errors.ts';
 import { assertOwnedBy } from '../middleware/authenticate.ts';
-import { transferAtBank } from './bank.ts';
+import { transferAtBank, transferBody } from './bank.ts';
 import { defineOperation, emptyBody, json, SECRET_KEY_ERRORS } from './operation.ts';
 
 /** Simulated money moves only with a test key: a live key answers 403 `test_mode_only`. */
@@ -97,13 +92,7 @@ export const TEST_HELPER_OPERATIONS = [
     summary: "A simulated payer's transfer to a test session's account",
     auth: 'secretKey',
     admit: refuseLive,
-    body: {
-      schema: SimulateTransferParamsSchema,
-      name: 'SimulateTransferParams',
-      required: true,
-      what: 'transfer',
-      absent: 'as-sent',
-    },
+    body: transferBody,
     idempotency: 'replay',
     success: {
       200: json(
