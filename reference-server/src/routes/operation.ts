@@ -50,8 +50,8 @@ export type PathParams<P extends string> = P extends `${string}{${infer Name}}${
 export type SecurityName = 'secretKey' | 'publishableKey' | 'widgetToken' | 'bankSignature' | 'portalSession';
 
 /** A success answer: `data` in the envelope (`list`: an array with pagination), or a page, a redirect, a stream. */
-export type SuccessSpec =
-  | { kind: 'json'; description: string; data: z.ZodType; name: string; list?: boolean }
+export type SuccessSpec<S extends z.ZodType = z.ZodType> =
+  | { kind: 'json'; description: string; data: S; name: string; list?: boolean }
   | { kind: 'html'; description: string }
   | { kind: 'redirect'; description: string }
   | { kind: 'event-stream'; description: string }
@@ -147,6 +147,22 @@ export type Answer =
   | { document: unknown }
   | undefined;
 
+/** What the JSON answers of `R` carry in `data` (a list's items for a list), as their schemas give it out. */
+type DataOf<R> = {
+  [K in keyof R]: R[K] extends { kind: 'json'; data: infer S extends z.ZodType } ? z.output<S> : never;
+}[keyof R];
+
+/**
+ * An answer whose `data` is what one of the operation's documented JSON answers holds, with one of its
+ * documented statuses (200 when none is named).
+ */
+export type AnswerOf<R> =
+  | { status?: Extract<keyof R, SuccessStatus>; data: DataOf<R> }
+  | { page: { data: DataOf<R>[]; pagination: unknown } }
+  | { status: Extract<keyof R, SuccessStatus>; text: string }
+  | { document: unknown }
+  | undefined;
+
 /** Any value but a promise (an answer must be awaited before it is sent). */
 type Settled<T> = T extends PromiseLike<unknown> ? never : T;
 
@@ -156,8 +172,10 @@ export interface Operation<
   P extends string = string,
   Q extends z.ZodObject | undefined = z.ZodObject | undefined,
   B extends z.ZodType | undefined = z.ZodType | undefined,
-> extends Omit<DocumentedOperation, 'security' | 'query' | 'body' | 'path'> {
+  R extends Record<number, SuccessSpec> = Record<number, SuccessSpec>,
+> extends Omit<DocumentedOperation, 'security' | 'query' | 'body' | 'path' | 'success'> {
   path: P;
+  success: R;
   auth: A;
   query?: Q;
   body?: B extends z.ZodType ? BodySpec<B> : undefined;
@@ -174,12 +192,12 @@ export interface Operation<
       B extends z.ZodType ? z.output<B> : undefined
     >,
     deps: OperationDeps,
-  ) => Promise<Settled<Answer>> | Settled<Answer>;
+  ) => Promise<Settled<AnswerOf<R>>> | Settled<AnswerOf<R>>;
 }
 
 /** An operation of any shape, as the table holds it. */
 // biome-ignore lint/suspicious/noExplicitAny: the table holds operations of every shape; each was checked where it was defined.
-export type AnyOperation = Operation<AuthKind, string, any, any>;
+export type AnyOperation = Operation<AuthKind, string, any, any, any>;
 
 /**
  * Declares one operation, typing its handler's context from its `auth`, `path`, `query` and `body` (as hono's
@@ -198,7 +216,8 @@ export function defineOperation<
   const P extends string,
   Q extends z.ZodObject | undefined = undefined,
   B extends z.ZodType | undefined = undefined,
->(operation: Operation<A, P, Q, B>): Operation<A, P, Q, B> {
+  const R extends Record<number, SuccessSpec> = Record<number, SuccessSpec>,
+>(operation: Operation<A, P, Q, B, R>): Operation<A, P, Q, B, R> {
   return operation;
 }
 
@@ -230,7 +249,12 @@ export function describeOperation(operation: AnyOperation): DocumentedOperation 
  * @example
  * success: { 200: json('The refund.', RefundSchema, 'Refund') }
  */
-export const json = (description: string, data: z.ZodType, name: string, list = false): SuccessSpec => ({
+export const json = <S extends z.ZodType>(
+  description: string,
+  data: S,
+  name: string,
+  list = false,
+): { kind: 'json'; description: string; data: S; name: string; list?: boolean } => ({
   kind: 'json',
   description,
   data,
