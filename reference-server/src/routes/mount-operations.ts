@@ -117,7 +117,8 @@ function handlerOf(operation: AnyOperation, deps: OperationDeps): RequestHandler
       if (!parsed.success) throw validationError(parsed.error, 'query');
       query = parsed.data;
     }
-    let body: unknown;
+    // An `unread` body (the `{}` the SDK sends) is not read: the handler gets the empty object it documents.
+    let body: unknown = operation.body?.absent === 'unread' ? {} : undefined;
     const spec = operation.body;
     if (spec && spec.absent !== 'unread') {
       const parsed = spec.schema.safeParse(spec.absent === 'empty-object' ? (req.body ?? {}) : req.body);
