@@ -47,11 +47,26 @@ const onPostgres = {
 };
 if (!postgresAvailable) reportIfPostgresMissing(process.pid);
 
+// Issue 27: the packaging suites build the packages and the release (tsup, npm pack, the release script) in a
+// ~30 s `beforeAll` each. In a project of their own vitest schedules them beside the rest from the start of the
+// run, rather than inside the SDK's files on one of the sqlite project's workers; `npm test` runs every project.
+const PACKAGING_TESTS = ['sdk/test/package.test.ts', 'test/repository/release.test.ts'];
+const packaging = { ...shared, test: { ...shared.test, name: 'packaging', include: PACKAGING_TESTS } };
+
 export default defineConfig({
   test: {
     reporters: ['default', new SummaryReporter()],
     projects: [
-      { ...shared, test: { ...shared.test, name: 'sqlite', include: ['**/*.test.ts'] } },
+      {
+        ...shared,
+        test: {
+          ...shared.test,
+          name: 'sqlite',
+          include: ['**/*.test.ts'],
+          exclude: [...shared.test.exclude, ...PACKAGING_TESTS],
+        },
+      },
+      packaging,
       ...(postgresAvailable ? [onPostgres] : []),
     ],
   },
