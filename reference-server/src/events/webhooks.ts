@@ -23,8 +23,9 @@ import { newId, randomBase62 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import type { WebhookOutbox } from './outbox.ts';
 import { WEBHOOK_EVENT_TYPES } from './outbox.ts';
+import { RETRY_SCHEDULES, type RetrySchedule } from './retry-schedule.ts';
 import { checkWebhookUrl, type Resolver } from './webhook-url-policy.ts';
-import { RETRY_SCHEDULES, type RetrySchedule, WebhookWorker } from './webhook-worker.ts';
+import { WebhookWorker } from './webhook-worker.ts';
 
 /** Endpoints one business may register per environment. */
 export const MAX_ENDPOINTS_PER_ENVIRONMENT = 16;
