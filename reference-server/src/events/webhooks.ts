@@ -333,6 +333,15 @@ export class Webhooks {
     return endpoint;
   }
 
+  /**
+   * The endpoint's signing secret, opened, for the portal's **Reveal** (the business's own endpoint only: 404,
+   * 403 as `owned`). Nothing is written; the portal logs that it was shown.
+   */
+  async revealSecret(caller: ApiCaller, id: string): Promise<string> {
+    const endpoint = await this.owned(caller, id);
+    return this.options.secretBox.open(endpoint.secretCiphertext);
+  }
+
   private async checkUrl(url: string, caller: ApiCaller): Promise<void> {
     const checked = await checkWebhookUrl(url, caller.environment, this.resolver);
     if (!checked.ok) {
