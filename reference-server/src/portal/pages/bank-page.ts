@@ -1,6 +1,6 @@
 import type { Session } from '@servicepay/node/protocol';
 import { HttpError } from '../../errors.ts';
-import { callerOf } from '../caller.ts';
+import { assertTestMode, callerOf } from '../caller.ts';
 import { formatMoney, formatTime, statusBadge } from '../format.ts';
 import { TransferFormSchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
@@ -38,13 +38,7 @@ export function bankPageRoutes(
       const context = portalContext(res);
       const parsed = TransferFormSchema.parse(req.body);
       // Simulated money only ever reaches test sessions, and only from a session signed in with a test key.
-      if (context.environment !== 'test') {
-        throw new HttpError(
-          403,
-          'environment_mismatch',
-          'The test bank moves simulated money to test sessions only. Sign in with your test secret key (sk_test_…) to use it.',
-        );
-      }
+      assertTestMode(context, 'The test bank moves simulated money to test sessions only.');
       const caller = callerOf(context);
       const session = await sessions.retrieve(caller, parsed.sessionId);
       if (!takesTransfer(session) || !session.virtualAccount) {

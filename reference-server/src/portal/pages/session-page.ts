@@ -2,7 +2,7 @@ import type { Refund, Session } from '@servicepay/node/protocol';
 import { SessionStatusSchema, TERMINAL_SESSION_STATUSES } from '@servicepay/node/protocol';
 import type { EventRecord } from '../../db/events.ts';
 import { HttpError } from '../../errors.ts';
-import { callerOf } from '../caller.ts';
+import { assertTestMode, callerOf } from '../caller.ts';
 import { formatEpoch, formatMoney, formatTime, statusBadge } from '../format.ts';
 import { ExpireFormSchema, RefundFormSchema, SessionDetailQuerySchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
@@ -67,13 +67,7 @@ export function sessionPageRoutes(
       const context = portalContext(res);
       const parsed = ExpireFormSchema.parse(req.body);
       // Test mode only, like the test bank: only a session signed in with a test key.
-      if (context.environment !== 'test') {
-        throw new HttpError(
-          403,
-          'environment_mismatch',
-          'Only test sessions can be expired on demand. Sign in with your test secret key (sk_test_…) to use it.',
-        );
-      }
+      assertTestMode(context, 'Only test sessions can be expired on demand.');
       const session = await testEndings.expire(callerOf(context), String(req.params.id), parsed.ending);
       // Redirect after the post, so a reload shows the result and ends nothing again.
       res.redirect(303, `/portal/sessions/${encodeURIComponent(session.id)}?ended=${parsed.ending}`);
