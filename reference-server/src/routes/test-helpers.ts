@@ -2,14 +2,14 @@ import { SimulateTransferParamsSchema } from '@servicepay/node/protocol';
 import { type Response, Router } from 'express';
 import type { SimulatedBank } from '../bank/simulated-bank.ts';
 import type { Store } from '../db/store.ts';
-import { HttpError, notFound } from '../errors.ts';
+import { HttpError } from '../errors.ts';
 import type { AuthDeps } from '../middleware/authenticate.ts';
-import { apiCaller, assertOwnedBy, requireApiKey } from '../middleware/authenticate.ts';
+import { apiCaller, requireApiKey } from '../middleware/authenticate.ts';
 import { validationError } from '../middleware/error-handler.ts';
 import { idempotent } from '../middleware/idempotency.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { TestEndings } from '../sessions/test-endings.ts';
-import { transferAtBank } from './bank.ts';
+import { TestTransfers } from '../sessions/test-transfers.ts';
 import { sendData } from './envelope.ts';
 
 /** Simulated money moves only with a test key: a live key answers 403 `test_mode_only`. */
@@ -38,6 +38,7 @@ export function testHelperRoutes(
   endings: TestEndings,
 ): Router {
   const router = Router();
+  const transfers = new TestTransfers(store, bank);
 
   router.post('/api/test/sessions/:id/account', requireApiKey(auth), idempotent, async (req, res) => {
     refuseLive(res);
@@ -60,18 +61,9 @@ export function testHelperRoutes(
     refuseLive(res);
     const parsed = SimulateTransferParamsSchema.safeParse(req.body);
     if (!parsed.success) throw validationError(parsed.error, 'transfer');
-    const account = await store.virtualAccounts.find(parsed.data.accountNumber);
-    const session = account && (await store.sessions.find(account.sessionId));
-    if (!session) throw notFound('account');
-    // The environment matters as much as the business: a test key must never pay a live session.
-    assertOwnedBy(caller, session, 'account');
-    const transfer = await transferAtBank(
-      bank,
-      parsed.data.accountNumber,
-      parsed.data.amount,
-      parsed.data.payerAccount,
-    );
-    sendData(res, transfer);
+    // The caller's own test session's account only (the portal's Test bank pays through the same service).
+    const { accountNumber, amount, payerAccount } = parsed.data;
+    sendData(res, await transfers.pay(caller, accountNumber, amount, payerAccount));
   });
 
   return router;
