@@ -5,7 +5,6 @@ import type {
   VirtualAccount,
 } from '@servicepay/node/protocol';
 import { html, LitElement, type PropertyValues } from 'lit';
-import { ApiError } from '../../frame/api-client.ts';
 import type { FrameConfig } from '../../frame/frame-config.ts';
 import type { StreamState } from '../../frame/status-stream.ts';
 import type { FrameMessage } from '../../protocol/messages.ts';
@@ -22,6 +21,7 @@ import {
   type ScreenActions,
 } from './frame-screens.ts';
 import { frameAppStyles } from './servicepay-frame-app.styles.ts';
+import { SessionCallsController } from './session-calls-controller.ts';
 import { StatusStreamController } from './status-stream-controller.ts';
 
 export type { Screen } from './frame-screens.ts';
@@ -34,9 +34,9 @@ const PAYING: readonly Screen[] = ['awaiting', 'confirming', 'mismatch'];
  * once, shows the account, follows the push stream, and tells the host (over the port) only what the merchant
  * may know: how the checkout ended, exactly once (success with `{ id, reference, status }`, cancelled, or an
  * error with a message for the developer; the payer reads their own words on the ERROR screen), and when to
- * close. Its three long-lived parts are Lit reactive controllers: `BootstrapController` (the secret's
- * exchange), `CountdownController` (the account's clock) and `StatusStreamController` (the push stream); the
- * element keeps the checkout's state and decides what the payer sees (`renderScreen`, one function per screen).
+ * close. Its long-lived parts are Lit reactive controllers: `BootstrapController` (the secret's exchange),
+ * `CountdownController` (the account's clock), `StatusStreamController` (the push stream),
+ * `SessionCallsController` (cancel, new account) and `CopyController`; the element keeps the checkout's state and decides what the payer sees (`renderScreen`, one function per screen).
  *
  * @example
  * const app = document.createElement('servicepay-frame-app');
@@ -53,7 +53,6 @@ export class ServicePayFrameApp extends LitElement {
     account: { state: true },
     mismatch: { state: true },
     errorMessage: { state: true },
-    busy: { state: true },
     announcement: { state: true },
   };
 
@@ -62,7 +61,6 @@ export class ServicePayFrameApp extends LitElement {
   declare account: VirtualAccount | undefined;
   declare mismatch: { expectedAmount: number; receivedAmount: number } | undefined;
   declare errorMessage: string;
-  declare busy: boolean;
   declare announcement: string;
 
   /** Set by the frame entry before `start`. */
@@ -92,10 +90,12 @@ export class ServicePayFrameApp extends LitElement {
         this.fail(texts.followingStopped, developerTexts.streamRefused(this.session?.id ?? '', status));
     },
   });
+  private readonly calls = new SessionCallsController(this, this.bootstrap, (payer, developer) =>
+    this.fail(payer, developer),
+  );
   private readonly outcome = new CheckoutOutcome((message) => this.post(message));
   private readonly copier = new CopyController(this, () => this.renderRoot.querySelector('.digits'));
   private closeAfterBootstrap = false;
-  private cancelling = false;
   /** The paying screen the cancel question came from, to go back to. */
   private beforeCancelQuestion: Screen = 'awaiting';
   private markedAccount = false;
@@ -107,7 +107,6 @@ export class ServicePayFrameApp extends LitElement {
     this.account = undefined;
     this.mismatch = undefined;
     this.errorMessage = '';
-    this.busy = false;
     this.announcement = '';
   }
 
@@ -138,7 +137,7 @@ export class ServicePayFrameApp extends LitElement {
    * question it means "no, keep paying"; otherwise the session is cancelled on the service.
    */
   requestClose = async (): Promise<void> => {
-    if (this.cancelling) return;
+    if (this.calls.cancelling) return;
     if (['success', 'cancelled', 'ended', 'error'].includes(this.screen)) {
       this.outcome.leave();
       return;
@@ -260,49 +259,19 @@ export class ServicePayFrameApp extends LitElement {
 
   private async cancelSession(): Promise<void> {
     const session = this.session;
-    const { token, api } = this.bootstrap;
-    if (!session || !token || !api) return;
-    this.cancelling = true;
-    this.busy = true;
-    try {
-      await api.cancel(session.id, token);
-      this.showCancelled();
-    } catch (error) {
-      // 409: the session finished first (paid, or ended); the stream says which.
-      if (!(error instanceof ApiError && error.code === 'session_not_active'))
-        this.fail(
-          texts.actionFailed,
-          this.bootstrap.callFailure('POST /api/widget/sessions/{id}/cancel', error),
-        );
-    } finally {
-      this.cancelling = false;
-      this.busy = false;
-    }
+    if (session && (await this.calls.cancel(session.id))) this.showCancelled();
   }
 
+  /** A new account after the old one expired. A 409 (ended, or paid at its closing) is the stream's to tell. */
   private async retry(): Promise<void> {
     const session = this.session;
-    const { token, api } = this.bootstrap;
-    if (!session || !token || !api || this.busy) return;
-    this.busy = true;
-    try {
-      const result = await api.newAccount(session.id, token);
-      this.session = result.session;
-      this.account = result.virtualAccount;
-      this.mismatch = undefined;
-      this.countdown.restart();
-      this.show('awaiting');
-    } catch (error) {
-      // 409: the session ended, or the old account turned out to be paid at its closing: the stream says
-      // which (SUCCESS or ENDED), so nothing is reported here that the stream could contradict.
-      if (!(error instanceof ApiError && error.code === 'session_not_active'))
-        this.fail(
-          texts.actionFailed,
-          this.bootstrap.callFailure('POST /api/widget/sessions/{id}/accounts', error),
-        );
-    } finally {
-      this.busy = false;
-    }
+    const result = session && (await this.calls.newAccount(session.id));
+    if (!result) return;
+    this.session = result.session;
+    this.account = result.virtualAccount;
+    this.mismatch = undefined;
+    this.countdown.restart();
+    this.show('awaiting');
   }
 
   private show(screen: Screen): void {
@@ -367,7 +336,7 @@ export class ServicePayFrameApp extends LitElement {
           remainingMs: this.countdown.remainingMs(),
           errorMessage: this.errorMessage,
           canReconnect: this.bootstrap.token !== undefined && this.stream.state === 'lost',
-          busy: this.busy,
+          busy: this.calls.busy,
           copyState: this.copier.state,
         },
         this.actions,
