@@ -2,7 +2,7 @@ import type { SimulatedTransfer } from '@servicepay/node/protocol';
 import { type SimulatedBank, UnknownAccountError } from '../bank/simulated-bank.ts';
 import { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
 import type { Store } from '../db/store.ts';
-import { notFound } from '../errors.ts';
+import { notFound } from '../domain-errors.ts';
 
 /**
  * Test mode's simulated payer (`POST /api/test/transfers`, the portal's Test bank): the simulated bank pays a

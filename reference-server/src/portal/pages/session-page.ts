@@ -2,6 +2,7 @@ import type { Refund, Session } from '@servicepay/node/protocol';
 import { SessionStatusSchema, TERMINAL_SESSION_STATUSES } from '@servicepay/node/protocol';
 import type { EventRecord } from '../../db/events.ts';
 import { HttpError } from '../../errors.ts';
+import { asHttpError } from '../../middleware/domain-error-status.ts';
 import { assertTestMode, callerOf } from '../caller.ts';
 import { formatEpoch, formatMoney, formatTime, statusBadge } from '../format.ts';
 import { ExpireFormSchema, RefundFormSchema, SessionDetailQuerySchema } from '../forms.ts';
@@ -97,8 +98,9 @@ export function sessionPageRoutes(
         );
         // Redirect after the post: a reload shows the refund and refunds nothing again.
         res.redirect(303, `/portal/sessions/${encodeURIComponent(sessionId)}?refund=${refund.id}`);
-      } catch (error) {
-        if (!(error instanceof HttpError) || (error.status !== 400 && error.status !== 409)) throw error;
+      } catch (raised) {
+        const error = asHttpError(raised);
+        if (!(error instanceof HttpError) || (error.status !== 400 && error.status !== 409)) throw raised;
         const refusal: Notice = { tone: 'bad', text: error.message };
         sendPage(res, await sessionPage(context, sessionId, { notice: () => refusal }), error.status);
       }

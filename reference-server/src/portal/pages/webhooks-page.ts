@@ -4,6 +4,7 @@ import {
   WebhookEventTypeSchema,
 } from '@servicepay/node/protocol';
 import { HttpError } from '../../errors.ts';
+import { asHttpError } from '../../middleware/domain-error-status.ts';
 import { callerOf } from '../caller.ts';
 import { badge, formatSpan, formatTime } from '../format.ts';
 import { CreateEndpointFormSchema, WebhooksQuerySchema } from '../forms.ts';
@@ -62,7 +63,8 @@ export function webhooksPageRoutes(
         const { secret, ...endpoint } = created;
         sendPage(res, await webhooksView(context, { created: { endpoint, secret } }), 201);
       } catch (error) {
-        if (error instanceof HttpError && error.status === 400) return again(error.message);
+        const refusal = asHttpError(error);
+        if (refusal instanceof HttpError && refusal.status === 400) return again(refusal.message);
         throw error;
       }
     },
