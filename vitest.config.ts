@@ -47,6 +47,12 @@ const onPostgres = {
 };
 if (!postgresAvailable) reportIfPostgresMissing(process.pid);
 
+// Issue 27: the packaging suites build the packages and the release (tsup, npm pack, the release script) in a
+// ~30 s `beforeAll` each. In a project of their own the quick loop (`--project sqlite`, `vitest run sdk`) does not
+// wait on them, they run alone with `--project packaging`, and `npm test` runs every project.
+const PACKAGING_TESTS = ['sdk/test/package.test.ts', 'test/repository/release.test.ts'];
+const packaging = { ...shared, test: { ...shared.test, name: 'packaging', include: PACKAGING_TESTS } };
+
 export default defineConfig({
   test: {
     // Two files at a time, whatever the core count. vitest's default is one fewer than the cores, which on the
@@ -55,7 +61,16 @@ export default defineConfig({
     maxWorkers: 2,
     reporters: ['default', new SummaryReporter()],
     projects: [
-      { ...shared, test: { ...shared.test, name: 'sqlite', include: ['**/*.test.ts'] } },
+      {
+        ...shared,
+        test: {
+          ...shared.test,
+          name: 'sqlite',
+          include: ['**/*.test.ts'],
+          exclude: [...shared.test.exclude, ...PACKAGING_TESTS],
+        },
+      },
+      packaging,
       ...(postgresAvailable ? [onPostgres] : []),
     ],
   },

@@ -1,5 +1,5 @@
 import { expect, test, vi } from 'vitest';
-import { RETRY_SCHEDULES } from '../../reference-server/src/events/webhook-worker.ts';
+import { RETRY_SCHEDULES } from '../../reference-server/src/events/retry-schedule.ts';
 import { call } from '../support/api.ts';
 import { independentlyVerify, startReceiver } from '../support/checkout.ts';
 import { startServer } from '../support/server.ts';

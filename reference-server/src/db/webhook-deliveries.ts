@@ -1,6 +1,7 @@
 import type { Environment, WebhookDeliveryStatus } from '@servicepay/node/protocol';
 import { type SqlRunner, sql } from './sql.ts';
 import { column, type RecordOf, table } from './table.ts';
+import { SqlWebhookAttempts, type WebhookAttemptRecord } from './webhook-attempts.ts';
 
 /**
  * `webhook_deliveries`: one event on its way to one endpoint. A pending row is the queue: the worker keeps no
@@ -19,42 +20,8 @@ export const webhookDeliveries = table('webhook_deliveries', {
   updatedAt: column.int(),
 });
 
-/** `webhook_attempts`: every attempt of a delivery. */
-export const webhookAttempts = table('webhook_attempts', {
-  id: column.serial(),
-  deliveryId: column.text(),
-  attemptedAt: column.int(),
-  statusCode: column.nullable(column.int()),
-  latencyMs: column.int(),
-  error: column.nullable(column.text()),
-  /** At most 1 KB of the receiver's answer. */
-  responseExcerpt: column.nullable(column.text()),
-});
-
 /** One delivery, with its event's type. */
 export type WebhookDeliveryRecord = RecordOf<typeof webhookDeliveries.columns> & { eventType: string };
-
-export interface WebhookAttemptRecord {
-  deliveryId: string;
-  attemptedAt: number;
-  statusCode: number | null;
-  latencyMs: number;
-  error: string | null;
-  responseExcerpt: string | null;
-  /**
-   * Why `responseExcerpt` is null although the receiver answered, else null: `receiver_not_public` (the worker
-   * withheld it), or `receiver_not_checked` (stored before answers were withheld, cleared by migration 011).
-   */
-  responseExcerptWithheld: string | null;
-}
-
-/**
- * How a withheld answer is recorded until `webhook_attempts` has a column of its own for it: in `error`, which
- * is always NULL when the receiver answered (an attempt has an error or an answer, never both), behind a prefix
- * no error text starts with. Only this repository reads or writes it, and migration 011, which marks the
- * excerpts it cleared (`withheld:receiver_not_checked`).
- */
-const WITHHELD_PREFIX = 'withheld:';
 
 /** What the worker needs to make one attempt, read in one query. */
 export interface DueDelivery {
@@ -132,7 +99,7 @@ export interface WebhookDeliveryRepository {
   forEvent(eventId: string, limit: number): Promise<WebhookDeliveryRecord[]>;
   /** Every attempt of the given deliveries, oldest first, grouped by delivery id. */
   attemptsOf(deliveryIds: readonly string[]): Promise<Map<string, WebhookAttemptRecord[]>>;
-  /** One attempt; a withheld answer keeps no excerpt, only the reason (see `WITHHELD_PREFIX`). */
+  /** One attempt; a withheld answer keeps no excerpt, only the reason (see `webhook-attempts.ts`). */
   recordAttempt(attempt: WebhookAttemptRecord): Promise<void>;
   /**
    * A successful attempt: the delivery is done if it is still pending, whichever claim holds it now (a success
@@ -246,13 +213,6 @@ const statements = {
   forEvent: sql<WebhookDeliveryRecord>(
     `${WITH_EVENT} WHERE d.event_id = @eventId ORDER BY d.seq DESC LIMIT @limit`,
   ),
-  attempts: sql<RecordOf<typeof webhookAttempts.columns>>({
-    sqlite: `SELECT ${webhookAttempts.select()} FROM webhook_attempts
-      WHERE delivery_id IN (SELECT value FROM json_each(@deliveryIds)) ORDER BY id`,
-    postgres: `SELECT ${webhookAttempts.select()} FROM webhook_attempts
-      WHERE delivery_id = ANY(CAST(@deliveryIds AS text[])) ORDER BY id`,
-  }),
-  insertAttempt: sql(webhookAttempts.insert()),
   succeeded: sql(
     `UPDATE webhook_deliveries SET status = 'succeeded', attempt_count = attempt_count + 1,
        next_attempt_at = NULL, updated_at = @now
@@ -319,6 +279,7 @@ export interface WebhookDeliveryOptions {
  */
 export class SqlWebhookDeliveryRepository implements WebhookDeliveryRepository {
   readonly leaseMs: number;
+  private readonly attempts: SqlWebhookAttempts;
 
   constructor(
     private readonly db: SqlRunner,
@@ -327,6 +288,7 @@ export class SqlWebhookDeliveryRepository implements WebhookDeliveryRepository {
     const leaseMs = options.leaseMs ?? DEFAULT_DELIVERY_LEASE_MS;
     if (!Number.isInteger(leaseMs) || leaseMs < 1) throw new Error('leaseMs must be a whole number ≥ 1');
     this.leaseMs = leaseMs;
+    this.attempts = new SqlWebhookAttempts(db);
   }
 
   async enqueueForEvent(idPrefix: string, event: EventEnqueue): Promise<number> {
@@ -363,28 +325,12 @@ export class SqlWebhookDeliveryRepository implements WebhookDeliveryRepository {
     });
   }
 
-  async attemptsOf(deliveryIds: readonly string[]): Promise<Map<string, WebhookAttemptRecord[]>> {
-    const grouped = new Map<string, WebhookAttemptRecord[]>();
-    if (deliveryIds.length === 0) return grouped;
-    for (const row of await this.db.all(statements.attempts, { deliveryIds: [...deliveryIds] })) {
-      const { id: _id, ...stored } = row;
-      const attempt: WebhookAttemptRecord = { ...stored, ...readError(row.error) };
-      const list = grouped.get(row.deliveryId);
-      if (list) list.push(attempt);
-      else grouped.set(row.deliveryId, [attempt]);
-    }
-    return grouped;
+  attemptsOf(deliveryIds: readonly string[]): Promise<Map<string, WebhookAttemptRecord[]>> {
+    return this.attempts.of(deliveryIds);
   }
 
-  async recordAttempt(attempt: WebhookAttemptRecord): Promise<void> {
-    const { responseExcerptWithheld, ...row } = attempt;
-    await this.db.run(statements.insertAttempt, {
-      ...row,
-      error:
-        row.error ??
-        (responseExcerptWithheld === null ? null : `${WITHHELD_PREFIX}${responseExcerptWithheld}`),
-      responseExcerpt: responseExcerptWithheld === null ? row.responseExcerpt : null,
-    });
+  recordAttempt(attempt: WebhookAttemptRecord): Promise<void> {
+    return this.attempts.record(attempt);
   }
 
   async markSucceeded(id: string, now: number): Promise<boolean> {
@@ -416,11 +362,3 @@ const claimParams = (claim: DeliveryClaim) => ({
   claimedUntil: claim.claimedUntil,
   claimAttemptCount: claim.attemptCount,
 });
-
-/** The stored `error` column as the attempt's `error` and `responseExcerptWithheld`. */
-function readError(stored: string | null): { error: string | null; responseExcerptWithheld: string | null } {
-  if (stored?.startsWith(WITHHELD_PREFIX)) {
-    return { error: null, responseExcerptWithheld: stored.slice(WITHHELD_PREFIX.length) };
-  }
-  return { error: stored, responseExcerptWithheld: null };
-}

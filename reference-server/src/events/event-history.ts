@@ -4,8 +4,8 @@ import type { EventRecord } from '../db/events.ts';
 import type { Store } from '../db/store.ts';
 import { notFound } from '../domain-errors.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
+import { webhookBody } from './delivery-signer.ts';
 import { WEBHOOK_EVENT_TYPES } from './outbox.ts';
-import { webhookBody } from './webhook-worker.ts';
 import { toDeliveryView, toEndpointView } from './webhooks.ts';
 
 /** How many deliveries of one event its page shows (each resend is one more): far more than any event gets. */

@@ -1,14 +1,13 @@
 import type { ServerResponse } from 'node:http';
-import {
-  PUSH_RETRY_MS,
-  type Session,
-  type StatusMessage,
-  type StatusReason,
-} from '@servicepay/node/protocol';
 import type { Broadcaster, SessionUpdate } from '../db/broadcaster.ts';
 import type { Store } from '../db/store.ts';
 import { isTerminal } from '../views/session-status.ts';
-import { toSessionView, toStatusMessage } from '../views/session-views.ts';
+import { HeartbeatWheel, type WheelPlace } from './heartbeat-wheel.ts';
+import { HEARTBEAT_FRAME, statusFrame, writeOpening } from './sse-frames.ts';
+import { readReplay, readUpdatesAfter } from './stream-replay.ts';
+
+/** The head of a push stream, for the route that answers its `HEAD` (defined with the frames). */
+export { STREAM_HEADERS } from './sse-frames.ts';
 
 /** Who opened a stream, for the caps: the widget token (by its hash) and the client address. */
 export interface StreamOwner {
@@ -17,7 +16,7 @@ export interface StreamOwner {
 }
 
 /** Everything an open stream needs, in one small object on the response (no per-stream closure or timer). */
-interface StreamState {
+interface StreamState extends WheelPlace {
   hub: PushStreams;
   sessionId: string;
   /** The owner's token hash and address (not the owner object: one object fewer per stream); '' when none. */
@@ -27,9 +26,6 @@ interface StreamState {
   lastSeq: number;
   /** Updates that came in while the replay was read and written (sent after it, by seq); undefined once live. */
   held: SessionUpdate[] | undefined;
-  /** Heartbeat bucket and place in it; -1 when in none. */
-  bucket: number;
-  slot: number;
 }
 
 const STATE = Symbol('servicepay.pushStream');
@@ -65,52 +61,14 @@ export interface PushStreamsOptions {
 /** Which cap a new stream would break, if any. */
 export type StreamCap = 'token' | 'address';
 
-/**
- * One SSE frame: `id:`, `event: status`, `data:` (one line of JSON), blank line.
- *
- * @example
- * res.write(statusFrame(update.seq, update.message));
- */
-export const statusFrame = (seq: number, message: StatusMessage): string =>
-  `id: ${seq}\nevent: status\ndata: ${JSON.stringify(message)}\n\n`;
-
-/**
- * What every stream opens with, before its first message: the `retry:` field, so a client that loses the
- * stream reconnects after the service's interval (`PUSH_RETRY_MS`) rather than its own default.
- *
- * @example
- * res.write(RETRY_FRAME + statusFrame(update.seq, update.message));
- */
-export const RETRY_FRAME = `retry: ${PUSH_RETRY_MS}\n\n`;
-
-/**
- * The comment line a stream gets when it has been quiet for a heartbeat interval; SSE clients ignore it.
- *
- * @example
- * res.write(HEARTBEAT_FRAME);
- */
-export const HEARTBEAT_FRAME = ': heartbeat\n\n';
-
-/**
- * The head of a push stream (a `HEAD` on the route answers the same): no caching or transforming by proxies,
- * no buffering by nginx (`x-accel-buffering`).
- *
- * @example
- * res.writeHead(200, STREAM_HEADERS);
- */
-export const STREAM_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-store, no-transform',
-  connection: 'keep-alive',
-  'x-accel-buffering': 'no',
-};
-
 function onStreamClose(this: Stream): void {
   this[STATE].hub.detach(this);
 }
 
-/** What a new stream starts with: its frames, the seq of the last, and whether that status ends the stream. */
-type Replay = { frames: string; seq: number; terminal: boolean };
+const placeOf = (stream: Stream): WheelPlace => stream[STATE];
+const writeHeartbeat = (stream: Stream): void => {
+  stream.write(HEARTBEAT_FRAME);
+};
 
 /**
  * The open push streams of this process (`GET /api/widget/sessions/{id}/events`). It listens to the broadcaster
@@ -130,31 +88,23 @@ type Replay = { frames: string; seq: number; terminal: boolean };
  */
 export class PushStreams {
   private readonly watched = new Map<string, Watched>();
-  private timer: NodeJS.Timeout | undefined;
   private openCount = 0;
-  private readonly heartbeatMs: number;
+  private readonly wheel: HeartbeatWheel<Stream>;
   private readonly maxPerToken: number;
   private readonly maxPerAddress: number;
   private readonly perToken = new Map<string, number>();
   private readonly perAddress = new Map<string, number>();
-  /** Heartbeat buckets: bucket `i` is written at the `i`-th slice of every interval. */
-  private readonly buckets: Stream[][];
-  /** The bucket the next sweep writes. */
-  private sweepAt = 0;
-  /** Slices swept since `start`, to catch up with the clock rather than drift behind it. */
-  private swept = 0;
-  private startedAt = 0;
 
   constructor(
     private readonly store: Store,
     private readonly broadcaster: Broadcaster,
     options: PushStreamsOptions = {},
   ) {
-    this.heartbeatMs = options.heartbeatMs ?? 15_000;
+    const heartbeatMs = options.heartbeatMs ?? 15_000;
     this.maxPerToken = options.maxPerToken ?? 10;
     this.maxPerAddress = options.maxPerAddress ?? 100;
-    const slices = Math.max(1, Math.floor(options.heartbeatSlices ?? this.heartbeatMs / 25));
-    this.buckets = Array.from({ length: slices }, () => []);
+    const slices = options.heartbeatSlices ?? heartbeatMs / 25;
+    this.wheel = new HeartbeatWheel(heartbeatMs, slices, placeOf, writeHeartbeat);
   }
 
   /**
@@ -172,23 +122,14 @@ export class PushStreams {
     return { perToken: this.maxPerToken, perAddress: this.maxPerAddress };
   }
 
+  /** Starts the heartbeat. */
   start(): void {
-    const sliceMs = (this.heartbeatMs * 0.97) / this.buckets.length;
-    this.startedAt = performance.now();
-    this.swept = 0;
-    this.timer = setInterval(() => {
-      // Sweep every slice that fell due (timers fire late, never early): each bucket is written once per turn
-      // of the wheel by the clock, not once per `slices` firings, so lateness does not add up.
-      const due = Math.floor((performance.now() - this.startedAt) / sliceMs);
-      for (let n = 0; this.swept < due && n < this.buckets.length; n++, this.swept++) this.sweep();
-      this.swept = due;
-    }, Math.ceil(sliceMs)); // never before the slice is due
-    this.timer.unref();
+    this.wheel.start(() => this.sweep());
   }
 
+  /** Stops the heartbeat and ends every stream. */
   stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    this.wheel.stop();
     for (const { streams } of [...this.watched.values()]) {
       for (const stream of [...streams]) stream.end();
     }
@@ -201,21 +142,17 @@ export class PushStreams {
 
   /** How many streams each heartbeat bucket holds, in sweep order from bucket 0 (for tests and metrics). */
   get heartbeatBuckets(): number[] {
-    return this.buckets.map((bucket) => bucket.length);
+    return this.wheel.sizes;
   }
 
   /** Writes a heartbeat to the streams of the next bucket (the shared timer calls this; tests may too). */
   sweep(): void {
-    const bucket = this.buckets[this.sweepAt] ?? [];
-    this.sweepAt = (this.sweepAt + 1) % this.buckets.length;
-    for (const stream of bucket) stream.write(HEARTBEAT_FRAME);
+    this.wheel.sweep();
   }
 
   /** Writes a heartbeat to every open stream at once (for tests; the timer spreads them with `sweep`). */
   heartbeat(): void {
-    for (const bucket of this.buckets) {
-      for (const stream of bucket) stream.write(HEARTBEAT_FRAME);
-    }
+    this.wheel.beatAll();
   }
 
   /**
@@ -244,9 +181,9 @@ export class PushStreams {
     this.attach(stream);
     stream.once('close', onStreamClose);
 
-    let replay: Replay | undefined;
+    let replay: Awaited<ReturnType<typeof readReplay>>;
     try {
-      replay = await this.replay(sessionId, lastEventId);
+      replay = await readReplay(this.store, sessionId, lastEventId);
     } catch (error) {
       this.detach(stream);
       throw error;
@@ -270,16 +207,9 @@ export class PushStreams {
       terminal = isTerminal(update.message.status);
     }
     state.lastSeq = seq;
-    frames = RETRY_FRAME + frames;
-    res.writeHead(200, STREAM_HEADERS);
-    if (terminal) {
-      this.detach(stream);
-      res.end(frames);
-      return;
-    }
-    res.write(frames);
-    releaseSentHead(res);
-    this.addToBucket(stream);
+    if (terminal) this.detach(stream);
+    writeOpening(res, frames, terminal);
+    if (!terminal) this.wheel.add(stream);
   }
 
   /** Forgets a stream (client gone, or ended after a terminal status). */
@@ -289,7 +219,7 @@ export class PushStreams {
     const index = entry ? entry.streams.indexOf(stream) : -1;
     if (!entry || index === -1) return;
     entry.streams.splice(index, 1);
-    this.removeFromBucket(stream);
+    this.wheel.remove(stream);
     this.openCount -= 1;
     if (state.token !== '') release(this.perToken, state.token);
     if (state.address !== '') release(this.perAddress, state.address);
@@ -316,45 +246,6 @@ export class PushStreams {
   }
 
   /**
-   * The frames a new stream starts with, from the events table: with `lastEventId`, every event after it
-   * (the last being the current state); else, or if none is after it, the last event. Each event holds the
-   * session as it was after it, so the id and the state of every frame always agree. A session with no event
-   * yet (seq 0) is read as it is. Undefined if the session does not exist.
-   */
-  private async replay(sessionId: string, lastEventId: number | undefined): Promise<Replay | undefined> {
-    const { events: eventStore, sessions, virtualAccounts, businesses } = this.store;
-    const events = lastEventId === undefined ? [] : await eventStore.forSessionAfter(sessionId, lastEventId);
-    if (events.length === 0) {
-      const last = await eventStore.lastForSession(sessionId);
-      if (last) events.push(last);
-    }
-    const first = events[0];
-    if (!first) {
-      const session = await sessions.find(sessionId);
-      if (!session) return undefined;
-      const account =
-        session.accountNumber === null ? undefined : await virtualAccounts.find(session.accountNumber);
-      const merchantName = (await businesses.find(session.businessId))?.name ?? '';
-      const message = toStatusMessage(toSessionView(session, account), merchantName, null);
-      return { frames: statusFrame(0, message), seq: 0, terminal: isTerminal(session.status) };
-    }
-    const merchantName = (await businesses.find(first.businessId))?.name ?? '';
-    let frames = '';
-    let seq = 0;
-    let terminal = false;
-    for (const event of events) {
-      const view = JSON.parse(event.payload) as Session;
-      frames += statusFrame(
-        event.seq,
-        toStatusMessage(view, merchantName, event.reason as StatusReason | null),
-      );
-      seq = event.seq;
-      terminal = isTerminal(view.status);
-    }
-    return { frames, seq, terminal };
-  }
-
-  /**
    * After the broadcaster says updates may have been missed (its listening connection to PostgreSQL was away:
    * nothing is kept for a connection that was not there), every watched session is read again from the
    * `events` table after the oldest seq its streams have sent, and what they lack is delivered as if it had
@@ -370,14 +261,8 @@ export class PushStreams {
       const live = entry.streams.filter((stream) => !stream[STATE].held);
       if (live.length === 0) continue;
       const after = Math.min(...live.map((stream) => stream[STATE].lastSeq));
-      const events = await this.store.events.forSessionAfter(sessionId, after);
-      const first = events[0];
-      if (!first) continue;
-      const merchantName = (await this.store.businesses.find(first.businessId))?.name ?? '';
-      for (const event of events) {
-        const view = JSON.parse(event.payload) as Session;
-        const message = toStatusMessage(view, merchantName, event.reason as StatusReason | null);
-        this.deliver({ sessionId, seq: event.seq, message });
+      for (const update of await readUpdatesAfter(this.store, sessionId, after)) {
+        this.deliver(update);
         delivered += 1;
       }
     }
@@ -407,70 +292,9 @@ export class PushStreams {
       }
     }
   };
-
-  /**
-   * A new stream (it has just had its first message) goes into the emptiest bucket of the half of the wheel
-   * swept most recently, the latest swept on a tie: its first heartbeat comes between half an interval and a
-   * whole one after it opened (a whole one when streams are few), and streams that open together, as after a
-   * restart, still spread over half the buckets instead of piling into one.
-   */
-  private addToBucket(stream: Stream): void {
-    const slices = this.buckets.length;
-    let chosen: Stream[] | undefined;
-    let index = -1;
-    for (let back = 1; back <= Math.ceil(slices / 2); back++) {
-      const at = (this.sweepAt - back + slices) % slices;
-      const bucket = this.buckets[at];
-      if (bucket && (!chosen || bucket.length < chosen.length)) {
-        chosen = bucket;
-        index = at;
-        if (bucket.length === 0) break;
-      }
-    }
-    if (!chosen) return;
-    const state = stream[STATE];
-    state.bucket = index;
-    state.slot = chosen.push(stream) - 1;
-  }
-
-  /** Takes a stream out of its bucket in O(1): the bucket's last stream moves into its place. */
-  private removeFromBucket(stream: Stream): void {
-    const state = stream[STATE];
-    const bucket = this.buckets[state.bucket];
-    if (!bucket) return;
-    const last = bucket.pop();
-    if (last && last !== stream) {
-      bucket[state.slot] = last;
-      last[STATE].slot = state.slot;
-    }
-    state.bucket = -1;
-    state.slot = -1;
-  }
 }
 
 const noop = (): void => undefined;
-
-/** Node's own name for the headers a response holds until they are sent (and, without this, after). */
-let outHeaders: symbol | undefined | null = null;
-
-/**
- * Lets go of the copies of the response head that Node keeps for the whole life of a response, once it is
- * sent (measured per open stream with heap snapshots, bench/support/push-heap.ts):
- * - the head as written, a string built by `+=`, one rope node per piece (about 1.5 KB): reading one
- *   character flattens it in place into one string of ~300 bytes;
- * - the header table behind `getHeader` (about 0.9 KB): nothing reads it once the head is out (`setHeader`
- *   throws from then on, and `getHeader` answers as for a response that set none). Found by its symbol's
- *   name; if a Node version names it otherwise, it is simply kept.
- */
-function releaseSentHead(res: ServerResponse): void {
-  if (!res.headersSent) return;
-  const head = (res as ServerResponse & { _header?: unknown })._header;
-  if (typeof head === 'string') head.charCodeAt(0);
-  if (outHeaders === null) {
-    outHeaders = Object.getOwnPropertySymbols(res).find((key) => key.description === 'kOutHeaders');
-  }
-  if (outHeaders !== undefined) (res as unknown as Record<symbol, unknown>)[outHeaders] = null;
-}
 
 /** One fewer under `key`; the entry goes when it reaches zero, so the maps follow open streams only. */
 function release(counts: Map<string, number>, key: string): void {

@@ -8,7 +8,9 @@ import { startReceiver } from '../../../test/support/checkout.ts';
 import { startServer } from '../../../test/support/server.ts';
 import { ManualClock } from '../internal/clock.ts';
 import { type Logger, silentLogger } from '../internal/logger.ts';
-import { jittered, RETRY_SCHEDULES, WebhookWorker, webhookBody } from './webhook-worker.ts';
+import { webhookBody } from './delivery-signer.ts';
+import { jittered, RETRY_SCHEDULES } from './retry-schedule.ts';
+import { WebhookWorker } from './webhook-worker.ts';
 
 test('jitter stays within ±20 % of the delay', () => {
   expect(jittered(1000, 0.2, () => 0)).toBe(800);

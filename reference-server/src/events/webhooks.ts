@@ -23,8 +23,9 @@ import { newId, randomBase62 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import type { WebhookOutbox } from './outbox.ts';
 import { WEBHOOK_EVENT_TYPES } from './outbox.ts';
+import { RETRY_SCHEDULES, type RetrySchedule } from './retry-schedule.ts';
 import { checkWebhookUrl, type Resolver } from './webhook-url-policy.ts';
-import { RETRY_SCHEDULES, type RetrySchedule, WebhookWorker } from './webhook-worker.ts';
+import { WebhookWorker } from './webhook-worker.ts';
 
 /** Endpoints one business may register per environment. */
 export const MAX_ENDPOINTS_PER_ENVIRONMENT = 16;
@@ -329,6 +330,15 @@ export class Webhooks {
     if (!endpoint) throw notFound('webhook endpoint');
     assertOwnedBy(caller, endpoint, 'webhook endpoint');
     return endpoint;
+  }
+
+  /**
+   * The endpoint's signing secret, opened, for the portal's **Reveal** (the business's own endpoint only: 404,
+   * 403 as `owned`). Nothing is written; the portal logs that it was shown.
+   */
+  async revealSecret(caller: ApiCaller, id: string): Promise<string> {
+    const endpoint = await this.owned(caller, id);
+    return this.options.secretBox.open(endpoint.secretCiphertext);
   }
 
   private async checkUrl(url: string, caller: ApiCaller): Promise<void> {

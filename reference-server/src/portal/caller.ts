@@ -1,4 +1,5 @@
 import type { ApiCaller } from '../businesses/ownership.ts';
+import { HttpError } from '../errors.ts';
 import type { PortalContext } from './portal-auth.ts';
 
 /**
@@ -23,3 +24,19 @@ export const callerOf = (context: PortalContext): ApiCaller => ({
   environment: context.environment,
   actor: actorOf(context),
 });
+
+/**
+ * Test mode's tools (the Test bank, "expire now") from a session signed in with a test key only: any other
+ * answers the 403 `environment_mismatch` page with `refusal` (what the tool does, and to sign in with the test key).
+ *
+ * @example
+ * assertTestMode(context, 'Only test sessions can be expired on demand.');
+ */
+export function assertTestMode(context: PortalContext, refusal: string): void {
+  if (context.environment === 'test') return;
+  throw new HttpError(
+    403,
+    'environment_mismatch',
+    `${refusal} Sign in with your test secret key (sk_test_…) to use it.`,
+  );
+}

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import type { Environment } from '@servicepay/node/protocol';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { PortalSessions } from '../businesses/portal-sessions.ts';
 import type { Business } from '../db/businesses.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
@@ -136,9 +137,13 @@ export async function findPortalSession(
  * redirect would drop what was sent). Keeps the session alive while it is used.
  *
  * @example
- * router.get('/keys', requirePortalSession(store, clock), handler);
+ * router.get('/keys', requirePortalSession(store, clock, portalSessions), handler);
  */
-export function requirePortalSession(store: Store, clock: Clock): RequestHandler {
+export function requirePortalSession(
+  store: Store,
+  clock: Clock,
+  portalSessions: Pick<PortalSessions, 'touch'>,
+): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const found = await findPortalSession(store, clock, req);
     if (!found) {
@@ -152,7 +157,7 @@ export function requirePortalSession(store: Store, clock: Clock): RequestHandler
     const { lastSeenAt, ...context } = found;
     const now = clock.now();
     if (now - lastSeenAt >= TOUCH_EVERY_MS) {
-      await store.writes.run((tx) => tx.portalSessions.touch(context.idHash, now));
+      await portalSessions.touch(context.idHash);
     }
     res.locals.portal = context;
     next();

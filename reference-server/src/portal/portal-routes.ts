@@ -7,15 +7,25 @@ import express, {
   Router,
 } from 'express';
 import { ZodError } from 'zod';
+import { PortalSessions } from '../businesses/portal-sessions.ts';
 import { storageFull } from '../db/storage-errors.ts';
 import { HttpError, storageFullError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
 import { asHttpError } from '../middleware/domain-error-status.ts';
 import { refuseOversizedBody } from '../middleware/json-body.ts';
-import { type ActivityDeps, activityHandlers } from './activity-handlers.ts';
+import { TestTransfers } from '../sessions/test-transfers.ts';
 import { sendPage } from './layout.ts';
-import { type PageDeps, pageHandlers } from './page-handlers.ts';
+import { bankPageRoutes } from './pages/bank-page.ts';
+import { endpointPageRoutes } from './pages/endpoint-page.ts';
 import { errorPage } from './pages/error-page.ts';
+import { eventsPageRoutes } from './pages/events-page.ts';
+import { keysPageRoutes } from './pages/keys-page.ts';
+import { kycPageRoutes } from './pages/kyc-page.ts';
+import { requestsPageRoutes } from './pages/requests-page.ts';
+import { sessionPageRoutes } from './pages/session-page.ts';
+import { sessionsPageRoutes } from './pages/sessions-page.ts';
+import { signInPageRoutes } from './pages/sign-in-page.ts';
+import { webhooksPageRoutes } from './pages/webhooks-page.ts';
 import {
   assertCsrfToken,
   assertSameOrigin,
@@ -23,13 +33,12 @@ import {
   type PortalContext,
   portalContext,
   requirePortalSession,
+  SESSION_LIFETIME_MS,
 } from './portal-auth.ts';
+import type { PortalDeps, PortalServices } from './portal-deps.ts';
 import { PORTAL_ROUTES, type PortalRoute, type PortalRouteName } from './portal-route-table.ts';
-import { refundHandlers } from './refund-handlers.ts';
-import { type SignInDeps, signInHandlers } from './sign-in-handlers.ts';
 
-/** What the portal needs from the service. */
-export type PortalDeps = SignInDeps & PageDeps & ActivityDeps;
+export type { PortalDeps } from './portal-deps.ts';
 
 /**
  * No inline script or style anywhere; forms post only to the portal; no framing; nothing else loads.
@@ -111,8 +120,14 @@ function checksFor(
  * const portal = portalRoutes({ store, clock, logger, sessions, webhooks, bank, secretBox, failedAuthLimiter, webhookRetrySpanMs });
  * const app = createApp({ ...deps, portal });
  */
-export function portalRoutes(deps: PortalDeps): Router {
-  const { store, clock, logger } = deps;
+export function portalRoutes(portalDeps: PortalDeps): Router {
+  const { store, clock, logger, bank } = portalDeps;
+  // The portal's own writes (its sign-ins) and the Test bank's transfers, through services like the rest.
+  const deps: PortalServices = {
+    ...portalDeps,
+    portalSessions: new PortalSessions(store, clock, { lifetimeMs: SESSION_LIFETIME_MS }),
+    testTransfers: new TestTransfers(store, bank),
+  };
   const router = Router();
   const assets = new Map(
     Object.entries(ASSETS).map(([name, asset]) => [
@@ -125,7 +140,7 @@ export function portalRoutes(deps: PortalDeps): Router {
     next();
   };
   const checks = {
-    signedIn: requirePortalSession(store, clock),
+    signedIn: requirePortalSession(store, clock, deps.portalSessions),
     /** Same origin, a url-encoded form (one announced over its limit refused before it is read), read. */
     form: [
       sameOrigin,
@@ -145,12 +160,19 @@ export function portalRoutes(deps: PortalDeps): Router {
     res.setHeader('Cache-Control', 'no-cache');
     res.type(found.type).send(found.body);
   };
+  // One module per page, each with its own routes' handlers: together exactly the route table.
   const handlers = {
     asset,
-    ...signInHandlers(deps),
-    ...pageHandlers(deps),
-    ...refundHandlers(deps),
-    ...activityHandlers(deps),
+    ...signInPageRoutes(deps),
+    ...sessionsPageRoutes(deps),
+    ...sessionPageRoutes(deps),
+    ...bankPageRoutes(deps),
+    ...keysPageRoutes(deps),
+    ...webhooksPageRoutes(deps),
+    ...endpointPageRoutes(deps),
+    ...eventsPageRoutes(deps),
+    ...requestsPageRoutes(deps),
+    ...kycPageRoutes(),
   } satisfies Record<PortalRouteName, RequestHandler>;
 
   router.use(securityHeaders);

@@ -1,9 +1,8 @@
 import { SessionSchema, SimulatedTransferSchema, TestAccountSchema } from '@servicepay/node/protocol';
 import type { ApiCaller } from '../businesses/ownership.ts';
-import { notFound } from '../domain-errors.ts';
 import { HttpError } from '../errors.ts';
-import { assertOwnedBy } from '../middleware/authenticate.ts';
-import { transferAtBank, transferBody } from './bank.ts';
+import { TestTransfers } from '../sessions/test-transfers.ts';
+import { transferBody } from './bank.ts';
 import { defineOperation, emptyBody, json, SECRET_KEY_ERRORS } from './operation.ts';
 
 /** Simulated money moves only with a test key: a live key answers 403 `test_mode_only`. */
@@ -102,13 +101,14 @@ export const TEST_HELPER_OPERATIONS = [
       ),
     },
     errors: [...SECRET_KEY_ERRORS, 404, 409, 413, 415],
-    handler: async ({ caller, body }, { store, bank }) => {
-      const account = await store.virtualAccounts.find(body.accountNumber);
-      const session = account && (await store.sessions.find(account.sessionId));
-      if (!session) throw notFound('account');
-      // The environment matters as much as the business: a test key must never pay a live session.
-      assertOwnedBy(caller, session, 'account');
-      return { data: await transferAtBank(bank, body.accountNumber, body.amount, body.payerAccount) };
-    },
+    // The caller's own test session's account only: the service the portal's Test bank pays through too.
+    handler: async ({ caller, body }, { store, bank }) => ({
+      data: await new TestTransfers(store, bank).pay(
+        caller,
+        body.accountNumber,
+        body.amount,
+        body.payerAccount,
+      ),
+    }),
   }),
 ];

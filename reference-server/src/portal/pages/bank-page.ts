@@ -1,8 +1,75 @@
 import type { Session } from '@servicepay/node/protocol';
+import { HttpError } from '../../errors.ts';
+import { assertTestMode, callerOf } from '../caller.ts';
 import { formatMoney, formatTime, statusBadge } from '../format.ts';
+import { TransferFormSchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { csrfField, page, signInHref } from '../layout.ts';
-import type { PortalContext } from '../portal-auth.ts';
+import { csrfField, page, sendPage, signInHref } from '../layout.ts';
+import { type PortalContext, portalContext } from '../portal-auth.ts';
+import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+
+/**
+ * The Test bank (`GET /portal/bank`) and its transfer form (`POST /portal/bank/transfers`, also on the session
+ * page): simulated money, to test sessions only, through `TestTransfers.pay` as `POST /api/test/transfers`.
+ *
+ * @example
+ * router.post('/bank/transfers', ...checks, bankPageRoutes(deps).transfer);
+ */
+export function bankPageRoutes(
+  deps: Pick<PortalServices, 'sessions' | 'testTransfers'>,
+): PageRoutes<'bank' | 'transfer'> {
+  const { sessions, testTransfers } = deps;
+  return {
+    bank: async (_req, res) => {
+      const context = portalContext(res);
+      let open: Session[] = [];
+      if (context.environment === 'test') {
+        const caller = callerOf(context);
+        const waiting = (await sessions.list(caller, { limit: 50, status: 'awaiting_payment' })).data;
+        const mismatched = (await sessions.list(caller, { limit: 50, status: 'mismatch' })).data;
+        open = [...waiting, ...mismatched]
+          .filter(takesTransfer)
+          .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+      }
+      sendPage(res, bankPage(context, open));
+    },
+
+    transfer: async (req, res) => {
+      const context = portalContext(res);
+      const parsed = TransferFormSchema.parse(req.body);
+      // Simulated money only ever reaches test sessions, and only from a session signed in with a test key.
+      assertTestMode(context, 'The test bank moves simulated money to test sessions only.');
+      const caller = callerOf(context);
+      const session = await sessions.retrieve(caller, parsed.sessionId);
+      if (!takesTransfer(session) || !session.virtualAccount) {
+        throw new HttpError(
+          409,
+          'session_not_active',
+          `This session takes no transfer now (it is ${session.status}).`,
+        );
+      }
+      const amount = parsed.choice === 'other' ? otherAmount(parsed.amount) : session.amount;
+      const transfer = await testTransfers.pay(caller, session.virtualAccount.accountNumber, amount);
+      const params = new URLSearchParams({ sent: String(amount), outcome: transfer.outcome });
+      if (transfer.returnReason) params.set('reason', transfer.returnReason);
+      // Redirect after the post, so a reload shows the result and never sends the money again.
+      res.redirect(303, `/portal/sessions/${encodeURIComponent(session.id)}?${params}`);
+    },
+  };
+}
+
+/** The form's "other amount", in minor units: a whole number above 0. */
+function otherAmount(entered: string | undefined): number {
+  const amount = Number(entered ?? '');
+  if (!Number.isSafeInteger(amount) || amount <= 0) {
+    throw new HttpError(
+      400,
+      'validation_failed',
+      'Enter the amount as a whole number of minor units, above 0.',
+    );
+  }
+  return amount;
+}
 
 /**
  * Whether the session's current account takes a transfer now.

@@ -7,11 +7,65 @@ import {
 } from '@servicepay/node/protocol';
 import type { EventRecord } from '../../db/events.ts';
 import type { EventDetail } from '../../events/event-history.ts';
+import { EventHistory } from '../../events/event-history.ts';
+import { callerOf } from '../caller.ts';
 import { formatEpoch, formatTime, prettyJson } from '../format.ts';
+import { EventQuerySchema, EventsQuerySchema, ResendEventFormSchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { csrfField, type PageOptions, page } from '../layout.ts';
-import type { PortalContext } from '../portal-auth.ts';
-import { attemptsTable, deliveryBadge } from './webhooks-page.ts';
+import { csrfField, type PageOptions, page, sendPage } from '../layout.ts';
+import { type PortalContext, portalContext } from '../portal-auth.ts';
+import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+import { attemptsTable, deliveryBadge } from './endpoint-page.ts';
+
+/** Events per page of the list. */
+const PAGE_SIZE = 20;
+
+const orUndefined = (value: string | undefined) => (value === '' ? undefined : value);
+
+/**
+ * The Events page (`GET /portal/events`: every event of the environment), one event's page (its exact signed
+ * body, each delivery and attempt) and its Resend form (`POST /portal/events/{id}/resend`, through
+ * `Webhooks.resend` as `POST /api/events/{id}/resend`). Another environment's event answers 403 through the
+ * services' own scope.
+ *
+ * @example
+ * router.get('/events', ...checks, eventsPageRoutes(deps).events);
+ */
+export function eventsPageRoutes(
+  deps: Pick<PortalServices, 'store' | 'webhooks'>,
+): PageRoutes<'events' | 'event' | 'resendEvent'> {
+  const { webhooks } = deps;
+  const history = new EventHistory(deps.store);
+  return {
+    events: async (req, res) => {
+      const context = portalContext(res);
+      const query = EventsQuerySchema.parse(req.query);
+      const type = orUndefined(query.type);
+      const startingAfter = orUndefined(query.startingAfter);
+      const list = await history.list(callerOf(context), { limit: PAGE_SIZE, type, startingAfter });
+      sendPage(res, eventsPage(context, list, { type, startingAfter }));
+    },
+
+    event: async (req, res) => {
+      const context = portalContext(res);
+      const detail = await history.detail(callerOf(context), String(req.params.id));
+      const query = EventQuerySchema.safeParse(req.query);
+      const resent = query.success && query.data.resent !== undefined ? Number(query.data.resent) : undefined;
+      sendPage(res, eventDetailPage(context, detail, resent));
+    },
+
+    resendEvent: async (req, res) => {
+      const context = portalContext(res);
+      const parsed = ResendEventFormSchema.parse(req.body);
+      const id = String(req.params.id);
+      // What POST /api/events/{id}/resend does: a new delivery (same event id) to the one endpoint, or to every
+      // enabled endpoint that takes the type; another environment's event or endpoint is refused.
+      const result = await webhooks.resend(callerOf(context), id, orUndefined(parsed.endpointId));
+      // Redirect after the post, so a reload shows the result and sends nothing again.
+      res.redirect(303, `/portal/events/${encodeURIComponent(id)}?resent=${result.deliveries.length}`);
+    },
+  };
+}
 
 /** The types the filter offers: every webhook type, then the transitions pushed to the checkout only. */
 const TYPE_OPTIONS = [

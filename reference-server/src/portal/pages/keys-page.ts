@@ -1,9 +1,50 @@
 import type { Environment, KeyKind, RolledKey } from '@servicepay/node/protocol';
 import { type ApiKey, keyHint } from '../../db/api-keys.ts';
+import { HttpError } from '../../errors.ts';
+import { actorOf } from '../caller.ts';
 import { formatEpoch } from '../format.ts';
+import { RollKeyFormSchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { csrfField, page, signInHref } from '../layout.ts';
-import type { PortalContext } from '../portal-auth.ts';
+import { csrfField, page, sendPage, signInHref } from '../layout.ts';
+import { type PortalContext, portalContext } from '../portal-auth.ts';
+import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+
+/**
+ * The API keys page (`GET /portal/keys`) and its Roll form (`POST /portal/keys/roll`), which rolls through
+ * `PortalSessions.rollKey`: the session that rolled its own key moves to the new one.
+ *
+ * @example
+ * router.get('/keys', ...checks, keysPageRoutes(deps).keys);
+ */
+export function keysPageRoutes(
+  deps: Pick<PortalServices, 'store' | 'logger' | 'portalSessions'>,
+): PageRoutes<'keys' | 'rollKey'> {
+  const { store, logger, portalSessions } = deps;
+  const keysOf = async (context: PortalContext) => {
+    const of = (kind: KeyKind) => store.apiKeys.active(context.business.id, context.environment, kind);
+    return { secret: await of('secret'), publishable: await of('publishable') };
+  };
+  return {
+    keys: async (_req, res) => {
+      const context = portalContext(res);
+      sendPage(res, keysPage(context, await keysOf(context)));
+    },
+
+    rollKey: async (req, res) => {
+      const parsed = RollKeyFormSchema.parse(req.body);
+      const context = portalContext(res);
+      const rolled = await portalSessions.rollKey(context, parsed.kind, actorOf(context));
+      if (!rolled) throw new HttpError(404, 'not_found', 'No such business.');
+      logger.info('portal key rolled', {
+        businessId: context.business.id,
+        environment: context.environment,
+        kind: parsed.kind,
+      });
+      // The new key is in this answer only (Cache-Control: no-store): never in a URL, a cookie or the database.
+      sendPage(res, keysPage(context, await keysOf(context), rolled));
+    },
+  };
+}
 
 const KIND_TEXT: Record<KeyKind, { label: string; use: string }> = {
   secret: { label: 'Secret key', use: 'Server-to-server calls. Never in frontend code.' },

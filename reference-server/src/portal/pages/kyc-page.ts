@@ -1,7 +1,22 @@
 import { badge, formatEpoch } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { page } from '../layout.ts';
-import type { PortalContext } from '../portal-auth.ts';
+import { page, sendPage } from '../layout.ts';
+import { type PortalContext, portalContext } from '../portal-auth.ts';
+import type { PageRoutes } from '../portal-deps.ts';
+
+/**
+ * The KYC page (`GET /portal/kyc`): read only.
+ *
+ * @example
+ * router.get('/kyc', ...checks, kycPageRoutes().kyc);
+ */
+export function kycPageRoutes(): PageRoutes<'kyc'> {
+  return {
+    kyc: (_req, res) => {
+      sendPage(res, kycPage(portalContext(res)));
+    },
+  };
+}
 
 /**
  * KYC: whether the business may take live payments, and what to do if not.

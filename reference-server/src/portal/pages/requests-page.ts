@@ -1,9 +1,83 @@
 import type { Pagination } from '@servicepay/node/protocol';
-import type { RequestLogEntry, StatusClass } from '../../db/request-log.ts';
+import { assertOwnedBy } from '../../businesses/ownership.ts';
+import { REQUEST_LOG_KEEP, type RequestLogEntry, type StatusClass } from '../../db/request-log.ts';
+import { notFound } from '../../errors.ts';
+import { unknownCursor } from '../../internal/pagination.ts';
+import { callerOf } from '../caller.ts';
 import { badge, formatEpoch, prettyJson } from '../format.ts';
+import { RequestsQuerySchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { page } from '../layout.ts';
-import type { PortalContext } from '../portal-auth.ts';
+import { page, sendPage } from '../layout.ts';
+import { type PortalContext, portalContext } from '../portal-auth.ts';
+import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+
+/** Requests per page of the list. */
+const PAGE_SIZE = 20;
+
+const orUndefined = (value: string | undefined) => (value === '' ? undefined : value);
+
+/**
+ * The Requests page (`GET /portal/requests`: the API requests made with the environment's keys, from the
+ * request log, newest first) and one request's page. Read only; the log's writer is flushed first, so a request
+ * made just now is there.
+ *
+ * @example
+ * router.get('/requests', ...checks, requestsPageRoutes(deps).requests);
+ */
+export function requestsPageRoutes(
+  deps: Pick<PortalServices, 'store' | 'requestLog'>,
+): PageRoutes<'requests' | 'request'> {
+  const { store, requestLog } = deps;
+  return {
+    requests: async (req, res) => {
+      const context = portalContext(res);
+      const query = RequestsQuerySchema.parse(req.query);
+      const filters = {
+        requestId: orUndefined(query.requestId),
+        status: query.status === '' ? undefined : query.status,
+        startingAfter: orUndefined(query.startingAfter),
+      };
+      // Entries wait a moment before they are written: a request made just now is on this page.
+      await requestLog?.flush();
+      let beforeSeq: number | undefined;
+      if (filters.startingAfter !== undefined) {
+        const cursor = await store.requestLog.find(filters.startingAfter);
+        if (
+          !cursor ||
+          cursor.businessId !== context.business.id ||
+          cursor.environment !== context.environment
+        ) {
+          throw unknownCursor('a request of this list');
+        }
+        beforeSeq = cursor.seq;
+      }
+      const rows = await store.requestLog.list({
+        businessId: context.business.id,
+        environment: context.environment,
+        requestId: filters.requestId,
+        statusClass: filters.status,
+        beforeSeq,
+        limit: PAGE_SIZE + 1,
+      });
+      const hasMore = rows.length > PAGE_SIZE;
+      const data = rows.slice(0, PAGE_SIZE);
+      const list = {
+        data,
+        pagination: { hasMore, nextCursor: hasMore ? (data.at(-1)?.requestId ?? null) : null },
+      };
+      sendPage(res, requestsPage(context, list, filters, REQUEST_LOG_KEEP));
+    },
+
+    request: async (req, res) => {
+      const context = portalContext(res);
+      await requestLog?.flush();
+      const entry = await store.requestLog.find(String(req.params.id));
+      if (!entry) throw notFound('request in the log (it keeps the most recent ones only)');
+      assertOwnedBy(callerOf(context), entry, 'request');
+      sendPage(res, requestDetailPage(context, entry));
+    },
+  };
+}
 
 const STATUS_CLASSES: StatusClass[] = ['2xx', '3xx', '4xx', '5xx'];
 

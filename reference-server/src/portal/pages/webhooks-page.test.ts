@@ -1,6 +1,6 @@
 import { WebhookEventTypeSchema } from '@servicepay/node/protocol';
 import { describe, expect, it } from 'vitest';
-import { RETRY_SCHEDULES, retrySpanMs } from '../../events/webhook-worker.ts';
+import { RETRY_SCHEDULES, retrySpanMs } from '../../events/retry-schedule.ts';
 import { formatSpan } from '../format.ts';
 import type { PortalContext } from '../portal-auth.ts';
 import { webhooksPage } from './webhooks-page.ts';

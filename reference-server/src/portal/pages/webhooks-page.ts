@@ -1,23 +1,85 @@
 import {
-  type Pagination,
-  type WebhookDelivery,
+  CreateWebhookEndpointParamsSchema,
   type WebhookEndpoint,
   WebhookEventTypeSchema,
 } from '@servicepay/node/protocol';
-import { MAX_ENDPOINTS_PER_ENVIRONMENT } from '../../events/webhooks.ts';
+import { HttpError } from '../../errors.ts';
+import { asHttpError } from '../../middleware/domain-error-status.ts';
+import { callerOf } from '../caller.ts';
 import { badge, formatSpan, formatTime } from '../format.ts';
+import { CreateEndpointFormSchema, WebhooksQuerySchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { csrfField, type PageOptions, page } from '../layout.ts';
-import type { PortalContext } from '../portal-auth.ts';
+import { csrfField, page, sendPage } from '../layout.ts';
+import { type PortalContext, portalContext } from '../portal-auth.ts';
+import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+
+/**
+ * The Webhooks page (`GET /portal/webhooks`: the environment's endpoints) and its Add form
+ * (`POST /portal/webhooks`, through `Webhooks.create` as `POST /api/webhooks`: the same URL rules, the secret
+ * shown this once). One endpoint's page and forms are `endpoint-page.ts`.
+ *
+ * @example
+ * router.post('/webhooks', ...checks, webhooksPageRoutes(deps).createEndpoint);
+ */
+export function webhooksPageRoutes(
+  deps: Pick<PortalServices, 'webhooks' | 'webhookRetrySpanMs'>,
+): PageRoutes<'webhooks' | 'createEndpoint'> {
+  const { webhooks } = deps;
+
+  /** The Webhooks page with the environment's endpoints as they are now. */
+  const webhooksView = async (context: PortalContext, options: Parameters<typeof webhooksPage>[3] = {}) =>
+    webhooksPage(
+      context,
+      (await webhooks.list(callerOf(context), { limit: 100 })).data,
+      deps.webhookRetrySpanMs,
+      options,
+    );
+
+  return {
+    webhooks: async (req, res) => {
+      const context = portalContext(res);
+      const query = WebhooksQuerySchema.safeParse(req.query);
+      sendPage(res, await webhooksView(context, { deleted: query.success && query.data.deleted === '1' }));
+    },
+
+    createEndpoint: async (req, res) => {
+      const context = portalContext(res);
+      const parsed = CreateEndpointFormSchema.parse(req.body);
+      const params = CreateWebhookEndpointParamsSchema.safeParse({
+        url: parsed.url,
+        ...(parsed.description ? { description: parsed.description } : {}),
+      });
+      const again = async (message: string) =>
+        sendPage(res, await webhooksView(context, { error: message, url: parsed.url }), 400);
+      if (!params.success) {
+        // The contract's own words: the same rule as POST /api/webhooks.
+        const problem = params.error.issues.find((issue) => issue.path[0] === 'url')?.message;
+        return again(
+          `${problem ? `The URL ${problem}. ` : ''}Enter a full http(s) URL, such as https://example.com/webhooks.`,
+        );
+      }
+      try {
+        const created = await webhooks.create(callerOf(context), params.data);
+        const { secret, ...endpoint } = created;
+        sendPage(res, await webhooksView(context, { created: { endpoint, secret } }), 201);
+      } catch (error) {
+        const refusal = asHttpError(error);
+        if (refusal instanceof HttpError && refusal.status === 400) return again(refusal.message);
+        throw error;
+      }
+    },
+  };
+}
 
 /** `a`, `a and b`, `a, b and c`, each as code. */
-const codeList = (items: readonly string[]): SafeHtml =>
+export const codeList = (items: readonly string[]): SafeHtml =>
   html`${items.map(
     (item, index) =>
       html`${index === 0 ? '' : index === items.length - 1 ? ' and ' : ', '}<code>${item}</code>`,
   )}`;
 
-const endpointState = (endpoint: WebhookEndpoint): SafeHtml =>
+/** An endpoint's state as a badge: enabled, disabled, or disabled because it kept failing. */
+export const endpointState = (endpoint: WebhookEndpoint): SafeHtml =>
   endpoint.enabled
     ? badge('Enabled', 'good')
     : badge(endpoint.disabledReason === 'failing' ? 'Disabled: kept failing' : 'Disabled', 'bad');
@@ -94,138 +156,6 @@ ${
       <input id="description" name="description" type="text" maxlength="500">
     </div>
     <button type="submit" class="button button-primary">Add endpoint</button>
-  </form>
-</section>`,
-  });
-}
-
-/**
- * A delivery's attempts, oldest first: when, the HTTP status (or none), how long, the error or the answer's
- * excerpt. On a narrow screen each attempt is a card (`table.stack`).
- *
- * @example
- * html`<li>${attemptsTable(delivery)}</li>`;
- */
-export function attemptsTable(delivery: WebhookDelivery): SafeHtml {
-  if (delivery.attempts.length === 0) return html`<p class="muted">No attempt yet.</p>`;
-  return html`<div class="table-wrap" role="region" aria-label="Attempts of ${delivery.id}" tabindex="0"><table class="compact stack">
-  <caption class="visually-hidden">Attempts of delivery ${delivery.id}</caption>
-  <thead><tr><th scope="col">#</th><th scope="col">At</th><th scope="col">Answer</th><th scope="col">Time</th><th scope="col">Error or response</th></tr></thead>
-  <tbody>${delivery.attempts.map(
-    (attempt, index) => html`<tr>
-    <td data-label="Attempt">${index + 1}</td>
-    <td data-label="At">${formatTime(attempt.at)}</td>
-    <td data-label="Answer">${attempt.statusCode === null ? badge('no answer', 'bad') : badge(String(attempt.statusCode), attempt.statusCode >= 200 && attempt.statusCode < 300 ? 'good' : 'bad')}</td>
-    <td data-label="Time">${attempt.latencyMs} ms</td>
-    <td class="excerpt" data-label="Error or response">${attempt.error ?? attempt.responseExcerpt ?? ''}</td>
-  </tr>`,
-  )}</tbody>
-</table></div>`;
-}
-
-const DELIVERY_TONE = { succeeded: 'good', pending: 'info', failed: 'bad' } as const;
-
-/**
- * A delivery's status as a badge.
- *
- * @example
- * deliveryBadge(delivery); // <span class="badge badge-good">succeeded</span>
- */
-export const deliveryBadge = (delivery: WebhookDelivery): SafeHtml =>
-  badge(delivery.status, DELIVERY_TONE[delivery.status]);
-
-/**
- * One endpoint: its details, its signing secret on demand (after a confirm), its deliveries with every
- * attempt, each of which can be resent, and deleting it (after a confirm).
- *
- * @example
- * res.send(endpointPage(context, endpoint, page).value);
- */
-export function endpointPage(
-  context: PortalContext,
-  endpoint: WebhookEndpoint,
-  deliveries: { data: WebhookDelivery[]; pagination: Pagination },
-  options: { secret?: string; resent?: string; changed?: 'enabled' | 'disabled'; error?: string } = {},
-): SafeHtml {
-  const secretSection = options.secret
-    ? html`<p class="secret-line"><code id="endpoint-secret" class="secret">${options.secret}</code>
-      <button type="button" class="button button-quiet" data-copy="endpoint-secret" hidden>Copy</button></p>
-      <p class="help">Verify <code>X-Service-Signature</code> with it before reading a payload. Reload the page to hide it.</p>`
-    : html`<form method="post" action="/portal/webhooks/${endpoint.id}/reveal" class="form">
-      ${csrfField(context)}
-      <div class="check">
-        <input type="checkbox" id="confirm-reveal" name="confirm" value="yes" required>
-        <label for="confirm-reveal">Show the secret on this screen (make sure nobody is looking)</label>
-      </div>
-      <button type="submit" class="button">Reveal signing secret</button>
-    </form>`;
-  const items = deliveries.data.map(
-    (delivery) => html`<li class="delivery">
-  <div class="delivery-head">
-    <h3><code>${delivery.eventType}</code> ${deliveryBadge(delivery)}</h3>
-    <p class="muted">Delivery <code>${delivery.id}</code> · event <a href="/portal/events/${delivery.eventId}"><code>${delivery.eventId}</code></a> · queued ${formatTime(delivery.createdAt)}
-    ${delivery.nextAttemptAt ? html` · next attempt ${formatTime(delivery.nextAttemptAt)}` : ''}</p>
-    <form method="post" action="/portal/webhooks/${endpoint.id}/resend" class="inline-form">
-      ${csrfField(context)}<input type="hidden" name="eventId" value="${delivery.eventId}">
-      <button type="submit" class="button button-quiet" aria-label="Resend event ${delivery.eventId}">Resend</button>
-    </form>
-  </div>
-  ${attemptsTable(delivery)}
-</li>`,
-  );
-  // One notice at most: what went wrong first, else what the last action did.
-  const notice: PageOptions['notice'] = options.error
-    ? { tone: 'bad', text: options.error }
-    : options.resent
-      ? { tone: 'good', text: html`Resent: a new delivery <code>${options.resent}</code> is on its way.` }
-      : options.changed === 'enabled'
-        ? { tone: 'good', text: 'Endpoint enabled: deliveries held while it was off are on their way.' }
-        : options.changed === 'disabled'
-          ? {
-              tone: 'good',
-              text: 'Endpoint disabled: new events are not queued for it until you enable it again.',
-            }
-          : undefined;
-  return page({
-    title: `Endpoint ${endpoint.url}`,
-    context,
-    section: 'webhooks',
-    path: '/portal/webhooks',
-    ...(notice ? { notice } : {}),
-    body: html`<p class="breadcrumb"><a href="/portal/webhooks">Webhooks</a> / endpoint</p>
-<h1 class="break">${endpoint.url}</h1>
-<dl class="facts">
-  <div><dt>Id</dt><dd><code>${endpoint.id}</code></dd></div>
-  <div><dt>State</dt><dd>${endpointState(endpoint)}</dd></div>
-  <div><dt>Events</dt><dd>${endpoint.events.map((type) => html`<code class="tag">${type}</code> `)}</dd></div>
-  <div><dt>Environment</dt><dd>${endpoint.environment}</dd></div>
-  <div><dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">—</span>`}</dd></div>
-  <div><dt>Added</dt><dd>${formatTime(endpoint.createdAt)}</dd></div>
-</dl>
-<form method="post" action="/portal/webhooks/${endpoint.id}/state" class="inline-form">
-  ${csrfField(context)}<input type="hidden" name="enabled" value="${endpoint.enabled ? 'false' : 'true'}">
-  <button type="submit" class="button${endpoint.enabled ? '' : ' button-primary'}">${endpoint.enabled ? 'Disable endpoint' : 'Enable endpoint'}</button>
-</form>
-<section class="card" aria-labelledby="secret-title">
-  <h2 id="secret-title">Signing secret</h2>
-  ${secretSection}
-</section>
-<section aria-labelledby="deliveries-title">
-  <h2 id="deliveries-title">Deliveries</h2>
-  ${items.length === 0 ? html`<p class="empty">Nothing delivered yet. Each ${codeList(endpoint.events)} event of ${endpoint.environment} appears here as it is sent.</p>` : html`<ol class="deliveries">${items}</ol>`}
-  ${deliveries.pagination.hasMore && deliveries.pagination.nextCursor ? html`<p><a class="button" href="/portal/webhooks/${endpoint.id}?startingAfter=${deliveries.pagination.nextCursor}">Older deliveries</a></p>` : ''}
-</section>
-<section class="card" aria-labelledby="delete-title">
-  <h2 id="delete-title">Delete endpoint</h2>
-  <p class="help">ServicePay stops sending to this URL: deliveries still waiting are marked failed, and the endpoint
-  no longer counts toward the ${MAX_ENDPOINTS_PER_ENVIRONMENT} a business may have in ${endpoint.environment}. This cannot be undone.</p>
-  <form method="post" action="/portal/webhooks/${endpoint.id}/delete" class="form">
-    ${csrfField(context)}
-    <div class="check">
-      <input type="checkbox" id="confirm-delete" name="confirm" value="yes" required>
-      <label for="confirm-delete">I understand deliveries to this URL stop at once</label>
-    </div>
-    <button type="submit" class="button button-danger">Delete endpoint</button>
   </form>
 </section>`,
   });

@@ -54,131 +54,222 @@ export interface ScreenActions {
 
 /**
  * The screen the checkout shows now (one `<h1>` each, focused when it appears), from its state and the
- * actions its buttons call. The element keeps the state; this only draws it.
+ * actions its buttons call: one render function per screen (`SCREENS`). The element keeps the state; this only
+ * draws it.
  *
  * @example
  * render(html`<main>${renderScreen(view, actions)}</main>`, root);
  */
 export function renderScreen(view: ScreenView, act: ScreenActions): TemplateResult {
-  const amount = view.session ? formatAmount(view.session.amount, view.session.currency) : '';
+  return SCREENS[view.screen](view, act);
+}
+
+const SCREENS: Record<Screen, (view: ScreenView, act: ScreenActions) => TemplateResult> = {
+  initializing: renderInitializing,
+  awaiting: renderAwaiting,
+  confirming: renderConfirming,
+  success: renderSuccess,
+  mismatch: renderMismatch,
+  expired: renderExpired,
+  'confirm-cancel': renderConfirmCancel,
+  ended: renderEnded,
+  cancelled: renderCancelled,
+  error: renderError,
+};
+
+/**
+ * The header above every screen once the session is known: who is paid, how much, and TEST in test mode.
+ *
+ * @example
+ * html`${renderHeader(session)}<main>…</main>`
+ */
+export function renderHeader(session: PublicSession | undefined): TemplateResult | typeof nothing {
+  if (!session) return nothing;
+  return html`<header>
+    <p class="merchant">${texts.payWith(session.merchantName)}</p>
+    <p class="amount">${formatAmount(session.amount, session.currency)}</p>
+    ${session.environment === 'test' ? html`<span class="badge">${texts.testBadge}</span>` : nothing}
+  </header>`;
+}
+
+/**
+ * What the screen reader hears when the checkout turns to `screen` (the polite live region).
+ *
+ * @example
+ * this.announcement = announcementOf('success');
+ */
+export function announcementOf(screen: Screen): string {
+  const announcements: Partial<Record<Screen, string>> = {
+    awaiting: texts.announce.awaiting,
+    confirming: texts.announce.confirming,
+    success: texts.announce.success,
+    mismatch: texts.announce.mismatch,
+    expired: texts.announce.expired,
+    'confirm-cancel': texts.announce.confirmCancel,
+    ended: texts.sessionEndedTitle,
+    cancelled: texts.announce.cancelled,
+    error: texts.announce.error,
+  };
+  return announcements[screen] ?? '';
+}
+
+const amountOf = (view: ScreenView): string =>
+  view.session ? formatAmount(view.session.amount, view.session.currency) : '';
+
+/** The button back to the merchant, by name where the session has one. */
+function backTo(view: ScreenView): string {
   const merchant = view.session?.merchantName ?? '';
-  const back = merchant ? texts.backToMerchant(merchant) : texts.backToShop;
-  switch (view.screen) {
-    case 'initializing':
-      return html`<div class="center" aria-busy="true">
-        <div class="spinner" aria-hidden="true"></div>
-        <h1 tabindex="-1">${texts.initializing}</h1>
-      </div>`;
-    case 'awaiting':
-      return html`<h1 tabindex="-1">${texts.transferExactly} ${amount} ${texts.toThisAccount}</h1>
-        ${renderAccount(view, act)} ${renderCountdown(view)}
-        <p class="note">${texts.singleUse}</p>
-        <div class="actions">
-          <button type="button" class="primary" @click=${act.sentMoney}>${texts.sentMoney}</button>
-        </div>`;
-    case 'confirming':
-      return html`<div class="center">
-          <div class="pulse" aria-hidden="true"></div>
-          <h1 tabindex="-1">${texts.confirmingTitle}</h1>
-          <p class="lead">${texts.confirmingBody}</p>
-        </div>
-        ${renderCountdown(view)}
-        <div class="actions">
-          <button type="button" class="secondary" @click=${act.showDetails}>${texts.showDetails}</button>
-        </div>`;
-    case 'success':
-      return html`<div class="center">
-          <div class="icon ok" aria-hidden="true">✓</div>
-          <h1 tabindex="-1">${texts.successTitle}</h1>
-          <p class="lead">${texts.successBody(amount, merchant)}</p>
-          <p class="note">${texts.successRedirect}</p>
-        </div>
-        <div class="actions">
-          <button type="button" class="primary" @click=${act.close}>${texts.continue}</button>
-        </div>`;
-    case 'mismatch': {
-      const currency = view.session?.currency ?? 'NGN';
-      const expected = view.mismatch ? formatAmount(view.mismatch.expectedAmount, currency) : amount;
-      const received = view.mismatch ? formatAmount(view.mismatch.receivedAmount, currency) : '';
-      return html`<h1 tabindex="-1">${texts.mismatchTitle}</h1>
-        <p class="lead">${texts.mismatchBody(expected, received)}</p>
-        <dl class="compare">
-          <div><dt>${texts.expected}</dt><dd>${expected}</dd></div>
-          <div><dt>${texts.received}</dt><dd>${received}</dd></div>
-        </dl>
-        <p>${texts.mismatchRetry(expected)}</p>
-        ${renderAccount(view, act)} ${renderCountdown(view)}`;
-    }
-    case 'expired':
-      return html`<div class="center">
-          <div class="icon warn" aria-hidden="true">!</div>
-          <h1 tabindex="-1">${texts.expiredTitle}</h1>
-          <p class="lead">${texts.expiredBody}</p>
-        </div>
-        <div class="actions">
-          <button type="button" class="primary" ?disabled=${view.busy} @click=${act.retry}>
-            ${texts.newAccount}
-          </button>
-          <button type="button" class="secondary" ?disabled=${view.busy} @click=${act.requestClose}>
-            ${texts.backToMerchant(merchant)}
-          </button>
-        </div>`;
-    case 'confirm-cancel':
-      return html`<div class="center">
-          <div class="icon warn" aria-hidden="true">?</div>
-          <h1 tabindex="-1">${texts.confirmCancelTitle}</h1>
-          <p class="lead">${texts.confirmCancelBody}</p>
-        </div>
-        ${renderCountdown(view)}
-        <div class="actions">
-          <button type="button" class="primary" ?disabled=${view.busy} @click=${act.keepPaying}>
-            ${texts.keepPaying}
-          </button>
-          <button type="button" class="secondary" ?disabled=${view.busy} @click=${act.cancelPayment}>
-            ${texts.cancelPayment}
-          </button>
-        </div>`;
-    case 'ended':
-      return html`<div class="center">
-          <div class="icon warn" aria-hidden="true">!</div>
-          <h1 tabindex="-1">${texts.sessionEndedTitle}</h1>
-          <p class="lead">${texts.sessionEndedBody}</p>
-        </div>
-        <div class="actions">
-          <button type="button" class="primary" @click=${act.leave}>
-            ${back}
-          </button>
-        </div>`;
-    case 'cancelled':
-      return html`<div class="center">
-          <div class="icon bad" aria-hidden="true">×</div>
-          <h1 tabindex="-1">${texts.cancelledTitle}</h1>
-          <p class="lead">${texts.cancelledBody}</p>
-        </div>
-        <div class="actions">
-          <button type="button" class="primary" @click=${act.close}>
-            ${back}
-          </button>
-        </div>`;
-    case 'error': {
-      const canReconnect = view.canReconnect;
-      return html`<div class="center">
-          <div class="icon bad" aria-hidden="true">!</div>
-          <h1 tabindex="-1">${texts.errorTitle}</h1>
-          <p class="lead">${view.errorMessage}</p>
-        </div>
-        <div class="actions">
-          ${
-            canReconnect
-              ? html`<button type="button" class="primary" @click=${act.reconnect}>${texts.reconnect}</button>`
-              : nothing
-          }
-          <button type="button" class=${canReconnect ? 'secondary' : 'primary'} @click=${act.leave}>
-            ${back}
-          </button>
-        </div>`;
-    }
-  }
+  return merchant ? texts.backToMerchant(merchant) : texts.backToShop;
+}
+
+/** INITIALIZING: the client secret is being exchanged. */
+function renderInitializing(_view: ScreenView, _act: ScreenActions): TemplateResult {
+  return html`<div class="center" aria-busy="true">
+    <div class="spinner" aria-hidden="true"></div>
+    <h1 tabindex="-1">${texts.initializing}</h1>
+  </div>`;
+}
+
+/** AWAITING_PAYMENT: the account to transfer the exact amount to, and the countdown. */
+function renderAwaiting(view: ScreenView, act: ScreenActions): TemplateResult {
+  const amount = amountOf(view);
+  return html`<h1 tabindex="-1">${texts.transferExactly} ${amount} ${texts.toThisAccount}</h1>
+    ${renderAccount(view, act)} ${renderCountdown(view)}
+    <p class="note">${texts.singleUse}</p>
+    <div class="actions">
+      <button type="button" class="primary" @click=${act.sentMoney}>${texts.sentMoney}</button>
+    </div>`;
+}
+
+/** CONFIRMING: the payer said the money is on its way; the checkout waits for the bank. */
+function renderConfirming(view: ScreenView, act: ScreenActions): TemplateResult {
+  return html`<div class="center">
+      <div class="pulse" aria-hidden="true"></div>
+      <h1 tabindex="-1">${texts.confirmingTitle}</h1>
+      <p class="lead">${texts.confirmingBody}</p>
+    </div>
+    ${renderCountdown(view)}
+    <div class="actions">
+      <button type="button" class="secondary" @click=${act.showDetails}>${texts.showDetails}</button>
+    </div>`;
+}
+
+/** SUCCESS: paid; back to the merchant by itself after a moment. */
+function renderSuccess(view: ScreenView, act: ScreenActions): TemplateResult {
+  const amount = amountOf(view);
+  const merchant = view.session?.merchantName ?? '';
+  return html`<div class="center">
+      <div class="icon ok" aria-hidden="true">✓</div>
+      <h1 tabindex="-1">${texts.successTitle}</h1>
+      <p class="lead">${texts.successBody(amount, merchant)}</p>
+      <p class="note">${texts.successRedirect}</p>
+    </div>
+    <div class="actions">
+      <button type="button" class="primary" @click=${act.close}>${texts.continue}</button>
+    </div>`;
+}
+
+/** MISMATCH: a transfer of another amount came back; the exact amount is asked again. */
+function renderMismatch(view: ScreenView, act: ScreenActions): TemplateResult {
+  const amount = amountOf(view);
+  const currency = view.session?.currency ?? 'NGN';
+  const expected = view.mismatch ? formatAmount(view.mismatch.expectedAmount, currency) : amount;
+  const received = view.mismatch ? formatAmount(view.mismatch.receivedAmount, currency) : '';
+  return html`<h1 tabindex="-1">${texts.mismatchTitle}</h1>
+    <p class="lead">${texts.mismatchBody(expected, received)}</p>
+    <dl class="compare">
+      <div><dt>${texts.expected}</dt><dd>${expected}</dd></div>
+      <div><dt>${texts.received}</dt><dd>${received}</dd></div>
+    </dl>
+    <p>${texts.mismatchRetry(expected)}</p>
+    ${renderAccount(view, act)} ${renderCountdown(view)}`;
+}
+
+/** EXPIRED: the account's countdown ran out with no transfer; a new account may be asked for. */
+function renderExpired(view: ScreenView, act: ScreenActions): TemplateResult {
+  const merchant = view.session?.merchantName ?? '';
+  return html`<div class="center">
+      <div class="icon warn" aria-hidden="true">!</div>
+      <h1 tabindex="-1">${texts.expiredTitle}</h1>
+      <p class="lead">${texts.expiredBody}</p>
+    </div>
+    <div class="actions">
+      <button type="button" class="primary" ?disabled=${view.busy} @click=${act.retry}>
+        ${texts.newAccount}
+      </button>
+      <button type="button" class="secondary" ?disabled=${view.busy} @click=${act.requestClose}>
+        ${texts.backToMerchant(merchant)}
+      </button>
+    </div>`;
+}
+
+/** CONFIRM_CANCEL: the payer asked to close while a transfer may be on its way. */
+function renderConfirmCancel(view: ScreenView, act: ScreenActions): TemplateResult {
+  return html`<div class="center">
+      <div class="icon warn" aria-hidden="true">?</div>
+      <h1 tabindex="-1">${texts.confirmCancelTitle}</h1>
+      <p class="lead">${texts.confirmCancelBody}</p>
+    </div>
+    ${renderCountdown(view)}
+    <div class="actions">
+      <button type="button" class="primary" ?disabled=${view.busy} @click=${act.keepPaying}>
+        ${texts.keepPaying}
+      </button>
+      <button type="button" class="secondary" ?disabled=${view.busy} @click=${act.cancelPayment}>
+        ${texts.cancelPayment}
+      </button>
+    </div>`;
+}
+
+/** ENDED: the session's own lifetime ran out with no transfer. */
+function renderEnded(view: ScreenView, act: ScreenActions): TemplateResult {
+  const back = backTo(view);
+  return html`<div class="center">
+      <div class="icon warn" aria-hidden="true">!</div>
+      <h1 tabindex="-1">${texts.sessionEndedTitle}</h1>
+      <p class="lead">${texts.sessionEndedBody}</p>
+    </div>
+    <div class="actions">
+      <button type="button" class="primary" @click=${act.leave}>
+        ${back}
+      </button>
+    </div>`;
+}
+
+/** CANCELLED: the payer (or the merchant) cancelled the session. */
+function renderCancelled(view: ScreenView, act: ScreenActions): TemplateResult {
+  const back = backTo(view);
+  return html`<div class="center">
+      <div class="icon bad" aria-hidden="true">×</div>
+      <h1 tabindex="-1">${texts.cancelledTitle}</h1>
+      <p class="lead">${texts.cancelledBody}</p>
+    </div>
+    <div class="actions">
+      <button type="button" class="primary" @click=${act.close}>
+        ${back}
+      </button>
+    </div>`;
+}
+
+/** ERROR: the payer's words, and **Try again** after a lost stream. */
+function renderError(view: ScreenView, act: ScreenActions): TemplateResult {
+  const back = backTo(view);
+  const canReconnect = view.canReconnect;
+  return html`<div class="center">
+      <div class="icon bad" aria-hidden="true">!</div>
+      <h1 tabindex="-1">${texts.errorTitle}</h1>
+      <p class="lead">${view.errorMessage}</p>
+    </div>
+    <div class="actions">
+      ${
+        canReconnect
+          ? html`<button type="button" class="primary" @click=${act.reconnect}>${texts.reconnect}</button>`
+          : nothing
+      }
+      <button type="button" class=${canReconnect ? 'secondary' : 'primary'} @click=${act.leave}>
+        ${back}
+      </button>
+    </div>`;
 }
 
 /** The account's details with its copy button (AWAITING_PAYMENT, MISMATCH). */

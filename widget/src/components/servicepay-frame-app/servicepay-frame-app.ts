@@ -1,31 +1,42 @@
-import type { PublicSession, StatusMessage, VirtualAccount } from '@servicepay/node/protocol';
-import { html, LitElement, nothing, type PropertyValues } from 'lit';
-import { ApiError, CheckoutApi } from '../../frame/api-client.ts';
-import { COUNTDOWN_MILESTONES, formatAmount } from '../../frame/format.ts';
+import type {
+  BootstrapResult,
+  PublicSession,
+  StatusMessage,
+  VirtualAccount,
+} from '@servicepay/node/protocol';
+import { html, LitElement, type PropertyValues } from 'lit';
 import type { FrameConfig } from '../../frame/frame-config.ts';
-import { StatusStream, type StreamState } from '../../frame/status-stream.ts';
+import type { StreamState } from '../../frame/status-stream.ts';
 import type { FrameMessage } from '../../protocol/messages.ts';
 import { developerTexts, frameTexts as texts } from '../../texts.ts';
-import { renderScreen, type Screen, type ScreenActions } from './frame-screens.ts';
+import { BootstrapController } from './bootstrap-controller.ts';
+import { CheckoutOutcome } from './checkout-outcome.ts';
+import { CopyController } from './copy-controller.ts';
+import { CountdownController } from './countdown-controller.ts';
+import {
+  announcementOf,
+  renderHeader,
+  renderScreen,
+  type Screen,
+  type ScreenActions,
+} from './frame-screens.ts';
 import { frameAppStyles } from './servicepay-frame-app.styles.ts';
+import { SessionCallsController } from './session-calls-controller.ts';
+import { StatusStreamController } from './status-stream-controller.ts';
 
 export type { Screen } from './frame-screens.ts';
 
-/** The one callback a checkout ends with (docs/protocol.md, "How a checkout ends"). */
-type Outcome = Extract<FrameMessage, { type: 'success' | 'cancelled' | 'error' }>;
-
 /** Screens where money may be on its way to a live account: closing asks first. */
 const PAYING: readonly Screen[] = ['awaiting', 'confirming', 'mismatch'];
-
-/** SUCCESS (spec §8) and CANCELLED go back to the merchant by themselves after this long. */
-const AUTO_RETURN_MS = 3_000;
 
 /**
  * `<servicepay-frame-app>`: the checkout screens inside the sandboxed frame. It exchanges the client secret
  * once, shows the account, follows the push stream, and tells the host (over the port) only what the merchant
  * may know: how the checkout ended, exactly once (success with `{ id, reference, status }`, cancelled, or an
  * error with a message for the developer; the payer reads their own words on the ERROR screen), and when to
- * close.
+ * close. Its long-lived parts are Lit reactive controllers: `BootstrapController` (the secret's exchange),
+ * `CountdownController` (the account's clock), `StatusStreamController` (the push stream),
+ * `SessionCallsController` (cancel, new account) and `CopyController`; the element keeps the checkout's state and decides what the payer sees (`renderScreen`, one function per screen).
  *
  * @example
  * const app = document.createElement('servicepay-frame-app');
@@ -41,11 +52,7 @@ export class ServicePayFrameApp extends LitElement {
     session: { state: true },
     account: { state: true },
     mismatch: { state: true },
-    now: { state: true },
     errorMessage: { state: true },
-    streamState: { state: true },
-    busy: { state: true },
-    copyState: { state: true },
     announcement: { state: true },
   };
 
@@ -53,11 +60,7 @@ export class ServicePayFrameApp extends LitElement {
   declare session: PublicSession | undefined;
   declare account: VirtualAccount | undefined;
   declare mismatch: { expectedAmount: number; receivedAmount: number } | undefined;
-  declare now: number;
   declare errorMessage: string;
-  declare streamState: StreamState;
-  declare busy: boolean;
-  declare copyState: 'idle' | 'copied' | 'failed';
   declare announcement: string;
 
   /** Set by the frame entry before `start`. */
@@ -65,23 +68,34 @@ export class ServicePayFrameApp extends LitElement {
   /** Sends a message to the host; set by the frame entry. */
   post: (message: FrameMessage) => void = () => undefined;
 
-  private api: CheckoutApi | undefined;
-  private token: string | undefined;
-  private stream: StatusStream | undefined;
-  private ticker: ReturnType<typeof setInterval> | undefined;
-  private returnTimer: ReturnType<typeof setTimeout> | undefined;
-  private copyTimer: ReturnType<typeof setTimeout> | undefined;
-  private announcedMilestones = new Set<number>();
-  private bootstrapping: Promise<void> | undefined;
+  private readonly bootstrap = new BootstrapController(this, () => this.config, {
+    onReady: (result) => this.onReady(result),
+    onFailed: (payer, developer) => this.fail(payer, developer),
+  });
+  private readonly countdown = new CountdownController(
+    this,
+    {
+      expiresAt: () => this.account?.expiresAt,
+      clockOffsetMs: () => this.bootstrap.api?.clockOffsetMs ?? 0,
+    },
+    (remainingMs) => this.onTick(remainingMs),
+  );
+  private readonly stream = new StatusStreamController(this, {
+    onMessage: (message) => this.onStatus(message),
+    onLost: () => {
+      if (!this.isFinal()) this.fail(texts.connectionLost, developerTexts.streamLost(this.session?.id ?? ''));
+    },
+    onRefused: (status) => {
+      if (!this.isFinal())
+        this.fail(texts.followingStopped, developerTexts.streamRefused(this.session?.id ?? '', status));
+    },
+  });
+  private readonly calls = new SessionCallsController(this, this.bootstrap, (payer, developer) =>
+    this.fail(payer, developer),
+  );
+  private readonly outcome = new CheckoutOutcome((message) => this.post(message));
+  private readonly copier = new CopyController(this, () => this.renderRoot.querySelector('.digits'));
   private closeAfterBootstrap = false;
-  private cancelling = false;
-  /** How the checkout ended, once reported: no second callback ever follows the first. */
-  private outcome: Outcome['type'] | undefined;
-  /**
-   * An ERROR reached after the account was shown: the payment may still land (the stream can come back with
-   * it), so its `onError` waits until the payer leaves the ERROR screen. The developer's message.
-   */
-  private pendingError: string | undefined;
   /** The paying screen the cancel question came from, to go back to. */
   private beforeCancelQuestion: Screen = 'awaiting';
   private markedAccount = false;
@@ -92,52 +106,29 @@ export class ServicePayFrameApp extends LitElement {
     this.session = undefined;
     this.account = undefined;
     this.mismatch = undefined;
-    this.now = Date.now();
     this.errorMessage = '';
-    this.streamState = 'connecting';
-    this.busy = false;
-    this.copyState = 'idle';
     this.announcement = '';
   }
 
   override connectedCallback(): void {
     super.connectedCallback();
-    document.addEventListener('visibilitychange', this.onVisibility);
-    window.addEventListener('online', this.onOnline);
     window.addEventListener('keydown', this.onKeydown);
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    document.removeEventListener('visibilitychange', this.onVisibility);
-    window.removeEventListener('online', this.onOnline);
     window.removeEventListener('keydown', this.onKeydown);
-    this.stream?.stop();
-    clearInterval(this.ticker);
-    clearTimeout(this.returnTimer);
-    clearTimeout(this.copyTimer);
+    this.outcome.dispose();
+  }
+
+  /** Where the push stream is (`lost` offers the payer a reconnect); read by the browser tests. */
+  get streamState(): StreamState {
+    return this.stream.state;
   }
 
   /** Starts the checkout: checks the secret against this host's environment, then exchanges it once. */
   start(clientSecret: string): void {
-    if (this.bootstrapping) return;
-    const api = new CheckoutApi(this.config.apiUrl);
-    this.api = api;
-    const secretEnvironment = clientSecret.startsWith('cs_live_') ? 'live' : 'test';
-    if (secretEnvironment !== this.config.environment) {
-      // Before the secret is spent: the right host can still use it.
-      const rightHost = secretEnvironment === 'live' ? this.config.liveHost : this.config.testHost;
-      this.fail(
-        texts.cannotOpen,
-        developerTexts.wrongHost(
-          secretEnvironment === 'live' ? 'live' : 'test',
-          this.config.environment === 'live' ? 'production' : 'test',
-          rightHost,
-        ),
-      );
-      return;
-    }
-    this.bootstrapping = this.bootstrap(api, clientSecret);
+    this.bootstrap.start(clientSecret);
   }
 
   /**
@@ -146,9 +137,9 @@ export class ServicePayFrameApp extends LitElement {
    * question it means "no, keep paying"; otherwise the session is cancelled on the service.
    */
   requestClose = async (): Promise<void> => {
-    if (this.cancelling) return;
+    if (this.calls.cancelling) return;
     if (['success', 'cancelled', 'ended', 'error'].includes(this.screen)) {
-      this.leave();
+      this.outcome.leave();
       return;
     }
     if (PAYING.includes(this.screen)) {
@@ -160,10 +151,10 @@ export class ServicePayFrameApp extends LitElement {
       this.keepPaying();
       return;
     }
-    if (this.screen === 'initializing' && !this.token) {
-      if (!this.bootstrapping) {
-        this.reportCancelled();
-        this.post({ type: 'close' });
+    if (this.screen === 'initializing' && !this.bootstrap.token) {
+      if (!this.bootstrap.started) {
+        this.outcome.report({ type: 'cancelled' });
+        this.outcome.close();
         return;
       }
       this.closeAfterBootstrap = true;
@@ -172,67 +163,18 @@ export class ServicePayFrameApp extends LitElement {
     await this.cancelSession();
   };
 
-  private async bootstrap(api: CheckoutApi, clientSecret: string): Promise<void> {
-    try {
-      const result = await api.bootstrap(clientSecret);
-      this.token = result.token;
-      this.session = result.session;
-      this.account = result.virtualAccount;
-      this.startTicker();
-      this.openStream();
-      if (this.closeAfterBootstrap) {
-        await this.cancelSession();
-        return;
-      }
-      this.show('awaiting');
-    } catch (error) {
-      const [payer, developer] = this.bootstrapFailure(error);
-      this.fail(payer, developer);
+  /** The secret was exchanged: the account is shown, its clock runs and the stream opens. */
+  private async onReady(result: BootstrapResult): Promise<void> {
+    this.session = result.session;
+    this.account = result.virtualAccount;
+    this.countdown.start();
+    const path = `/api/widget/sessions/${encodeURIComponent(result.session.id)}/events`;
+    this.stream.open(`${this.config.apiUrl}${path}`, result.token);
+    if (this.closeAfterBootstrap) {
+      await this.cancelSession();
+      return;
     }
-  }
-
-  /** What the payer reads, and what the developer reads, when the client secret could not be exchanged. */
-  private bootstrapFailure(error: unknown): [payer: string, developer: string] {
-    if (!(error instanceof ApiError)) {
-      return [texts.networkError, developerTexts.unreachable('the checkout', this.config.apiUrl)];
-    }
-    const developer = developerTexts.refused(
-      'POST /api/widget/bootstrap',
-      error.status,
-      error.code,
-      error.message,
-    );
-    switch (error.code) {
-      case 'invalid_client_secret':
-        return [texts.linkInvalid, developer];
-      case 'client_secret_already_used':
-        return [texts.linkUsed, developer];
-      case 'client_secret_expired':
-        return [texts.linkEnded, developer];
-      default:
-        return [error.status >= 500 ? texts.serviceError : texts.cannotOpen, developer];
-    }
-  }
-
-  private openStream(): void {
-    const session = this.session;
-    const token = this.token;
-    if (!session || !token) return;
-    this.stream = new StatusStream({
-      url: `${this.config.apiUrl}/api/widget/sessions/${encodeURIComponent(session.id)}/events`,
-      token,
-      onMessage: (message) => this.onStatus(message),
-      onState: (state) => {
-        this.streamState = state;
-        if (state === 'lost' && !this.isFinal())
-          this.fail(texts.connectionLost, developerTexts.streamLost(session.id));
-      },
-      onRefused: (status) => {
-        if (!this.isFinal())
-          this.fail(texts.followingStopped, developerTexts.streamRefused(session.id, status));
-      },
-    });
-    this.stream.start();
+    this.show('awaiting');
   }
 
   private isFinal(): boolean {
@@ -264,7 +206,7 @@ export class ServicePayFrameApp extends LitElement {
         // unless the payer already said the money is on its way, or is being asked about cancelling.
         if (['confirming', 'mismatch', 'confirm-cancel'].includes(this.screen)) return;
         if (this.screen === 'initializing' || this.screen === 'error' || this.screen === 'expired') {
-          if (this.remainingMs() > 0) this.show('awaiting');
+          if (this.countdown.remainingMs() > 0) this.show('awaiting');
         }
         return;
       default:
@@ -276,39 +218,25 @@ export class ServicePayFrameApp extends LitElement {
     const session = this.session;
     if (!session) return;
     this.show('success');
-    this.report({
+    this.outcome.report({
       type: 'success',
       payment: { id: session.id, reference: session.reference, status: 'successful' },
     });
-    clearTimeout(this.returnTimer);
-    this.returnTimer = setTimeout(() => this.post({ type: 'close' }), AUTO_RETURN_MS);
+    this.outcome.closeSoon();
   }
 
   private showCancelled(): void {
     if (this.screen === 'success') return;
     this.show('cancelled');
-    this.reportCancelled();
-    clearTimeout(this.returnTimer);
-    this.returnTimer = setTimeout(() => this.post({ type: 'close' }), AUTO_RETURN_MS);
+    this.outcome.report({ type: 'cancelled' });
+    this.outcome.closeSoon();
   }
 
   /** The session's lifetime ran out with no transfer: ENDED, and the checkout ends without a payment. */
   private end(): void {
     if (this.screen === 'success' || this.screen === 'cancelled') return;
     this.show('ended');
-    this.reportCancelled();
-  }
-
-  private reportCancelled(): void {
-    this.report({ type: 'cancelled' });
-  }
-
-  /** The checkout's one outcome; whichever comes first is the only one the host hears. */
-  private report(outcome: Outcome): void {
-    if (this.outcome) return;
-    this.outcome = outcome.type;
-    this.pendingError = undefined;
-    this.post(outcome);
+    this.outcome.report({ type: 'cancelled' });
   }
 
   /**
@@ -318,145 +246,53 @@ export class ServicePayFrameApp extends LitElement {
   private fail(payer: string, developer: string): void {
     this.errorMessage = payer;
     this.show('error');
-    if (this.screen !== 'error' || this.outcome) return;
-    if (this.token) this.pendingError = developer;
-    else this.report({ type: 'error', message: developer });
-  }
-
-  /** The payer leaves a final screen: an ERROR's pending outcome is reported, then the overlay closes. */
-  private leave(): void {
-    if (this.screen === 'error' && this.pendingError !== undefined) {
-      this.report({ type: 'error', message: this.pendingError });
-    }
-    this.post({ type: 'close' });
+    if (this.screen !== 'error' || this.outcome.settled) return;
+    if (this.bootstrap.token) this.outcome.holdError(developer);
+    else this.outcome.report({ type: 'error', message: developer });
   }
 
   /** "Keep paying" (or Escape, or the close control) on the cancel question: back to where the payer was. */
   private keepPaying(): void {
     if (this.screen !== 'confirm-cancel') return;
-    this.show(this.remainingMs() > 0 ? this.beforeCancelQuestion : 'expired');
+    this.show(this.countdown.remainingMs() > 0 ? this.beforeCancelQuestion : 'expired');
   }
 
   private async cancelSession(): Promise<void> {
     const session = this.session;
-    const token = this.token;
-    const api = this.api;
-    if (!session || !token || !api) return;
-    this.cancelling = true;
-    this.busy = true;
-    try {
-      await api.cancel(session.id, token);
-      this.showCancelled();
-    } catch (error) {
-      // 409: the session finished first (paid, or ended); the stream says which.
-      if (!(error instanceof ApiError && error.code === 'session_not_active'))
-        this.fail(texts.actionFailed, this.actionFailure('POST /api/widget/sessions/{id}/cancel', error));
-    } finally {
-      this.cancelling = false;
-      this.busy = false;
-    }
+    if (session && (await this.calls.cancel(session.id))) this.showCancelled();
   }
 
+  /** A new account after the old one expired. A 409 (ended, or paid at its closing) is the stream's to tell. */
   private async retry(): Promise<void> {
     const session = this.session;
-    const token = this.token;
-    const api = this.api;
-    if (!session || !token || !api || this.busy) return;
-    this.busy = true;
-    try {
-      const result = await api.newAccount(session.id, token);
-      this.session = result.session;
-      this.account = result.virtualAccount;
-      this.mismatch = undefined;
-      this.announcedMilestones.clear();
-      this.now = Date.now();
-      this.show('awaiting');
-    } catch (error) {
-      // 409: the session ended, or the old account turned out to be paid at its closing: the stream says
-      // which (SUCCESS or ENDED), so nothing is reported here that the stream could contradict.
-      if (!(error instanceof ApiError && error.code === 'session_not_active'))
-        this.fail(texts.actionFailed, this.actionFailure('POST /api/widget/sessions/{id}/accounts', error));
-    } finally {
-      this.busy = false;
-    }
-  }
-
-  /** The developer's words for a call the checkout made that failed. */
-  private actionFailure(what: string, error: unknown): string {
-    if (error instanceof ApiError && error.status >= 500)
-      return developerTexts.serviceFault(what, error.status);
-    if (error instanceof ApiError)
-      return developerTexts.refused(what, error.status, error.code, error.message);
-    return developerTexts.unreachable(what, this.config.apiUrl);
-  }
-
-  private reconnect(): void {
-    this.stream?.reconnectNow();
+    const result = session && (await this.calls.newAccount(session.id));
+    if (!result) return;
+    this.session = result.session;
+    this.account = result.virtualAccount;
+    this.mismatch = undefined;
+    this.countdown.restart();
+    this.show('awaiting');
   }
 
   private show(screen: Screen): void {
     if (this.screen === screen) return;
     if (this.screen === 'success' || (this.screen === 'cancelled' && screen !== 'success')) return;
     // Back from ERROR (the stream returned): the checkout goes on, so its error is no longer its outcome.
-    if (this.screen === 'error') this.pendingError = undefined;
+    if (this.screen === 'error') this.outcome.dropHeldError();
     this.screen = screen;
-    const announcements: Partial<Record<Screen, string>> = {
-      awaiting: texts.announce.awaiting,
-      confirming: texts.announce.confirming,
-      success: texts.announce.success,
-      mismatch: texts.announce.mismatch,
-      expired: texts.announce.expired,
-      'confirm-cancel': texts.announce.confirmCancel,
-      ended: texts.sessionEndedTitle,
-      cancelled: texts.announce.cancelled,
-      error: texts.announce.error,
-    };
-    this.announcement = announcements[screen] ?? '';
+    this.announcement = announcementOf(screen);
   }
 
-  private startTicker(): void {
-    clearInterval(this.ticker);
-    this.now = Date.now();
-    this.ticker = setInterval(() => this.tick(), 1_000);
-  }
-
-  /** Recomputed from `expiresAt` on every tick (and when the tab returns), so it never drifts. */
-  private tick(): void {
-    this.now = Date.now();
-    const remaining = this.remainingMs();
-    if (remaining <= 0 && [...PAYING, 'confirm-cancel'].includes(this.screen)) {
+  /** Each second of the countdown: EXPIRED when it runs out on a paying screen, else its milestones read out. */
+  private onTick(remainingMs: number): void {
+    if (remainingMs <= 0 && [...PAYING, 'confirm-cancel'].includes(this.screen)) {
       this.show('expired');
       return;
     }
-    if (this.screen === 'awaiting' || this.screen === 'mismatch') {
-      const minutesLeft = Math.ceil(remaining / 60_000);
-      for (const milestone of COUNTDOWN_MILESTONES) {
-        if (
-          minutesLeft === milestone &&
-          !this.announcedMilestones.has(milestone) &&
-          remaining < milestone * 60_000
-        ) {
-          this.announcedMilestones.add(milestone);
-          this.announcement = texts.countdownMilestone(milestone);
-        }
-      }
-    }
+    if (this.screen !== 'awaiting' && this.screen !== 'mismatch') return;
+    const milestone = this.countdown.milestoneReached(remainingMs);
+    if (milestone !== undefined) this.announcement = texts.countdownMilestone(milestone);
   }
-
-  private remainingMs(): number {
-    if (!this.account) return 0;
-    return Date.parse(this.account.expiresAt) - (this.now + (this.api?.clockOffsetMs ?? 0));
-  }
-
-  private onVisibility = (): void => {
-    if (document.visibilityState !== 'visible') return;
-    this.tick();
-    this.stream?.reconnectNow();
-  };
-
-  private onOnline = (): void => {
-    this.stream?.reconnectNow();
-  };
 
   private onKeydown = (event: KeyboardEvent): void => {
     if (event.key === 'Escape') {
@@ -468,35 +304,8 @@ export class ServicePayFrameApp extends LitElement {
   private async copy(): Promise<void> {
     const number = this.account?.accountNumber;
     if (!number) return;
-    let copied = false;
-    try {
-      await navigator.clipboard.writeText(number);
-      copied = true;
-    } catch {
-      copied = this.copyBySelection();
-    }
-    this.copyState = copied ? 'copied' : 'failed';
+    const copied = await this.copier.copy(number);
     this.announcement = copied ? texts.copiedAnnouncement : texts.copyFailed;
-    clearTimeout(this.copyTimer);
-    this.copyTimer = setTimeout(() => {
-      this.copyState = 'idle';
-    }, 2_000);
-  }
-
-  /** Without the Clipboard API (an embedder that did not delegate `clipboard-write`), select the digits. */
-  private copyBySelection(): boolean {
-    const digits = this.renderRoot.querySelector('.digits');
-    const selection = window.getSelection();
-    if (!digits || !selection) return false;
-    const range = document.createRange();
-    range.selectNodeContents(digits);
-    selection.removeAllRanges();
-    selection.addRange(range);
-    try {
-      return document.execCommand('copy');
-    } catch {
-      return false;
-    }
   }
 
   protected override updated(changed: PropertyValues<this>): void {
@@ -516,28 +325,19 @@ export class ServicePayFrameApp extends LitElement {
 
   protected override render() {
     const session = this.session;
-    const amount = session ? formatAmount(session.amount, session.currency) : '';
     return html`
-      ${
-        session
-          ? html`<header>
-              <p class="merchant">${texts.payWith(session.merchantName)}</p>
-              <p class="amount">${amount}</p>
-              ${session.environment === 'test' ? html`<span class="badge">${texts.testBadge}</span>` : nothing}
-            </header>`
-          : nothing
-      }
+      ${renderHeader(session)}
       <main>${renderScreen(
         {
           screen: this.screen,
           session,
           account: this.account,
           mismatch: this.mismatch,
-          remainingMs: this.remainingMs(),
+          remainingMs: this.countdown.remainingMs(),
           errorMessage: this.errorMessage,
-          canReconnect: this.token !== undefined && this.streamState === 'lost',
-          busy: this.busy,
-          copyState: this.copyState,
+          canReconnect: this.bootstrap.token !== undefined && this.stream.state === 'lost',
+          busy: this.calls.busy,
+          copyState: this.copier.state,
         },
         this.actions,
       )}</main>
@@ -556,9 +356,9 @@ export class ServicePayFrameApp extends LitElement {
     requestClose: () => void this.requestClose(),
     keepPaying: () => this.keepPaying(),
     cancelPayment: () => void this.cancelSession(),
-    reconnect: () => this.reconnect(),
-    leave: () => this.leave(),
-    close: () => this.post({ type: 'close' }),
+    reconnect: () => this.stream.reconnectNow(),
+    leave: () => this.outcome.leave(),
+    close: () => this.outcome.close(),
   };
 }
 

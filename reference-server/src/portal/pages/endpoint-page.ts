@@ -1,0 +1,237 @@
+import type { Pagination, WebhookDelivery, WebhookEndpoint } from '@servicepay/node/protocol';
+import { MAX_ENDPOINTS_PER_ENVIRONMENT } from '../../events/webhooks.ts';
+import { callerOf } from '../caller.ts';
+import { badge, formatTime } from '../format.ts';
+import {
+  DeleteEndpointFormSchema,
+  DeliveriesQuerySchema,
+  EndpointStateFormSchema,
+  ResendFormSchema,
+  RevealSecretFormSchema,
+} from '../forms.ts';
+import { html, type SafeHtml } from '../html.ts';
+import { csrfField, type PageOptions, page, sendPage } from '../layout.ts';
+import { type PortalContext, portalContext } from '../portal-auth.ts';
+import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+import { codeList, endpointState } from './webhooks-page.ts';
+
+/**
+ * One webhook endpoint's page (`GET /portal/webhooks/{id}`: its settings and deliveries) and its forms, each
+ * through the `Webhooks` service the API uses: reveal the signing secret (`revealSecret`), enable or disable
+ * (`update`, as `PATCH /api/webhooks/{id}`), delete (`remove`, as `DELETE`: pending deliveries fail, the audit
+ * log records it), and resend an event to it (`resend`).
+ *
+ * @example
+ * router.post('/webhooks/:id/reveal', ...checks, endpointPageRoutes(deps).revealSecret);
+ */
+export function endpointPageRoutes(
+  deps: Pick<PortalServices, 'webhooks' | 'logger'>,
+): PageRoutes<'endpoint' | 'revealSecret' | 'endpointState' | 'deleteEndpoint' | 'resend'> {
+  const { webhooks, logger } = deps;
+  return {
+    endpoint: async (req, res) => {
+      const context = portalContext(res);
+      const query = DeliveriesQuerySchema.parse(req.query);
+      const id = String(req.params.id);
+      const endpoint = await webhooks.retrieve(callerOf(context), id);
+      const deliveries = await webhooks.listDeliveries(callerOf(context), id, {
+        limit: 20,
+        startingAfter: query.startingAfter,
+      });
+      sendPage(
+        res,
+        endpointPage(context, endpoint, deliveries, {
+          ...(query.resent ? { resent: query.resent } : {}),
+          ...(query.changed ? { changed: query.changed } : {}),
+        }),
+      );
+    },
+
+    revealSecret: async (req, res) => {
+      const context = portalContext(res);
+      RevealSecretFormSchema.parse(req.body);
+      const id = String(req.params.id);
+      // The caller's own endpoint (404/403 otherwise).
+      const secret = await webhooks.revealSecret(callerOf(context), id);
+      const endpoint = await webhooks.retrieve(callerOf(context), id);
+      logger.info('portal webhook secret revealed', { businessId: context.business.id, endpointId: id });
+      const deliveries = await webhooks.listDeliveries(callerOf(context), id, { limit: 20 });
+      sendPage(res, endpointPage(context, endpoint, deliveries, { secret }));
+    },
+
+    endpointState: async (req, res) => {
+      const context = portalContext(res);
+      const parsed = EndpointStateFormSchema.parse(req.body);
+      const id = String(req.params.id);
+      const enabled = parsed.enabled === 'true';
+      await webhooks.update(callerOf(context), id, { enabled });
+      res.redirect(
+        303,
+        `/portal/webhooks/${encodeURIComponent(id)}?changed=${enabled ? 'enabled' : 'disabled'}`,
+      );
+    },
+
+    deleteEndpoint: async (req, res) => {
+      const context = portalContext(res);
+      const id = String(req.params.id);
+      // Another business's endpoint answers 403 and an unknown one 404, before the form is looked at.
+      const endpoint = await webhooks.retrieve(callerOf(context), id);
+      const parsed = DeleteEndpointFormSchema.safeParse(req.body);
+      if (!parsed.success) {
+        const deliveries = await webhooks.listDeliveries(callerOf(context), id, { limit: 20 });
+        return sendPage(
+          res,
+          endpointPage(context, endpoint, deliveries, {
+            error: 'Tick the box to confirm, then delete the endpoint.',
+          }),
+          400,
+        );
+      }
+      // What DELETE /api/webhooks/{id} does: pending deliveries fail, the audit log records it.
+      await webhooks.remove(callerOf(context), id);
+      logger.info('portal webhook endpoint deleted', { businessId: context.business.id, endpointId: id });
+      res.redirect(303, '/portal/webhooks?deleted=1');
+    },
+
+    resend: async (req, res) => {
+      const context = portalContext(res);
+      const parsed = ResendFormSchema.parse(req.body);
+      const id = String(req.params.id);
+      const result = await webhooks.resend(callerOf(context), parsed.eventId, id);
+      const resent = result.deliveries[0];
+      res.redirect(303, `/portal/webhooks/${encodeURIComponent(id)}${resent ? `?resent=${resent}` : ''}`);
+    },
+  };
+}
+
+/**
+ * A delivery's attempts, oldest first: when, the HTTP status (or none), how long, the error or the answer's
+ * excerpt. On a narrow screen each attempt is a card (`table.stack`).
+ *
+ * @example
+ * html`<li>${attemptsTable(delivery)}</li>`;
+ */
+export function attemptsTable(delivery: WebhookDelivery): SafeHtml {
+  if (delivery.attempts.length === 0) return html`<p class="muted">No attempt yet.</p>`;
+  return html`<div class="table-wrap" role="region" aria-label="Attempts of ${delivery.id}" tabindex="0"><table class="compact stack">
+  <caption class="visually-hidden">Attempts of delivery ${delivery.id}</caption>
+  <thead><tr><th scope="col">#</th><th scope="col">At</th><th scope="col">Answer</th><th scope="col">Time</th><th scope="col">Error or response</th></tr></thead>
+  <tbody>${delivery.attempts.map(
+    (attempt, index) => html`<tr>
+    <td data-label="Attempt">${index + 1}</td>
+    <td data-label="At">${formatTime(attempt.at)}</td>
+    <td data-label="Answer">${attempt.statusCode === null ? badge('no answer', 'bad') : badge(String(attempt.statusCode), attempt.statusCode >= 200 && attempt.statusCode < 300 ? 'good' : 'bad')}</td>
+    <td data-label="Time">${attempt.latencyMs} ms</td>
+    <td class="excerpt" data-label="Error or response">${attempt.error ?? attempt.responseExcerpt ?? ''}</td>
+  </tr>`,
+  )}</tbody>
+</table></div>`;
+}
+
+const DELIVERY_TONE = { succeeded: 'good', pending: 'info', failed: 'bad' } as const;
+
+/**
+ * A delivery's status as a badge.
+ *
+ * @example
+ * deliveryBadge(delivery); // <span class="badge badge-good">succeeded</span>
+ */
+export const deliveryBadge = (delivery: WebhookDelivery): SafeHtml =>
+  badge(delivery.status, DELIVERY_TONE[delivery.status]);
+
+/**
+ * One endpoint: its details, its signing secret on demand (after a confirm), its deliveries with every
+ * attempt, each of which can be resent, and deleting it (after a confirm).
+ *
+ * @example
+ * res.send(endpointPage(context, endpoint, page).value);
+ */
+export function endpointPage(
+  context: PortalContext,
+  endpoint: WebhookEndpoint,
+  deliveries: { data: WebhookDelivery[]; pagination: Pagination },
+  options: { secret?: string; resent?: string; changed?: 'enabled' | 'disabled'; error?: string } = {},
+): SafeHtml {
+  const secretSection = options.secret
+    ? html`<p class="secret-line"><code id="endpoint-secret" class="secret">${options.secret}</code>
+      <button type="button" class="button button-quiet" data-copy="endpoint-secret" hidden>Copy</button></p>
+      <p class="help">Verify <code>X-Service-Signature</code> with it before reading a payload. Reload the page to hide it.</p>`
+    : html`<form method="post" action="/portal/webhooks/${endpoint.id}/reveal" class="form">
+      ${csrfField(context)}
+      <div class="check">
+        <input type="checkbox" id="confirm-reveal" name="confirm" value="yes" required>
+        <label for="confirm-reveal">Show the secret on this screen (make sure nobody is looking)</label>
+      </div>
+      <button type="submit" class="button">Reveal signing secret</button>
+    </form>`;
+  const items = deliveries.data.map(
+    (delivery) => html`<li class="delivery">
+  <div class="delivery-head">
+    <h3><code>${delivery.eventType}</code> ${deliveryBadge(delivery)}</h3>
+    <p class="muted">Delivery <code>${delivery.id}</code> · event <a href="/portal/events/${delivery.eventId}"><code>${delivery.eventId}</code></a> · queued ${formatTime(delivery.createdAt)}
+    ${delivery.nextAttemptAt ? html` · next attempt ${formatTime(delivery.nextAttemptAt)}` : ''}</p>
+    <form method="post" action="/portal/webhooks/${endpoint.id}/resend" class="inline-form">
+      ${csrfField(context)}<input type="hidden" name="eventId" value="${delivery.eventId}">
+      <button type="submit" class="button button-quiet" aria-label="Resend event ${delivery.eventId}">Resend</button>
+    </form>
+  </div>
+  ${attemptsTable(delivery)}
+</li>`,
+  );
+  // One notice at most: what went wrong first, else what the last action did.
+  const notice: PageOptions['notice'] = options.error
+    ? { tone: 'bad', text: options.error }
+    : options.resent
+      ? { tone: 'good', text: html`Resent: a new delivery <code>${options.resent}</code> is on its way.` }
+      : options.changed === 'enabled'
+        ? { tone: 'good', text: 'Endpoint enabled: deliveries held while it was off are on their way.' }
+        : options.changed === 'disabled'
+          ? {
+              tone: 'good',
+              text: 'Endpoint disabled: new events are not queued for it until you enable it again.',
+            }
+          : undefined;
+  return page({
+    title: `Endpoint ${endpoint.url}`,
+    context,
+    section: 'webhooks',
+    path: '/portal/webhooks',
+    ...(notice ? { notice } : {}),
+    body: html`<p class="breadcrumb"><a href="/portal/webhooks">Webhooks</a> / endpoint</p>
+<h1 class="break">${endpoint.url}</h1>
+<dl class="facts">
+  <div><dt>Id</dt><dd><code>${endpoint.id}</code></dd></div>
+  <div><dt>State</dt><dd>${endpointState(endpoint)}</dd></div>
+  <div><dt>Events</dt><dd>${endpoint.events.map((type) => html`<code class="tag">${type}</code> `)}</dd></div>
+  <div><dt>Environment</dt><dd>${endpoint.environment}</dd></div>
+  <div><dt>Description</dt><dd>${endpoint.description ?? html`<span class="muted">—</span>`}</dd></div>
+  <div><dt>Added</dt><dd>${formatTime(endpoint.createdAt)}</dd></div>
+</dl>
+<form method="post" action="/portal/webhooks/${endpoint.id}/state" class="inline-form">
+  ${csrfField(context)}<input type="hidden" name="enabled" value="${endpoint.enabled ? 'false' : 'true'}">
+  <button type="submit" class="button${endpoint.enabled ? '' : ' button-primary'}">${endpoint.enabled ? 'Disable endpoint' : 'Enable endpoint'}</button>
+</form>
+<section class="card" aria-labelledby="secret-title">
+  <h2 id="secret-title">Signing secret</h2>
+  ${secretSection}
+</section>
+<section aria-labelledby="deliveries-title">
+  <h2 id="deliveries-title">Deliveries</h2>
+  ${items.length === 0 ? html`<p class="empty">Nothing delivered yet. Each ${codeList(endpoint.events)} event of ${endpoint.environment} appears here as it is sent.</p>` : html`<ol class="deliveries">${items}</ol>`}
+  ${deliveries.pagination.hasMore && deliveries.pagination.nextCursor ? html`<p><a class="button" href="/portal/webhooks/${endpoint.id}?startingAfter=${deliveries.pagination.nextCursor}">Older deliveries</a></p>` : ''}
+</section>
+<section class="card" aria-labelledby="delete-title">
+  <h2 id="delete-title">Delete endpoint</h2>
+  <p class="help">ServicePay stops sending to this URL: deliveries still waiting are marked failed, and the endpoint
+  no longer counts toward the ${MAX_ENDPOINTS_PER_ENVIRONMENT} a business may have in ${endpoint.environment}. This cannot be undone.</p>
+  <form method="post" action="/portal/webhooks/${endpoint.id}/delete" class="form">
+    ${csrfField(context)}
+    <div class="check">
+      <input type="checkbox" id="confirm-delete" name="confirm" value="yes" required>
+      <label for="confirm-delete">I understand deliveries to this URL stop at once</label>
+    </div>
+    <button type="submit" class="button button-danger">Delete endpoint</button>
+  </form>
+</section>`,
+  });
+}

@@ -1,0 +1,54 @@
+import type { RequestHandler } from 'express';
+import type { SimulatedBank } from '../bank/simulated-bank.ts';
+import type { PortalSessions } from '../businesses/portal-sessions.ts';
+import type { Store } from '../db/store.ts';
+import type { Webhooks } from '../events/webhooks.ts';
+import type { Clock } from '../internal/clock.ts';
+import type { Logger } from '../internal/logger.ts';
+import type { SecretBox } from '../internal/secret-box.ts';
+import type { RateLimiter } from '../internal/sliding-window-limiter.ts';
+import type { RequestLog } from '../middleware/request-log.ts';
+import type { RefundService } from '../refunds/refund-service.ts';
+import type { SessionService } from '../sessions/session-service.ts';
+import type { TestEndings } from '../sessions/test-endings.ts';
+import type { TestTransfers } from '../sessions/test-transfers.ts';
+import type { PortalRouteName } from './portal-route-table.ts';
+
+/** What the portal needs from the service (`createApp` passes it to `portalRoutes`). */
+export interface PortalDeps {
+  /** Read only: every write goes through a service. */
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  sessions: SessionService;
+  /** The session page's refunds and its Refund form. */
+  refunds: RefundService;
+  /** Test mode's "expire now", for the session page's buttons. */
+  testEndings: TestEndings;
+  webhooks: Webhooks;
+  bank: SimulatedBank;
+  secretBox: SecretBox;
+  /** Failed sign-ins count here, per address, with the API's failed authentications. */
+  failedAuthLimiter: RateLimiter;
+  /** How long a delivery is retried on this service's schedule (`retrySpanMs`), for the Webhooks page. */
+  webhookRetrySpanMs: number;
+  /** The request log's writer: flushed before the Requests page reads, so a request just made is there. */
+  requestLog?: RequestLog | undefined;
+}
+
+/** The services the pages change things through, made by `portalRoutes` from its deps. */
+export interface PortalServices extends PortalDeps {
+  /** Sign-in, sign-out, the idle clock, rolling a key from the portal. */
+  portalSessions: PortalSessions;
+  /** The Test bank's transfers, as `POST /api/test/transfers` makes them. */
+  testTransfers: TestTransfers;
+}
+
+/**
+ * The handlers of one page's routes, by route name: a page module returns exactly its own, and `portalRoutes`
+ * checks that together they are every route of `PORTAL_ROUTES`.
+ *
+ * @example
+ * export function kycPageRoutes(): PageRoutes<'kyc'> { return { kyc: (_req, res) => sendPage(res, kycPage(portalContext(res))) }; }
+ */
+export type PageRoutes<Name extends PortalRouteName> = Pick<Record<PortalRouteName, RequestHandler>, Name>;
