@@ -386,6 +386,29 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
     expect(effects.sort()).toEqual(['a', 'b']);
   });
 
+  it('a burst of jobs far beyond the pool waits its turn: none fails for the time it queued for a client', async () => {
+    // A pool of 2 whose connect gives up after 300 ms, and 200 jobs of about 10 ms each sent at once: about a
+    // second of work. Left to queue in the pool, every job still waiting for a client after 300 ms failed
+    // ("timeout exceeded when trying to connect"), as 1,000 sessions made at once did on a loaded CI run.
+    const small = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 300 });
+    small.on('error', (error) => poolErrors.push(error));
+    try {
+      const writes = queue(small);
+      const jobs = Array.from({ length: 200 }, (_, n) =>
+        writes.run(async (tx) => {
+          await tx.rows('SELECT pg_sleep(0.01)');
+          await tx.rows('INSERT INTO journal (job) VALUES ($1)', [`burst-${n}`]);
+          return n;
+        }),
+      );
+      const settled = await Promise.allSettled(jobs);
+      expect(settled.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+      expect(await committed('SELECT count(*)::int AS jobs FROM journal')).toEqual([{ jobs: 200 }]);
+    } finally {
+      await small.end();
+    }
+  });
+
   it('maxAttempts 1: the deadlock victim rejects with 40P01, nothing of it committed, the other job commits', async () => {
     await admin.query("INSERT INTO counters (id, value) VALUES ('left', 0), ('right', 0)");
     const { outcomes, attempts, effects } = deadlockingJobs(queue(poolA, { maxAttempts: 1 }));

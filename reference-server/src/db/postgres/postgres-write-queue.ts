@@ -1,3 +1,4 @@
+import pLimit, { type LimitFunction } from 'p-limit';
 import type pg from 'pg';
 import type { WriteContext, Writes } from '../repositories.ts';
 import type { Queryable } from './postgres-runner.ts';
@@ -167,6 +168,13 @@ type Attempt<T> =
 export class PostgresWriteQueue<R> implements Writes<R> {
   private readonly maxAttempts: number;
   private readonly begin: string;
+  /**
+   * At most as many attempts at once as the pool has clients; the rest wait here, in order, for as long as it
+   * takes. Left to wait in the pool instead, a job of a burst larger than the pool failed once it had waited
+   * `connectionTimeoutMillis` for a client, although nothing was wrong with the database (1,000 sessions made
+   * at once on a loaded machine). The pool's timeout then means what it says: no connection could be made.
+   */
+  private readonly slots: LimitFunction;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -180,12 +188,13 @@ export class PostgresWriteQueue<R> implements Writes<R> {
       throw new Error(`not an isolation level: ${String(isolation)}`);
     }
     this.maxAttempts = maxAttempts;
+    this.slots = pLimit(pool.options.max ?? 10);
     this.begin = `BEGIN ISOLATION LEVEL ${isolation.toUpperCase()}`;
   }
 
   async run<T>(work: (tx: R, context: WriteContext) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const result = await this.attempt(work);
+      const result = await this.slots(() => this.attempt(work));
       if (result.outcome === 'committed') {
         this.runEffects(result.effects);
         return result.value;
