@@ -11,6 +11,7 @@ import type { Clock } from './internal/clock.ts';
 import type { Logger } from './internal/logger.ts';
 import type { SecretBox } from './internal/secret-box.ts';
 import type { RateLimiter } from './internal/sliding-window-limiter.ts';
+import { requestMetrics } from './metrics/request-metrics.ts';
 import { type AuthDeps, refuseOverBudget } from './middleware/authenticate.ts';
 import { widgetCors } from './middleware/cors.ts';
 import { errorHandler, routeNotFound } from './middleware/error-handler.ts';
@@ -23,7 +24,7 @@ import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiRoute } from './openapi/openapi-route.ts';
 import type { RefundService } from './refunds/refund-service.ts';
 import { type BankRouteDeps, bankCounterRoutes, bankNotificationRoutes } from './routes/bank.ts';
-import { healthRoute } from './routes/health.ts';
+import { healthRoute, liveRoute, readyRoute } from './routes/health.ts';
 import { refundRoutes } from './routes/refunds.ts';
 import { sessionEventRoutes } from './routes/session-events.ts';
 import { sessionRoutes } from './routes/sessions.ts';
@@ -99,6 +100,7 @@ export function createApp(deps: AppDeps): Express {
   });
 
   app.use(requestId);
+  app.use(requestMetrics); // records nothing while metrics are off
   const noOrigins: ReadonlySet<string> = new Set();
   app.use(widgetCors(deps.widgetOrigins ?? (() => noOrigins)));
   app.use((_req, res, next) => {
@@ -115,6 +117,9 @@ export function createApp(deps: AppDeps): Express {
   // 503 while the database does not answer or its disk is full: a load balancer takes the instance out until
   // it does.
   app.get('/health', healthRoute(deps.store, deps.logger, deps.storageHealth));
+  // Liveness apart from readiness (issue 28): restart a process that cannot answer; send traffic to a ready one.
+  app.get('/health/live', liveRoute);
+  app.get('/health/ready', readyRoute(deps.store, deps.logger, deps.storageHealth));
   const bank: BankRouteDeps = {
     processor: deps.processor,
     bank: deps.bank,

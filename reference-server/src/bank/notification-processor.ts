@@ -6,6 +6,7 @@ import type { Store } from '../db/store.ts';
 import type { UnappliedReason } from '../db/unapplied-credits.ts';
 import type { VirtualAccountRecord } from '../db/virtual-accounts.ts';
 import type { Clock } from '../internal/clock.ts';
+import { bankNotificationStarted } from '../metrics/metrics.ts';
 import { isTerminal } from '../views/session-status.ts';
 import type { UnappliedCredits } from './unapplied-credits.ts';
 
@@ -51,7 +52,9 @@ export class BankNotificationProcessor {
   ) {}
 
   async process(notification: BankNotification): Promise<ProcessedNotification> {
+    const timed = bankNotificationStarted(notification.transfer.accountNumber);
     const processed = await this.decideOnce(notification);
+    timed(processed.result);
     // A credit this notification could not apply is refunded after the commit: answered once that is recorded.
     await this.credits.refunded(notification.transfer.id);
     return processed;

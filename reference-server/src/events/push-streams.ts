@@ -7,6 +7,7 @@ import {
 } from '@servicepay/node/protocol';
 import type { Broadcaster, SessionUpdate } from '../db/broadcaster.ts';
 import type { Store } from '../db/store.ts';
+import { pushStreamOpened, pushWritten } from '../metrics/metrics.ts';
 import { isTerminal } from '../views/session-status.ts';
 import { toSessionView, toStatusMessage } from '../views/session-views.ts';
 
@@ -242,6 +243,7 @@ export class PushStreams {
     };
     stream[STATE] = state;
     this.attach(stream);
+    pushStreamOpened();
     stream.once('close', onStreamClose);
 
     let replay: Replay | undefined;
@@ -390,6 +392,7 @@ export class PushStreams {
     if (!entry) return;
     let frame: string | undefined;
     const terminal = isTerminal(update.message.status);
+    pushWritten(update.message.virtualAccount?.accountNumber);
     for (const stream of terminal ? [...entry.streams] : entry.streams) {
       const state = stream[STATE];
       if (state.held) {

@@ -10,6 +10,7 @@ import { type Clock, toIso } from '../internal/clock.ts';
 import { type Logger, redact } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import { signPayload } from '../internal/signature.ts';
+import { deliveryAttempted } from '../metrics/metrics.ts';
 import { checkUrlStatically, classifyAddress, guardedLookup, hostOf } from './webhook-url-policy.ts';
 
 /** How a delivery is retried, how long one attempt may take, and when a failing endpoint is turned off. */
@@ -306,6 +307,7 @@ export class WebhookWorker {
     }
     if (signal.aborted && !this.running) return; // shutting down: the delivery stays pending, retried later
     const latencyMs = Math.round(performance.now() - started);
+    deliveryAttempted(outcome.statusCode, (performance.now() - started) / 1000);
     await this.record(delivery, attemptedAt, latencyMs, outcome);
   }
 
