@@ -392,7 +392,7 @@ export class PushStreams {
     if (!entry) return;
     let frame: string | undefined;
     const terminal = isTerminal(update.message.status);
-    pushWritten(update.message.virtualAccount?.accountNumber);
+    pushWritten(update.sessionId);
     for (const stream of terminal ? [...entry.streams] : entry.streams) {
       const state = stream[STATE];
       if (state.held) {

@@ -212,33 +212,49 @@ export function sessionEnded(environment: string, outcome: string): void {
 
 /**
  * Before a bank notification is processed: returns what to call with its result. The time it started is kept
- * by account number (bounded) until the push it causes is written (`pushWritten`).
+ * (bounded) until the push it causes is written (`notificationMatched`, then `pushWritten`).
  *
  * @example
- * const processed = bankNotificationStarted(notification.transfer.accountNumber);
+ * const processed = bankNotificationStarted(notification.id);
  * processed(result);
  */
-export function bankNotificationStarted(accountNumber: string): (result: string) => void {
+export function bankNotificationStarted(notificationId: string): (result: string) => void {
   if (!recording()) return () => undefined;
   const started = performance.now();
-  awaitingPush.set(accountNumber, started);
+  remember(notificationId, started);
+  return (result) => {
+    awaitingPush.delete(notificationId);
+    bankNotifications.observe({ result }, (performance.now() - started) / 1000);
+  };
+}
+
+/** The notification being processed is for session `sessionId`: its push is the one timed. */
+export function notificationMatched(notificationId: string, sessionId: string): void {
+  const started = awaitingPush.get(notificationId);
+  if (started !== undefined) remember(sessionId, started);
+}
+
+/**
+ * Notifications waiting for their push, by notification id and then by session id: bounded, oldest dropped
+ * first (a session whose push never comes, no stream being open for it, is forgotten that way).
+ */
+const awaitingPush = new Map<string, number>();
+const MAX_AWAITING_PUSH = 10_000;
+
+function remember(key: string, started: number): void {
+  awaitingPush.set(key, started);
   if (awaitingPush.size > MAX_AWAITING_PUSH) {
     const oldest = awaitingPush.keys().next().value;
     if (oldest !== undefined) awaitingPush.delete(oldest);
   }
-  return (result) => bankNotifications.observe({ result }, (performance.now() - started) / 1000);
 }
 
-/** Notifications waiting for their push, by account number: bounded, oldest dropped first. */
-const awaitingPush = new Map<string, number>();
-const MAX_AWAITING_PUSH = 10_000;
-
-/** A status was written to the open streams of the session whose account is `accountNumber`. */
-export function pushWritten(accountNumber: string | undefined): void {
-  if (accountNumber === undefined || !recording()) return;
-  const started = awaitingPush.get(accountNumber);
+/** A status was written to the open streams of session `sessionId` on this instance. */
+export function pushWritten(sessionId: string): void {
+  if (!recording()) return;
+  const started = awaitingPush.get(sessionId);
   if (started === undefined) return;
-  awaitingPush.delete(accountNumber);
+  awaitingPush.delete(sessionId);
   pushLatency.observe((performance.now() - started) / 1000);
 }
 
