@@ -24,7 +24,7 @@ import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiRoute } from './openapi/openapi-route.ts';
 import type { RefundService } from './refunds/refund-service.ts';
 import { type BankRouteDeps, bankCounterRoutes, bankNotificationRoutes } from './routes/bank.ts';
-import { healthRoute, liveRoute, readyRoute } from './routes/health.ts';
+import { healthRoutes } from './routes/health.ts';
 import { refundRoutes } from './routes/refunds.ts';
 import { sessionEventRoutes } from './routes/session-events.ts';
 import { sessionRoutes } from './routes/sessions.ts';
@@ -114,12 +114,10 @@ export function createApp(deps: AppDeps): Express {
   // A business over its budget is answered 429 before routing and before its body is read (issue 12): by the
   // server before express (`refuseOverBudgetEarly`), here for the checkout's routes (their CORS headers).
   app.use(refuseOverBudget(auth));
-  // 503 while the database does not answer or its disk is full: a load balancer takes the instance out until
-  // it does.
-  app.get('/health', healthRoute(deps.store, deps.logger, deps.storageHealth));
-  // Liveness apart from readiness (issue 28): restart a process that cannot answer; send traffic to a ready one.
-  app.get('/health/live', liveRoute);
-  app.get('/health/ready', readyRoute(deps.store, deps.logger, deps.storageHealth));
+  // /health and /health/ready answer 503 while the database does not answer or its disk is full (the ready one
+  // also while a write fails): a load balancer takes the instance out until they answer 200. /health/live
+  // answers while the process does (issue 28): a supervisor restarts only a process that cannot answer.
+  app.use(healthRoutes(deps.store, deps.logger, deps.storageHealth));
   const bank: BankRouteDeps = {
     processor: deps.processor,
     bank: deps.bank,

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import { type RequestHandler, Router } from 'express';
 import type { StorageHealth } from '../db/storage-health.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError, storageFullError } from '../errors.ts';
@@ -14,14 +14,9 @@ import { sendData } from './envelope.ts';
  * The change is logged once each way (probes come every few seconds; a line per probe would drown the log).
  *
  * @example
- * app.get('/health', healthRoute(store, logger, storageHealth));
+ * router.get('/health', healthRoute(databaseCheck(store, logger, storageHealth)));
  */
-export function healthRoute(
-  store: Pick<Store, 'ping'>,
-  logger: Logger,
-  storage?: Pick<StorageHealth, 'takesWrites'>,
-): RequestHandler {
-  const check = databaseCheck(store, logger, storage);
+function healthRoute(check: () => Promise<HttpError | undefined>): RequestHandler {
   return async (_req, res, next) => {
     const refusal = await check();
     if (refusal) return next(refusal);
@@ -75,9 +70,9 @@ function databaseCheck(
  * answering it; it never asks the database, so a database outage does not get every instance restarted.
  *
  * @example
- * app.get('/health/live', liveRoute);
+ * router.get('/health/live', liveRoute);
  */
-export const liveRoute: RequestHandler = (_req, res) => {
+const liveRoute: RequestHandler = (_req, res) => {
   sendData(res, { status: 'live' });
 };
 
@@ -94,14 +89,14 @@ const WRITE_PROBE_TIMEOUT_MS = 2_000;
  * stands for a second, so a balancer polling every instance often costs one small write a second each.
  *
  * @example
- * app.get('/health/ready', readyRoute(store, logger, storageHealth));
+ * router.get('/health/ready', readyRoute(check, store, logger, storageHealth));
  */
-export function readyRoute(
-  store: Pick<Store, 'ping' | 'probeWrite'>,
+function readyRoute(
+  check: () => Promise<HttpError | undefined>,
+  store: Pick<Store, 'probeWrite'>,
   logger: Logger,
-  storage?: Pick<StorageHealth, 'takesWrites' | 'noteFailure'>,
+  storage?: Pick<StorageHealth, 'noteFailure'>,
 ): RequestHandler {
-  const check = databaseCheck(store, logger, storage);
   let probe: Promise<Error | undefined> | undefined;
   let probedAt = Number.NEGATIVE_INFINITY;
   let writing = true;
@@ -149,4 +144,25 @@ export function readyRoute(
     }
     sendData(res, { status: 'ready' });
   };
+}
+
+/**
+ * The health endpoints (issue 28): `/health` (as before: the database answers and takes writes),
+ * `/health/live` (the process answers) and `/health/ready` (the database answers and a probe write commits).
+ * `/health` and `/health/ready` share one database check, so an outage is logged once, not once per endpoint.
+ *
+ * @example
+ * app.use(healthRoutes(store, logger, storageHealth));
+ */
+export function healthRoutes(
+  store: Pick<Store, 'ping' | 'probeWrite'>,
+  logger: Logger,
+  storage?: Pick<StorageHealth, 'takesWrites' | 'noteFailure'>,
+): Router {
+  const check = databaseCheck(store, logger, storage);
+  const router = Router();
+  router.get('/health', healthRoute(check));
+  router.get('/health/live', liveRoute);
+  router.get('/health/ready', readyRoute(check, store, logger, storage));
+  return router;
 }
