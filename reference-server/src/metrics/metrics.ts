@@ -183,6 +183,17 @@ new Gauge({
   },
 });
 
+const ready = new Gauge({
+  name: 'servicepay_ready',
+  help: 'What /health/ready last answered: 1 ready (200), 0 not (503). Set by the probes themselves.',
+  registers,
+});
+
+/** `/health/ready` answered: ready or not. */
+export function readinessAnswered(isReady: boolean): void {
+  if (recording()) ready.set(isReady ? 1 : 0);
+}
+
 /**
  * One API answer: `route` is the express route pattern (`/api/sessions/:id`), or `unmatched`; never the URL.
  *

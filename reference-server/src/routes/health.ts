@@ -3,6 +3,7 @@ import type { StorageHealth } from '../db/storage-health.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError, storageFullError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
+import { readinessAnswered } from '../metrics/metrics.ts';
 import { sendData } from './envelope.ts';
 
 /**
@@ -119,8 +120,9 @@ function readyRoute(
   };
   return async (_req, res, next) => {
     const refusal = await check();
+    const failed = refusal ? undefined : await probeWrite();
+    readinessAnswered(!refusal && !failed);
     if (refusal) return next(refusal);
-    const failed = await probeWrite();
     if (failed) {
       if (writing) {
         writing = false;
