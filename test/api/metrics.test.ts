@@ -140,7 +140,10 @@ describe('GET /metrics on its own listener', () => {
     expect([...after.keys()].some((key) => key.includes('route="/api/widget/sessions/:id/events"'))).toBe(
       true,
     );
-    expect(moved('servicepay_db_write_seconds_count', { outcome: 'committed' })).toBeGreaterThan(0);
+    const store = server.onPostgres ? 'postgres' : 'sqlite';
+    expect(moved('servicepay_db_write_seconds_count', { store, outcome: 'committed' })).toBeGreaterThan(0);
+    // The PostgreSQL pool's connections (none on SQLite, which has no pool).
+    expect(value(after, 'servicepay_db_pool_connections', { state: 'total' }) > 0).toBe(server.onPostgres);
     // Histograms: the +Inf bucket holds every observation.
     expect(value(after, 'servicepay_push_latency_seconds_bucket', { le: '+Inf' })).toBe(
       value(after, 'servicepay_push_latency_seconds_count'),
