@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../reference-server/src/index.ts';
-import { call, testTransfer } from '../support/api.ts';
+import { bankNotification, call, postNotification, testTransfer } from '../support/api.ts';
 import { openCheckout, openStream, startReceiver } from '../support/checkout.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
@@ -179,6 +179,35 @@ describe('GET /metrics on its own listener', () => {
     );
     expect(value(drained, 'servicepay_webhook_backlog_deliveries')).toBe(0);
     expect(value(drained, 'servicepay_webhook_backlog_oldest_age_seconds')).toBe(0);
+  });
+
+  it('a credit no session can take is counted as unapplied, with its reason', async () => {
+    const { secretKey } = (await server.createBusiness({ name: 'Paid Twice Shop' })).keys.test;
+    const checkout = await openCheckout(server.baseUrl, secretKey);
+    await testTransfer(server.baseUrl, secretKey, checkout.accountNumber, checkout.amount);
+    const before = await scrape();
+    // A bank that credits the paid (closed) account again: the service records the credit to refund it.
+    const again = bankNotification(checkout.accountNumber, checkout.amount);
+    const answer = await postNotification(server, again, { nowMs: clock.now() });
+    expect(answer.body.data.result).toBe('unapplied');
+    const after = await scrapeUntil(
+      (samples) =>
+        value(samples, 'servicepay_unapplied_credits_total') >
+        value(before, 'servicepay_unapplied_credits_total'),
+    );
+    const [credit] = await server.rows<{ reason: string }>(
+      'SELECT reason FROM unapplied_credits WHERE transfer_id = ?',
+      again.transfer.id,
+    );
+    const reason = { reason: String(credit?.reason) };
+    expect(
+      value(after, 'servicepay_unapplied_credits_total', reason) -
+        value(before, 'servicepay_unapplied_credits_total', reason),
+    ).toBe(1);
+    expect(
+      value(after, 'servicepay_bank_notification_processing_seconds_count', { result: 'unapplied' }) -
+        value(before, 'servicepay_bank_notification_processing_seconds_count', { result: 'unapplied' }),
+    ).toBe(1);
   });
 
   it('counts the 429s of failed authentication under their route', async () => {
