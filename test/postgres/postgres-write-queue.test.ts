@@ -359,8 +359,10 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
       { status: 'fulfilled', value: 'a' },
       { status: 'fulfilled', value: 'b' },
     ]);
-    // PostgreSQL broke the deadlock by failing one of them (after deadlock_timeout); that one ran twice.
-    expect(attempts.a + attempts.b).toBe(3);
+    // PostgreSQL broke the deadlock by failing one of them (after deadlock_timeout), which ran again. Usually
+    // that is three runs in all; a clean-clone CI run on a loaded machine saw four, so the count is a floor:
+    // what must hold exactly is the money below and one effect per job.
+    expect(attempts.a + attempts.b).toBeGreaterThanOrEqual(3);
     expect(await committed('SELECT id, value FROM counters ORDER BY id')).toEqual([
       { id: 'left', value: 11 },
       { id: 'right', value: 11 },
@@ -376,7 +378,7 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
       { status: 'fulfilled', value: 'a' },
       { status: 'fulfilled', value: 'b' },
     ]);
-    expect(attempts.a + attempts.b).toBe(3);
+    expect(attempts.a + attempts.b).toBeGreaterThanOrEqual(3);
     expect(await committed('SELECT id, value FROM counters ORDER BY id')).toEqual([
       { id: 'left', value: 11 },
       { id: 'right', value: 11 },
