@@ -117,7 +117,8 @@ async function pushRun(
   child.stdout.on('data', (chunk: Buffer) => {
     output += chunk.toString('utf8');
   });
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  // 'exit', not 'close': a crashed run's own children (its server and stream holder) may keep the pipe open.
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   if (code !== 0) throw new Error(`push-latency.ts exited with ${code}`);
   const row = output.split('\n').find((line) => line.startsWith(`| ${PUSH_STREAMS} open streams |`));
   const cells = row?.split('|').map((cell) => cell.trim());
