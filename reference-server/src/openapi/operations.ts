@@ -133,6 +133,10 @@ export const StatusEventSchema = z.object({
  * HealthSchema.parse({ status: 'ok' });
  */
 export const HealthSchema = z.object({ status: z.literal('ok') });
+/** `GET /health/live`: the process answers (issue 28). */
+export const LiveSchema = z.object({ status: z.literal('live') });
+/** `GET /health/ready`: the database answers and a probe write commits (issue 28). */
+export const ReadySchema = z.object({ status: z.literal('ready') });
 
 const json = (description: string, data: z.ZodType, name: string, list = false): SuccessSpec => ({
   kind: 'json',
@@ -189,6 +193,30 @@ export const OPERATIONS: readonly OperationSpec[] = [
       'Answers 200 when the service can reach its database (one `SELECT 1` on PostgreSQL, at most 2 s; a check of the open handle on SQLite), else 503 `service_unavailable` with `Retry-After: 1`, and 200 again by itself once the database answers.',
     security: [],
     success: { 200: json('The service is up and its database answers.', HealthSchema, 'Health') },
+    errors: [503],
+  },
+  {
+    method: 'get',
+    path: '/health/live',
+    operationId: 'healthLive',
+    tag: 'Service',
+    summary: 'Liveness (for a supervisor)',
+    description:
+      'Answers 200 whenever the process can answer; it never asks the database, so a database outage does not get instances restarted.',
+    security: [],
+    success: { 200: json('The process answers.', LiveSchema, 'Live') },
+    errors: [],
+  },
+  {
+    method: 'get',
+    path: '/health/ready',
+    operationId: 'healthReady',
+    tag: 'Service',
+    summary: 'Readiness (for a load balancer)',
+    description:
+      'Answers 200 when the database answers and one probe write commits within 2 s (probes share one write, reused for 1 s); else 503 `service_unavailable` with `Retry-After: 1` (`storage_full` while the disk is full).',
+    security: [],
+    success: { 200: json('The instance can take traffic.', ReadySchema, 'Ready') },
     errors: [503],
   },
   {
