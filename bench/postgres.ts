@@ -16,14 +16,17 @@
  * folder).
  *
  * `BENCH_CONNECTIONS` (50), `BENCH_DURATION_MS` per run (5000), `BENCH_ROUNDS` (2), `BENCH_PAYMENTS` per kind
- * per round (150).
+ * per round (150). `BENCH_PROFILE=1` adds where a create's time goes (support/postgres-profile.ts): after the
+ * rounds, one more create run on SQLite and on PostgreSQL one instance, each with the CPU the server and
+ * PostgreSQL spent per create, PostgreSQL's statements from `pg_stat_statements`, and the PostgreSQL server's
+ * CPU profile (`--cpu-prof`, over its whole life) summarised by self time.
  *
  * Targets (issue 25), each printed beside its baseline and whether it holds: PostgreSQL one instance ≥ 0.5× SQLite's
  * creates/s; two instances ≥ 1.0× one instance; a create's p99 ≤ 50 ms at 50 connections; notification → SSE p99
  * ≤ 1.5× SQLite's.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -35,6 +38,7 @@ import { signPayload } from '../reference-server/src/internal/signature.ts';
 import {
   type BenchServer,
   combine,
+  cpuSeconds,
   fmt,
   type LoadOptions,
   type LoadResult,
@@ -42,6 +46,12 @@ import {
   startBenchServer,
   stopBenchServer,
 } from './support/load.ts';
+import {
+  PG_STAT_STATEMENTS_SETTINGS,
+  postgresCpuSeconds,
+  printStatements,
+  resetStatements,
+} from './support/postgres-profile.ts';
 import { reportTarget } from './support/targets.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -49,10 +59,11 @@ const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 150);
 const WARMUP_MS = 1000;
+const PROFILE = process.env.BENCH_PROFILE === '1';
 const run = promisify(execFile);
 
 /** A PostgreSQL 15 cluster of this bench's own, durable (fsync on), on a free loopback port. */
-async function startDurablePostgres(): Promise<{ url: string; stop: () => void }> {
+async function startDurablePostgres(): Promise<{ url: string; dataDir: string; stop: () => void }> {
   const binDir = '/usr/lib/postgresql/15/bin';
   const asRoot = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), 'servicepay-bench-pg-'));
@@ -86,7 +97,8 @@ async function startDurablePostgres(): Promise<{ url: string; stop: () => void }
     '-w',
     '-o',
     `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on ` +
-      '-c full_page_writes=on -c max_connections=100',
+      '-c full_page_writes=on -c max_connections=100' +
+      (PROFILE ? ` ${PG_STAT_STATEMENTS_SETTINGS}` : ''),
   ]);
   const admin = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` });
   await admin.connect();
@@ -94,6 +106,7 @@ async function startDurablePostgres(): Promise<{ url: string; stop: () => void }
   await admin.end();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/servicepay`,
+    dataDir,
     stop: () => {
       const args = ['stop', '-D', dataDir, '-m', 'fast', '-w'];
       if (asRoot) execFileSync('runuser', ['-u', 'postgres', '--', join(binDir, 'pg_ctl'), ...args]);
@@ -109,8 +122,9 @@ process.env.SERVICEPAY_BANK_SECRET = bankSecret;
 
 const postgres = await startDurablePostgres();
 const servers: BenchServer[] = [];
-const start = async (args: string[]) => {
-  const server = await startBenchServer('servicepay', args);
+const profileDir = mkdtempSync(join(tmpdir(), 'servicepay-bench-profile-'));
+const start = async (args: string[], nodeArgs: string[] = []) => {
+  const server = await startBenchServer('servicepay', args, nodeArgs);
   servers.push(server);
   return server;
 };
@@ -222,7 +236,10 @@ async function onePayment(streamOn: BenchServer, payOn: BenchServer, secretKey: 
 const startedAt = Date.now();
 try {
   const sqlite = await start([]);
-  const pgA = await start(['--database-url', postgres.url]);
+  const pgA = await start(
+    ['--database-url', postgres.url],
+    PROFILE ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
+  );
   const pgB = await start(['--database-url', postgres.url, '--existing']);
   const sqliteKey = sqlite.secretKey as string;
   const pgKey = pgA.secretKey as string;
@@ -250,10 +267,61 @@ try {
       }
     }
   }
+  if (PROFILE) {
+    // CPU per create, each side read from /proc around one run: CPU time holds on a shared machine where
+    // wall time does not. No warm-up window, so every create the run made is counted.
+    const perCreate = async (server: BenchServer, key: string, withPostgres: boolean) => {
+      const serverBefore = cpuSeconds(server.child);
+      const postgresBefore = withPostgres ? postgresCpuSeconds(postgres.dataDir) : 0;
+      const result = await runLoad({ ...createOn(server, key, CONNECTIONS), warmupMs: 0 });
+      const serverMs = ((cpuSeconds(server.child) - serverBefore) * 1000) / result.requests;
+      const postgresMs = withPostgres
+        ? ((postgresCpuSeconds(postgres.dataDir) - postgresBefore) * 1000) / result.requests
+        : 0;
+      return { result, serverMs, postgresMs };
+    };
+    const onSqlite = await perCreate(sqlite, sqliteKey, false);
+    await resetStatements(postgres.url);
+    const onPostgres = await perCreate(pgA, pgKey, true);
+    console.log('\nWhere a create goes (BENCH_PROFILE=1): CPU per create, from /proc, one run each');
+    console.log('| server | creates/s | server process ms | PostgreSQL processes ms | total ms |');
+    console.log('|---|---:|---:|---:|---:|');
+    for (const [name, row] of [
+      ['SQLite, 1 instance', onSqlite],
+      ['PostgreSQL, 1 instance', onPostgres],
+    ] as const) {
+      console.log(
+        `| ${name} | ${fmt(row.result.perSecond, 0)} | ${fmt(row.serverMs, 3)} | ${fmt(row.postgresMs, 3)} | ${fmt(row.serverMs + row.postgresMs, 3)} |`,
+      );
+    }
+    await printStatements(postgres.url, onPostgres.result.requests);
+  }
 } finally {
   for (const server of servers) await stopBenchServer(server);
   postgres.stop();
 }
+if (PROFILE) {
+  for (const file of readdirSync(profileDir)) {
+    console.log(
+      `\nPostgreSQL server process (instance A), CPU profile over its whole life, self time (${file}):`,
+    );
+    console.log(
+      execFileSync(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          join(import.meta.dirname, 'support/push-profile.ts'),
+          join(profileDir, file),
+          '--top',
+          '20',
+        ],
+        { encoding: 'utf8' },
+      ),
+    );
+  }
+}
+rmSync(profileDir, { recursive: true, force: true });
 
 const all = { sqlite: combine(results.sqlite), pg1: combine(results.pg1), pg2: combine(results.pg2) };
 const perSecond = (result: LoadResult) => `${Math.round(result.perSecond).toLocaleString('en')}/s`;

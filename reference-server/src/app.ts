@@ -21,16 +21,12 @@ import { rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import type { RequestLog } from './middleware/request-log.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
-import { openApiRoute } from './openapi/openapi-route.ts';
+import { openApiDocument } from './openapi/openapi-document.ts';
 import type { RefundService } from './refunds/refund-service.ts';
-import { type BankRouteDeps, bankCounterRoutes, bankNotificationRoutes } from './routes/bank.ts';
-import { healthRoutes } from './routes/health.ts';
-import { refundRoutes } from './routes/refunds.ts';
-import { sessionEventRoutes } from './routes/session-events.ts';
-import { sessionRoutes } from './routes/sessions.ts';
-import { testHelperRoutes } from './routes/test-helpers.ts';
-import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts';
-import { widgetRoutes } from './routes/widget.ts';
+import { API_OPERATIONS } from './routes/api-operations.ts';
+import { healthHandlers } from './routes/health.ts';
+import { type MountDeps, mountOperations } from './routes/mount-operations.ts';
+import type { AnyOperation } from './routes/operation.ts';
 import type { SessionService } from './sessions/session-service.ts';
 import type { TestEndings } from './sessions/test-endings.ts';
 
@@ -114,33 +110,43 @@ export function createApp(deps: AppDeps): Express {
   // A business over its budget is answered 429 before routing and before its body is read (issue 12): by the
   // server before express (`refuseOverBudgetEarly`), here for the checkout's routes (their CORS headers).
   app.use(refuseOverBudget(auth));
-  // /health and /health/ready answer 503 while the database does not answer or its disk is full (the ready one
-  // also while a write fails): a load balancer takes the instance out until they answer 200. /health/live
-  // answers while the process does (issue 28): a supervisor restarts only a process that cannot answer.
-  app.use(healthRoutes(deps.store, deps.logger, deps.storageHealth));
-  const bank: BankRouteDeps = {
-    processor: deps.processor,
-    bank: deps.bank,
-    clock: deps.clock,
-    bankSecret: deps.config.bank.secret,
-    toleranceSeconds: deps.config.bank.signatureToleranceSeconds,
-    publicCounter: deps.config.bank.publicCounter,
+  const operations: MountDeps = {
+    auth,
     perAddressLimit,
+    bankSignature: {
+      secret: deps.config.bank.secret,
+      clock: deps.clock,
+      toleranceSeconds: deps.config.bank.signatureToleranceSeconds,
+    },
+    handlers: {
+      store: deps.store,
+      sessions: deps.sessions,
+      refunds: deps.refunds,
+      testEndings: deps.testEndings,
+      webhooks: deps.webhooks,
+      pushStreams: deps.pushStreams,
+      bank: deps.bank,
+      processor: deps.processor,
+      publicBankCounter: deps.config.bank.publicCounter,
+      // /health, /health/live and /health/ready (issue 28), sharing one database check.
+      ...healthHandlers(deps.store, deps.logger, deps.storageHealth),
+      openApiDocument,
+    },
   };
-  // The bank signs raw bytes, so its route reads the body itself, before the JSON parser.
-  app.use(bankNotificationRoutes(bank));
-  app.get('/openapi.json', openApiRoute);
+  // Before the JSON parser: the bank signs raw bytes, so its notification reads the body itself; health and
+  // this document read none.
+  const readsOwnBody = (operation: AnyOperation) =>
+    operation.auth === 'bankSignature' || operation.auth === 'none';
+  mountOperations(app, API_OPERATIONS.filter(readsOwnBody), operations);
   // The portal's forms are url-encoded and answered in HTML, so it is mounted before the JSON-only body rule.
   if (deps.portal) app.use('/portal', deps.portal);
   app.use(jsonBody(deps.config.bodyLimitBytes));
   app.use(refuseLoneSurrogates); // refused, not stored altered
-  app.use(bankCounterRoutes(bank));
-  app.use(sessionRoutes(auth, deps.sessions));
-  app.use(refundRoutes(auth, deps.refunds));
-  app.use(widgetRoutes(auth, deps.sessions, perAddressLimit));
-  app.use(testHelperRoutes(auth, deps.store, deps.bank, deps.sessions, deps.testEndings));
-  app.use(sessionEventRoutes(auth, deps.pushStreams));
-  app.use(webhookEndpointRoutes(auth, deps.webhooks));
+  mountOperations(
+    app,
+    API_OPERATIONS.filter((operation) => !readsOwnBody(operation)),
+    operations,
+  );
   app.use(routeNotFound);
   app.use(errorHandler(deps.logger, (error) => deps.storageHealth?.noteFailure(error)));
   return app;

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bankNotification, call, createSession, postNotification } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
@@ -30,22 +31,20 @@ const bankAccounts = (amount: number) =>
   );
 
 /**
- * Counts the service's write jobs under way (asked of `writes.run` and not yet settled), for checking that the
- * bank is asked while none runs. Undone by `vi.restoreAllMocks()`.
+ * Tells whether the code running now runs inside one of the service's write jobs (the work handed to
+ * `writes.run`), for checking that the bank is never asked from inside one. It follows the job's own async
+ * context, not a count of jobs under way: a background job of the service (a sweep, a webhook's record) running
+ * at the same moment is not the bank call's job, and on a loaded machine one did (a clean-clone CI run).
+ * Undone by `vi.restoreAllMocks()`.
  */
-function countWriteJobs(): () => number {
+function insideWriteJobProbe(): () => boolean {
   const { store } = server.service.deps;
-  let running = 0;
+  const insideJob = new AsyncLocalStorage<true>();
   const run = store.writes.run.bind(store.writes);
-  vi.spyOn(store.writes, 'run').mockImplementation(async (work) => {
-    running += 1;
-    try {
-      return await run(work);
-    } finally {
-      running -= 1;
-    }
-  });
-  return () => running;
+  vi.spyOn(store.writes, 'run').mockImplementation((work) =>
+    run((...args: Parameters<typeof work>) => insideJob.run(true, () => work(...args))),
+  );
+  return () => insideJob.getStore() === true;
 }
 
 const exchange = (clientSecret: string) =>
@@ -54,18 +53,18 @@ const exchange = (clientSecret: string) =>
 describe('accounts are provisioned at the bank before the write job, never inside it', () => {
   it('the bank is asked while no write job runs, and the account it gave is the one the checkout shows', async () => {
     const { bank } = server.service.deps;
-    const jobsRunning = countWriteJobs();
-    const asked: Array<{ jobsRunning: number; amount: number }> = [];
+    const insideWriteJob = insideWriteJobProbe();
+    const asked: Array<{ insideWriteJob: boolean; amount: number }> = [];
     const provision = bank.provisionAccount.bind(bank);
     vi.spyOn(bank, 'provisionAccount').mockImplementation((request) => {
-      asked.push({ jobsRunning: jobsRunning(), amount: request.amount });
+      asked.push({ insideWriteJob: insideWriteJob(), amount: request.amount });
       return provision(request);
     });
     try {
       const created = await createSession(server.baseUrl, key, { amount: 61_100 });
       const opened = await exchange(created.clientSecret);
       expect(opened.status).toBe(200);
-      expect(asked).toEqual([{ jobsRunning: 0, amount: 61_100 }]);
+      expect(asked).toEqual([{ insideWriteJob: false, amount: 61_100 }]);
       expect(await bankAccounts(61_100)).toEqual([
         { account_number: opened.body.data.virtualAccount.accountNumber, amount: 61_100, closed: 0 },
       ]);
@@ -104,16 +103,16 @@ describe('accounts are provisioned at the bank before the write job, never insid
 describe('closing an account and refunding are asked of the bank outside any write job too', () => {
   it('a cancel closes at the bank before its job; a credit nobody can take is refunded after its job', async () => {
     const { bank } = server.service.deps;
-    const jobsRunning = countWriteJobs();
-    const asked: Array<{ call: string; jobsRunning: number }> = [];
+    const insideWriteJob = insideWriteJobProbe();
+    const asked: Array<{ call: string; insideWriteJob: boolean }> = [];
     const close = bank.closeAccount.bind(bank);
     vi.spyOn(bank, 'closeAccount').mockImplementation((accountNumber) => {
-      asked.push({ call: `close ${accountNumber}`, jobsRunning: jobsRunning() });
+      asked.push({ call: `close ${accountNumber}`, insideWriteJob: insideWriteJob() });
       return close(accountNumber);
     });
     const refund = bank.refund.bind(bank);
     vi.spyOn(bank, 'refund').mockImplementation((transferId, reason) => {
-      asked.push({ call: `refund ${transferId}`, jobsRunning: jobsRunning() });
+      asked.push({ call: `refund ${transferId}`, insideWriteJob: insideWriteJob() });
       return refund(transferId, reason);
     });
     try {
@@ -130,8 +129,8 @@ describe('closing an account and refunding are asked of the bank outside any wri
       const stray = bankNotification('9999999999', 500);
       expect((await postNotification(server, stray)).body.data.result).toBe('unknown_account');
       expect(asked).toEqual([
-        { call: `close ${accountNumber}`, jobsRunning: 0 },
-        { call: `refund ${stray.transfer.id}`, jobsRunning: 0 },
+        { call: `close ${accountNumber}`, insideWriteJob: false },
+        { call: `refund ${stray.transfer.id}`, insideWriteJob: false },
       ]);
       expect(await bankAccounts(64_400)).toEqual([
         { account_number: accountNumber, amount: 64_400, closed: 1 },

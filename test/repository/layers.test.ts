@@ -11,7 +11,7 @@ const SOURCE = join(ROOT, 'reference-server', 'src');
 
 /** The layers, lowest first: a module may import its own layer's modules and any below, never one above. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'widget-hosts'],
+  ['errors.ts', 'domain-errors.ts', 'widget-hosts'],
   ['internal'],
   ['db', 'config.ts', 'metrics'],
   ['businesses', 'views'],

@@ -100,11 +100,11 @@ export class UnappliedCredits {
 
   /** Asks the bank again for the refunds still pending (recorded by an instance that did not see them through). */
   async refundPending(): Promise<number> {
-    const pending = await this.store.unappliedCredits.pendingRefunds(PENDING_BATCH);
-    const started = pending.filter((credit) => !this.refunding.has(credit.transferId));
-    for (const credit of started) this.refundSoon(credit);
-    await Promise.all(started.map((credit) => this.refunded(credit.transferId)));
-    return started.length;
+    return this.refunding.askAgain(
+      await this.store.unappliedCredits.pendingRefunds(PENDING_BATCH),
+      (credit) => credit.transferId,
+      (credit) => this.refundSoon(credit),
+    );
   }
 
   private refundSoon(credit: UnappliedCreditRecord): void {

@@ -1,6 +1,6 @@
 import type { Environment } from '@servicepay/node/protocol';
 import type { Business } from '../db/businesses.ts';
-import { HttpError } from '../errors.ts';
+import { DomainError } from '../domain-errors.ts';
 
 /**
  * Who is calling with an API key: the business and environment a key belongs to, and its kind. Built by the
@@ -24,7 +24,7 @@ export interface ApiCaller {
  *
  * @example
  * import { assertOwnedBy } from './ownership.ts';
- * assertOwnedBy(caller, session, 'session'); // throws HttpError 403 unless the caller's business and environment
+ * assertOwnedBy(caller, session, 'session'); // throws DomainError forbidden (or environment_mismatch) unless the caller's business and environment
  */
 export function assertOwnedBy(
   caller: ApiCaller,
@@ -32,11 +32,10 @@ export function assertOwnedBy(
   noun: string,
 ): void {
   if (resource.businessId !== caller.business.id) {
-    throw new HttpError(403, 'forbidden', `This ${noun} belongs to another business.`);
+    throw new DomainError('forbidden', `This ${noun} belongs to another business.`);
   }
   if (resource.environment !== caller.environment) {
-    throw new HttpError(
-      403,
+    throw new DomainError(
       'environment_mismatch',
       `This ${noun} lives in ${resource.environment}; use a ${resource.environment} key.`,
     );

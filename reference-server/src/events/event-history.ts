@@ -2,7 +2,7 @@ import type { Pagination, WebhookDelivery, WebhookEndpoint } from '@servicepay/n
 import { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
 import type { EventRecord } from '../db/events.ts';
 import type { Store } from '../db/store.ts';
-import { notFound } from '../errors.ts';
+import { notFound } from '../domain-errors.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { WEBHOOK_EVENT_TYPES } from './outbox.ts';
 import { webhookBody } from './webhook-worker.ts';

@@ -15,7 +15,7 @@ import type { Repositories } from '../db/repositories.ts';
 import type { Store } from '../db/store.ts';
 import type { WebhookDeliveryRecord } from '../db/webhook-deliveries.ts';
 import type { WebhookEndpointRecord } from '../db/webhook-endpoints.ts';
-import { HttpError, notFound } from '../errors.ts';
+import { DomainError, notFound } from '../domain-errors.ts';
 import { type Clock, toIso, toIsoOrNull } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
@@ -98,8 +98,7 @@ export class Webhooks {
         (await tx.webhookEndpoints.count(caller.business.id, caller.environment)) >=
         MAX_ENDPOINTS_PER_ENVIRONMENT
       ) {
-        throw new HttpError(
-          400,
+        throw new DomainError(
           'webhook_endpoint_limit_reached',
           `A business can register at most ${MAX_ENDPOINTS_PER_ENVIRONMENT} endpoints per environment: delete one, or update an existing endpoint to this URL.`,
           [
@@ -258,7 +257,7 @@ export class Webhooks {
       if (!event) throw notFound('event');
       assertOwnedBy(caller, event, 'event');
       if (!WEBHOOK_EVENT_TYPES.has(event.type)) {
-        throw new HttpError(400, 'validation_failed', `${event.type} events are not sent by webhook.`, [
+        throw new DomainError('validation_failed', `${event.type} events are not sent by webhook.`, [
           { path: 'id', message: 'not a webhook event' },
         ]);
       }
@@ -266,7 +265,7 @@ export class Webhooks {
       if (endpointId !== undefined) {
         const endpoint = await this.owned(caller, endpointId, tx);
         if (!endpoint.enabled) {
-          throw new HttpError(400, 'validation_failed', 'The endpoint is disabled; enable it first.', [
+          throw new DomainError('validation_failed', 'The endpoint is disabled; enable it first.', [
             { path: 'endpointId', message: 'endpoint is disabled' },
           ]);
         }
@@ -336,8 +335,7 @@ export class Webhooks {
     const checked = await checkWebhookUrl(url, caller.environment, this.resolver);
     if (!checked.ok) {
       const fieldErrors: FieldError[] = [{ path: 'url', message: checked.message }];
-      throw new HttpError(
-        400,
+      throw new DomainError(
         'validation_failed',
         `The webhook URL is not allowed: ${checked.message}.`,
         fieldErrors,

@@ -63,4 +63,42 @@ describe('KeyedTasks', () => {
     expect(errors.map((error) => (error as Error).message)).toEqual(['the bank did not answer']);
     await expect(tasks.settled('never-started')).resolves.toBeUndefined();
   });
+
+  it('askAgain starts the pending records no ask is running for, waits for them, and counts them', async () => {
+    const tasks = new KeyedTasks();
+    const asked: string[] = [];
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const ask = (id: string, work: () => Promise<void> = async () => {}) =>
+      tasks.start(
+        id,
+        async () => {
+          asked.push(id);
+          await work();
+        },
+        () => {},
+      );
+    ask('rfd_running', () => held);
+    await new Promise((resolve) => setImmediate(resolve));
+    let over = false;
+    const sweep = tasks
+      .askAgain(
+        [{ id: 'rfd_running' }, { id: 'rfd_a' }, { id: 'rfd_b' }],
+        (record) => record.id,
+        (record) => ask(record.id),
+      )
+      .then((started) => {
+        over = true;
+        return started;
+      });
+    expect(await sweep).toBe(2);
+    expect(over).toBe(true);
+    // The ask already running was left to run, not started twice.
+    expect(asked).toEqual(['rfd_running', 'rfd_a', 'rfd_b']);
+    expect(tasks.has('rfd_running')).toBe(true);
+    release();
+    await tasks.settled('rfd_running');
+  });
 });

@@ -27,6 +27,22 @@ export class KeyedTasks {
     this.running.set(key, task);
   }
 
+  /**
+   * What a sweep does with the records still pending: starts, through `start`, the work of each one whose key
+   * has none running already, and resolves once those are over; answers how many it started. A record this
+   * instance is asking about already is left to that ask.
+   */
+  async askAgain<T>(
+    pending: readonly T[],
+    keyOf: (record: T) => string,
+    start: (record: T) => void,
+  ): Promise<number> {
+    const started = pending.filter((record) => !this.has(keyOf(record)));
+    for (const record of started) start(record);
+    await Promise.all(started.map((record) => this.settled(keyOf(record))));
+    return started.length;
+  }
+
   /** Resolves once the work for `key` is over (at once when none runs). Never rejects. */
   async settled(key: string): Promise<void> {
     await this.running.get(key);

@@ -1,5 +1,5 @@
 import type { Pagination } from '@servicepay/node/protocol';
-import { HttpError } from '../errors.ts';
+import { DomainError } from '../domain-errors.ts';
 
 /**
  * A list page from `limit + 1` rows fetched newest first: the extra row only says there is more, and the last
@@ -20,6 +20,6 @@ export function toPage<Row extends { id: string }, View>(
 
 /** 400 for a `startingAfter` that names nothing in this list (unknown, or another owner's). */
 export const unknownCursor = (what: string) =>
-  new HttpError(400, 'validation_failed', `startingAfter is not ${what}.`, [
+  new DomainError('validation_failed', `startingAfter is not ${what}.`, [
     { path: 'startingAfter', message: 'unknown cursor' },
   ]);

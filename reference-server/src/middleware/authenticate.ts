@@ -13,6 +13,7 @@ import { refusedEarly } from '../metrics/metrics.ts';
 import { refuseCredentialInUrl } from './credential-in-url.ts';
 import { addressKey, answerRateLimited, enforceLimit, withinLimit } from './rate-limit.ts';
 import { RefusalMemo } from './refusal-memo.ts';
+import { setRequestContext } from './request-context.ts';
 import type { RequestLog } from './request-log.ts';
 
 /** The open checkout of one session, once `requireWidgetToken` let the request through. */
@@ -46,9 +47,8 @@ export { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
 
 const WIDGET_TOKEN_PATTERN = /^wt_[0-9A-Za-z]{32}$/;
 
-export const apiCaller = (res: Response): ApiCaller => res.locals.caller as ApiCaller;
-
-export const widgetCaller = (res: Response): WidgetCaller => res.locals.caller as WidgetCaller;
+// The caller each guard sets, read by the handlers through the request context.
+export { apiCaller, widgetCaller } from './request-context.ts';
 
 /** The bearer token, or a 401 that says what is wrong with the header. */
 function bearerToken(req: Request): string {
@@ -279,7 +279,7 @@ export function requireApiKey(deps: AuthDeps, options: { allowPublishable?: bool
     const caller = await identifyKey(deps, req, res, bearerToken(req));
     if (!(await spendBudget(deps, req, res, caller))) return;
     admit(req, caller, options.allowPublishable ?? false);
-    res.locals.caller = caller;
+    setRequestContext(res, { caller });
     next();
   };
 }
@@ -343,7 +343,7 @@ export function requireWidgetToken(deps: AuthDeps): RequestHandler {
     refuseCredentialInUrl(req);
     const caller = await identifyWidget(deps, req, res, bearerToken(req));
     if (!caller) return; // 429 answered
-    res.locals.caller = caller;
+    setRequestContext(res, { caller });
     next();
   };
 }
@@ -359,12 +359,12 @@ export function requireApiKeyOrWidgetToken(deps: AuthDeps): RequestHandler {
     if (token.startsWith('wt_')) {
       const caller = await identifyWidget(deps, req, res, token);
       if (!caller) return; // 429 answered
-      res.locals.caller = caller;
+      setRequestContext(res, { caller });
     } else {
       const caller = await identifyKey(deps, req, res, token);
       if (!(await spendBudget(deps, req, res, caller))) return;
       admit(req, caller, false);
-      res.locals.caller = caller;
+      setRequestContext(res, { caller });
     }
     next();
   };

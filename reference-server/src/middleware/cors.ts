@@ -4,6 +4,18 @@ import { HttpError } from '../errors.ts';
 /** The routes the checkout calls from the frame, which runs on a widget host's origin. */
 const WIDGET_ROUTE = /^\/api\/widget\/(bootstrap|profile|sessions\/[^/]+\/(events|accounts|cancel))\/?$/;
 
+/** What a widget host's preflight is told: the methods, the request headers, and how long it may be cached. */
+export const PREFLIGHT = {
+  allowMethods: 'GET, POST',
+  // Idempotency-Key: the checkout's POSTs (new account, cancel) replay like the merchant's.
+  allowHeaders: 'Authorization, Content-Type, Last-Event-ID, Idempotency-Key',
+  maxAgeSeconds: 600,
+} as const;
+
+/** The headers the checkout frame may read (`Date` so the checkout can follow the service's clock). */
+export const EXPOSED_HEADERS =
+  'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Date, Idempotent-Replayed';
+
 /**
  * Whether `path` is one of the checkout's routes, the only ones that answer with CORS headers (the OpenAPI
  * document declares those headers on exactly these).
@@ -32,10 +44,7 @@ export function widgetCors(allowedOrigins: () => ReadonlySet<string>): RequestHa
       const allowed = origin !== undefined && allowedOrigins().has(origin);
       if (allowed) {
         res.setHeader('Access-Control-Allow-Origin', origin);
-        res.setHeader(
-          'Access-Control-Expose-Headers',
-          'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Date, Idempotent-Replayed',
-        );
+        res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
       }
       if (req.method === 'OPTIONS') {
         if (!allowed) {
@@ -48,13 +57,9 @@ export function widgetCors(allowedOrigins: () => ReadonlySet<string>): RequestHa
           );
           return;
         }
-        res.setHeader('Access-Control-Allow-Methods', 'GET, POST');
-        // Idempotency-Key: the checkout's POSTs (new account, cancel) replay like the merchant's.
-        res.setHeader(
-          'Access-Control-Allow-Headers',
-          'Authorization, Content-Type, Last-Event-ID, Idempotency-Key',
-        );
-        res.setHeader('Access-Control-Max-Age', '600');
+        res.setHeader('Access-Control-Allow-Methods', PREFLIGHT.allowMethods);
+        res.setHeader('Access-Control-Allow-Headers', PREFLIGHT.allowHeaders);
+        res.setHeader('Access-Control-Max-Age', String(PREFLIGHT.maxAgeSeconds));
         res.status(204).end();
         return;
       }

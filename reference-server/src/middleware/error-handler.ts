@@ -2,8 +2,11 @@ import type { ErrorBody, ErrorCode, FieldError } from '@servicepay/node/protocol
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { ZodError } from 'zod';
 import { databaseUnavailable, storageFull } from '../db/database-errors.ts';
+import { DomainError } from '../domain-errors.ts';
 import { HttpError, storageFullError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
+import { httpErrorOf } from './domain-error-status.ts';
+import { requestIdOf, setRequestContext } from './request-context.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
@@ -42,14 +45,14 @@ export function sendErrorEnvelope(
   fieldErrors?: FieldError[],
 ): void {
   const body: ErrorBody = {
-    meta: { statusCode: status, message, code, requestId: res.locals.requestId },
+    meta: { statusCode: status, message, code, requestId: requestIdOf(res) },
     ...(fieldErrors ? { errors: fieldErrors } : {}),
   };
   // Written as text with its length, not through express's res.json (which also hashes it for an ETag, useless
   // on a no-store answer): one write of headers and body.
   const text = JSON.stringify(body);
   // What the request log keeps of a refused request (`middleware/request-log.ts`).
-  res.locals.errorBody = text;
+  setRequestContext(res, { errorBody: text });
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));
@@ -97,6 +100,7 @@ export function errorHandler(
       return;
     }
     if (error instanceof HttpError) return sendError(res, error);
+    if (error instanceof DomainError) return sendError(res, httpErrorOf(error));
     if (error instanceof ZodError) return sendError(res, validationError(error));
     const fault = error as { status?: unknown; statusCode?: unknown; type?: unknown };
     const status = typeof fault.status === 'number' ? fault.status : fault.statusCode;
@@ -106,7 +110,7 @@ export function errorHandler(
     if (storageFull(error)) {
       onStorageFull(error);
       logger.warn('write refused: no space left', {
-        requestId: res.locals.requestId,
+        requestId: requestIdOf(res),
         route: req.route?.path,
         error: error instanceof Error ? error.message : String(error),
       });
@@ -117,7 +121,7 @@ export function errorHandler(
       // may well succeed. A write whose COMMIT got no answer may have taken effect: the client's retry with
       // the same Idempotency-Key finds out.
       logger.warn('database unavailable', {
-        requestId: res.locals.requestId,
+        requestId: requestIdOf(res),
         route: req.route?.path,
         error: error instanceof Error ? error.message : String(error),
       });
@@ -133,7 +137,7 @@ export function errorHandler(
       );
     }
     logger.error('unhandled error', {
-      requestId: res.locals.requestId,
+      requestId: requestIdOf(res),
       method: req.method,
       route: req.route?.path,
       error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),

@@ -7,8 +7,8 @@ import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
-import type { ApiCaller, WidgetCaller } from './authenticate.ts';
 import { sendJsonText } from './json-text.ts';
+import { callerOf } from './request-context.ts';
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -399,7 +399,7 @@ export async function afterWrite(res: Response, handler: () => Promise<void>): P
 }
 
 function scopeOf(res: Response): string {
-  const caller = res.locals.caller as ApiCaller | WidgetCaller | undefined;
+  const caller = callerOf(res);
   if (!caller) throw new Error('idempotent runs after authentication');
   if (caller.kind === 'widget') return `session:${caller.session.id}`;
   return `${caller.business.id}:${caller.environment}`;

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { newRequestId } from '../internal/random.ts';
 import { requestScope } from '../internal/request-scope.ts';
+import { setRequestContext } from './request-context.ts';
 
 /**
  * Gives every request an id, returned in `Request-Id` and in error envelopes, to quote to support. An id the
@@ -13,9 +14,8 @@ import { requestScope } from '../internal/request-scope.ts';
 export const requestId: RequestHandler = (_req, res, next) => {
   const given = res.getHeader('Request-Id');
   const id = typeof given === 'string' ? given : newRequestId();
-  res.locals.requestId = id;
-  // When express first saw the request: the request log's duration counts from here.
-  res.locals.receivedAt = performance.now();
+  // receivedAt: when express first saw the request; the request log's duration counts from here.
+  setRequestContext(res, { requestId: id, receivedAt: performance.now() });
   res.setHeader('Request-Id', id);
   requestScope.run({ requestId: id }, next);
 };

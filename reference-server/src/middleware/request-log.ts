@@ -6,6 +6,7 @@ import type { Store } from '../db/store.ts';
 import type { Clock } from '../internal/clock.ts';
 import { type Logger, redact } from '../internal/logger.ts';
 import { CREDENTIAL_PARAMS } from './credential-in-url.ts';
+import { errorBodyOf, receivedAtOf, requestIdOf } from './request-context.ts';
 
 /** The longest path (with its query) the log keeps; the rest is cut. */
 const MAX_PATH = 2048;
@@ -89,13 +90,13 @@ export class RequestLog {
 
   /** Logs this request when its answer has been sent. */
   track(req: Request, res: Response, owner: RequestOwner): void {
-    const receivedAt = (res.locals.receivedAt as number | undefined) ?? performance.now();
+    const receivedAt = receivedAtOf(res) ?? performance.now();
     const createdAt = this.options.clock.now();
     res.once('finish', () => {
       const status = res.statusCode;
-      const errorBody = status >= 400 ? (res.locals.errorBody as string | undefined) : undefined;
+      const errorBody = status >= 400 ? errorBodyOf(res) : undefined;
       this.add({
-        requestId: String(res.locals.requestId ?? res.getHeader('Request-Id') ?? ''),
+        requestId: String(requestIdOf(res) ?? res.getHeader('Request-Id') ?? ''),
         businessId: owner.businessId,
         environment: owner.environment,
         method: req.method,

@@ -8,8 +8,10 @@ import {
   WebhookEventSchema,
 } from '@servicepay/node/protocol';
 import { z } from 'zod';
-import { isWidgetRoute } from '../middleware/cors.ts';
-import { OPERATIONS, type OperationSpec, type SecurityName, StatusEventSchema } from './operations.ts';
+import { EXPOSED_HEADERS, isWidgetRoute, PREFLIGHT } from '../middleware/cors.ts';
+import type { DocumentedOperation, HeaderSpec, SecurityName } from '../routes/operation.ts';
+import { StatusEventSchema } from '../routes/session-events.ts';
+import { OPERATIONS } from './operations.ts';
 
 type Json = Record<string, unknown>;
 /** The security schemes of the document: the operations' and the signature of the webhooks it sends. */
@@ -107,11 +109,26 @@ function inline(schema: z.ZodType): Json {
   return rest;
 }
 
-function parametersOf(operation: OperationSpec): Json[] {
-  const parameters: Json[] = [];
-  for (const match of operation.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)) {
-    parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string', minLength: 1 } });
-  }
+/** What an operation with `idempotency` reads (`middleware/idempotency.ts`). */
+const idempotencyKey: HeaderSpec = {
+  name: 'Idempotency-Key',
+  description:
+    'Same key, route and body within 24 h answers the first success again, byte for byte (Idempotent-Replayed: true); another body or route: 409 idempotency_key_reused.',
+  required: false,
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
+
+/** The path's `{name}` parameters: each a non-empty string. */
+const pathParametersOf = (path: string): Json[] =>
+  [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((match) => ({
+    name: match[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string', minLength: 1 },
+  }));
+
+function parametersOf(operation: DocumentedOperation): Json[] {
+  const parameters: Json[] = pathParametersOf(operation.path);
   if (operation.query) {
     const schema = inline(operation.query) as { properties?: Record<string, Json>; required?: string[] };
     for (const [name, property] of Object.entries(schema.properties ?? {})) {
@@ -123,7 +140,8 @@ function parametersOf(operation: OperationSpec): Json[] {
       });
     }
   }
-  for (const header of operation.headers ?? []) {
+  const headers = [...(operation.headers ?? []), ...(operation.idempotency ? [idempotencyKey] : [])];
+  for (const header of headers) {
     parameters.push({
       name: header.name,
       in: 'header',
@@ -184,11 +202,22 @@ const HEADERS: Record<string, Json> = {
   },
   AccessControlExposeHeaders: {
     description: 'The headers the checkout frame may read, sent with `Access-Control-Allow-Origin`.',
-    schema: {
-      type: 'string',
-      const:
-        'Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Date, Idempotent-Replayed',
-    },
+    schema: { type: 'string', const: EXPOSED_HEADERS },
+  },
+  AccessControlAllowMethods: {
+    description: 'The methods a widget host may use on this route.',
+    required: true,
+    schema: { type: 'string', const: PREFLIGHT.allowMethods },
+  },
+  AccessControlAllowHeaders: {
+    description: 'The request headers a widget host may send.',
+    required: true,
+    schema: { type: 'string', const: PREFLIGHT.allowHeaders },
+  },
+  AccessControlMaxAge: {
+    description: 'Seconds the browser may keep this preflight.',
+    required: true,
+    schema: { type: 'integer', format: 'int32', minimum: 0, maximum: 86_400, const: PREFLIGHT.maxAgeSeconds },
   },
   VaryOrigin: {
     description: 'The answer depends on `Origin` (its CORS headers do).',
@@ -203,7 +232,7 @@ const HEADERS: Record<string, Json> = {
  * every route that reads it: all but this document), and on a JSON POST or PATCH 400 (malformed JSON, a lone
  * surrogate) and 415 (a body that is not JSON; `jsonBody`). The bank's notification reads its raw body itself.
  */
-function statusesOf(operation: OperationSpec): number[] {
+function statusesOf(operation: DocumentedOperation): number[] {
   const statuses = new Set(operation.errors);
   if (operation.tag === 'Portal') return [...statuses].sort((a, b) => a - b);
   statuses.add(413);
@@ -218,12 +247,67 @@ function statusesOf(operation: OperationSpec): number[] {
 }
 
 /** Whether an operation's answers spent a rate-limit budget, so carry `RateLimit-*`. */
-const spendsBudget = (operation: OperationSpec): boolean =>
+const spendsBudget = (operation: DocumentedOperation): boolean =>
   operation.tag !== 'Portal' && statusesOf(operation).includes(429);
 
 /** The checkout's routes answer with CORS headers (middleware/cors.ts decides which routes those are). */
-const answersCors = (operation: OperationSpec): boolean =>
-  isWidgetRoute(operation.path.replace(/\{[^}]+\}/g, 'x'));
+const answersCorsAt = (path: string): boolean => isWidgetRoute(path.replace(/\{[^}]+\}/g, 'x'));
+const answersCors = (operation: DocumentedOperation): boolean => answersCorsAt(operation.path);
+
+/**
+ * The CORS preflight of a checkout route, as `middleware/cors.ts` answers it before any route is reached (so it
+ * is no entry of the table: it follows from the route being a checkout route). 204 with what a widget host may
+ * send to the host's origin; 403 to any other origin. It spends no budget and reads no database.
+ */
+function preflightOf(path: string, operationId: string): Json {
+  return {
+    operationId: `${operationId}Preflight`,
+    summary: 'CORS preflight from a widget host',
+    description:
+      "Answered before the route: to the origin of a widget host (where the checkout frame runs), 204 with the methods and headers it may use; to any other origin, 403 `forbidden` (the browser then refuses the page's request).",
+    tags: ['Checkout'],
+    security: [],
+    parameters: [
+      ...pathParametersOf(path),
+      {
+        name: 'Origin',
+        in: 'header',
+        required: true,
+        description: "The calling page's origin.",
+        schema: { type: 'string', maxLength: 2048, pattern: '^[\\x21-\\x7e]+$' },
+      },
+      {
+        name: 'Access-Control-Request-Method',
+        in: 'header',
+        required: false,
+        description: 'The method the browser is asking about.',
+        schema: { type: 'string', maxLength: 16, pattern: '^[A-Za-z]+$' },
+      },
+    ],
+    responses: {
+      '204': {
+        description: 'The origin is a widget host: what it may send.',
+        headers: {
+          ...requestIdHeader,
+          ...corsHeaders,
+          'Access-Control-Allow-Methods': header('AccessControlAllowMethods'),
+          'Access-Control-Allow-Headers': header('AccessControlAllowHeaders'),
+          'Access-Control-Max-Age': header('AccessControlMaxAge'),
+        },
+      },
+      '403': {
+        description: 'The origin is not a widget host.',
+        headers: { ...requestIdHeader, Vary: header('VaryOrigin') },
+        content: { 'application/json': { schema: ref('Error') } },
+      },
+      default: {
+        description: 'A fault of the service (500 internal_error), never a stack trace.',
+        headers: requestIdHeader,
+        content: { 'application/json': { schema: ref('Error') } },
+      },
+    },
+  };
+}
 
 /**
  * The OpenAPI 3.1 document of the reference server, built from the protocol's zod schemas with zod's own JSON
@@ -234,7 +318,7 @@ const answersCors = (operation: OperationSpec): boolean =>
  * const document = buildOpenApiDocument();
  * document.paths['/api/widget/sessions'].post.requestBody; // { $ref-ed CreateSessionParams }
  */
-export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPERATIONS) {
+export function buildOpenApiDocument(operations: readonly DocumentedOperation[] = OPERATIONS) {
   const outputs: Registry = z.registry<{ id: string }>();
   const inputs: Registry = z.registry<{ id: string }>();
   const named = new Map<string, z.ZodType>();
@@ -271,7 +355,7 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
     const portal = operation.tag === 'Portal';
     const budgeted = spendsBudget(operation);
     const cors = answersCors(operation);
-    const replays = operation.headers?.some((h) => h.name === 'Idempotency-Key') ?? false;
+    const replays = operation.idempotency !== undefined;
     /** The headers of an answer with `status`: the request id, then the budget's, CORS, and the replay mark. */
     const headersFor = (status: number): Json => ({
       ...requestIdHeader,
@@ -393,6 +477,11 @@ export function buildOpenApiDocument(operations: readonly OperationSpec[] = OPER
       ...(body ? { requestBody: body } : {}),
       responses,
     };
+  }
+
+  for (const [path, methods] of Object.entries(paths)) {
+    const first = Object.values(methods)[0] as { operationId: string } | undefined;
+    if (first && answersCorsAt(path)) methods.options = preflightOf(path, first.operationId);
   }
 
   const schemas = { ...componentsOf(outputs, 'output') };

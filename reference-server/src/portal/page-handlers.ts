@@ -14,6 +14,7 @@ import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import { sha256 } from '../internal/random.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
+import { asHttpError } from '../middleware/domain-error-status.ts';
 import type { RefundService } from '../refunds/refund-service.ts';
 import { transferAtBank } from '../routes/bank.ts';
 import type { SessionService } from '../sessions/session-service.ts';
@@ -169,7 +170,8 @@ export function pageHandlers(deps: PageDeps): PageHandlers {
         const { secret, ...endpoint } = created;
         sendPage(res, await webhooksView(context, { created: { endpoint, secret } }), 201);
       } catch (error) {
-        if (error instanceof HttpError && error.status === 400) return again(error.message);
+        const refusal = asHttpError(error);
+        if (refusal instanceof HttpError && refusal.status === 400) return again(refusal.message);
         throw error;
       }
     },

@@ -10,6 +10,7 @@ import { ZodError } from 'zod';
 import { storageFull } from '../db/storage-errors.ts';
 import { HttpError, storageFullError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
+import { asHttpError } from '../middleware/domain-error-status.ts';
 import { refuseOversizedBody } from '../middleware/json-body.ts';
 import { type ActivityDeps, activityHandlers } from './activity-handlers.ts';
 import { sendPage } from './layout.ts';
@@ -176,7 +177,7 @@ function portalErrorHandler(logger: Logger): ErrorRequestHandler {
       ? storageFullError(
           'The service cannot store anything right now: its disk is full. Nothing was changed; try again in a minute.',
         )
-      : raised;
+      : asHttpError(raised);
     let status = 500;
     let message = 'Something went wrong on our side. It has been logged.';
     if (error instanceof HttpError) {

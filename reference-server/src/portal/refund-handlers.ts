@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
+import { asHttpError } from '../middleware/domain-error-status.ts';
 import type { RefundService } from '../refunds/refund-service.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import { callerOf } from './caller.ts';
@@ -77,8 +78,9 @@ export function refundHandlers(
         );
         // Redirect after the post: a reload shows the refund and refunds nothing again.
         res.redirect(303, `/portal/sessions/${encodeURIComponent(sessionId)}?refund=${refund.id}`);
-      } catch (error) {
-        if (!(error instanceof HttpError) || (error.status !== 400 && error.status !== 409)) throw error;
+      } catch (raised) {
+        const error = asHttpError(raised);
+        if (!(error instanceof HttpError) || (error.status !== 400 && error.status !== 409)) throw raised;
         sendPage(res, await sessionPage(context, sessionId, { refusal: error.message }), error.status);
       }
     },

@@ -67,11 +67,11 @@ export class RefundPayouts {
 
   /** Asks the bank again for the refunds still pending (an instance died, or the bank was unreachable). */
   async payPending(): Promise<number> {
-    const pending = await this.store.refunds.pending(PENDING_BATCH);
-    const started = pending.filter((refund) => !this.asking.has(refund.id));
-    for (const refund of started) this.payoutSoon(refund);
-    await Promise.all(started.map((refund) => this.settled(refund.id)));
-    return started.length;
+    return this.asking.askAgain(
+      await this.store.refunds.pending(PENDING_BATCH),
+      (refund) => refund.id,
+      (refund) => this.payoutSoon(refund),
+    );
   }
 
   private async payout(refund: RefundRecord): Promise<void> {

@@ -4,7 +4,7 @@ import type { RefundRecord } from '../db/refunds.ts';
 import type { Repositories } from '../db/repositories.ts';
 import type { SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
-import { HttpError, notFound } from '../errors.ts';
+import { DomainError, notFound } from '../domain-errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { formatMoney } from '../internal/money-format.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
@@ -34,7 +34,7 @@ export interface RefundOptions {
 /** Live refunds follow the rule of live sessions: a business refunds live money once it passed KYC review. */
 function assertMayRefund(caller: ApiCaller): void {
   if (caller.environment === 'live' && !caller.business.kycApproved) {
-    throw new HttpError(403, 'kyc_required', 'Live refunds work once your business has passed KYC review.');
+    throw new DomainError('kyc_required', 'Live refunds work once your business has passed KYC review.');
   }
 }
 
@@ -162,8 +162,7 @@ export class RefundService {
       if (!session) throw notFound('session');
       assertOwnedBy(caller, session, 'session');
       if (expected !== undefined && session.amountRefunded !== expected) {
-        throw new HttpError(
-          409,
+        throw new DomainError(
           'session_not_refundable',
           "This session's refunds changed since this refund was reviewed (another refund was made). Review it again.",
         );
@@ -190,7 +189,7 @@ export class RefundService {
         updatedAt: now,
       });
     }
-    throw new HttpError(409, 'session_not_refundable', 'The session kept changing; try again.');
+    throw new DomainError('session_not_refundable', 'The session kept changing; try again.');
   }
 }
 
@@ -201,8 +200,7 @@ export class RefundService {
  */
 export function refundableAmount(session: SessionRecord, requested: number | undefined): number {
   if (session.status !== 'successful') {
-    throw new HttpError(
-      409,
+    throw new DomainError(
       'session_not_refundable',
       `The session is ${session.status}: nothing was paid, so there is nothing to refund. Only a successful session can be refunded.`,
     );
@@ -210,16 +208,14 @@ export function refundableAmount(session: SessionRecord, requested: number | und
   const left = session.amount - session.amountRefunded;
   const paid = spelled(session.amount, session.currency);
   if (left <= 0) {
-    throw new HttpError(
-      409,
+    throw new DomainError(
       'session_fully_refunded',
       `All ${paid} of this session is refunded or being refunded; nothing is left to refund.`,
     );
   }
   const amount = requested ?? left;
   if (amount > left) {
-    throw new HttpError(
-      400,
+    throw new DomainError(
       'refund_exceeds_remaining',
       `At most ${spelled(left, session.currency)} (amount ${left}) of this session's ${paid} is left to refund.`,
       [{ path: 'amount', message: `must be at most ${left}` }],

@@ -1,22 +1,14 @@
-import { BankNotificationSchema, SimulateTransferParamsSchema } from '@servicepay/node/protocol';
-import express, { type RequestHandler, Router } from 'express';
-import type { BankNotificationProcessor } from '../bank/notification-processor.ts';
+import {
+  BankNotificationSchema,
+  SimulatedTransferSchema,
+  SimulateTransferParamsSchema,
+} from '@servicepay/node/protocol';
+import { z } from 'zod';
 import { type SimulatedBank, UnknownAccountError } from '../bank/simulated-bank.ts';
-import { HttpError, notFound } from '../errors.ts';
-import type { Clock } from '../internal/clock.ts';
-import { verifySignature } from '../internal/signature.ts';
-import { validationError } from '../middleware/error-handler.ts';
-import { sendData } from './envelope.ts';
-
-export interface BankRouteDeps {
-  processor: BankNotificationProcessor;
-  bank: SimulatedBank;
-  clock: Clock;
-  bankSecret: string;
-  toleranceSeconds: number;
-  publicCounter: boolean;
-  perAddressLimit: RequestHandler;
-}
+import type { NotificationResult } from '../db/bank-notifications.ts';
+import { notFound } from '../domain-errors.ts';
+import { HttpError } from '../errors.ts';
+import { BODY_ERRORS, type BodySpec, defineOperation, json } from './operation.ts';
 
 /** Makes a transfer at the simulated bank, mapping the bank's refusal to 404. */
 export async function transferAtBank(
@@ -33,64 +25,87 @@ export async function transferAtBank(
   }
 }
 
+/** A simulated payer's transfer: the body of the bank's counter and of the test helper that calls it. */
+export const transferBody: BodySpec<typeof SimulateTransferParamsSchema> = {
+  schema: SimulateTransferParamsSchema,
+  name: 'SimulateTransferParams',
+  required: true,
+  what: 'transfer',
+  absent: 'as-sent',
+};
+
 /**
- * `POST /bank/notifications`: the bank's signed notice of a transfer. The signature and its timestamp are
- * checked on the raw bytes before the body is parsed, so this router is mounted before the JSON parser.
+ * `data` of `POST /bank/notifications`: what the service made of the bank's notice.
+ *
+ * @example
+ * BankNotificationResultSchema.parse({ id: 'ntf_1', result: 'credited', duplicate: false });
  */
-export function bankNotificationRoutes(deps: BankRouteDeps): Router {
-  const router = Router();
+export const BankNotificationResultSchema = z.object({
+  id: z.string(),
+  result: z.enum([
+    'credited',
+    'mismatch',
+    'not_credited',
+    'unapplied',
+    'unknown_account',
+  ] as const satisfies readonly NotificationResult[]),
+  duplicate: z.boolean(),
+});
 
-  router.post(
-    '/bank/notifications',
-    express.raw({ type: () => true, limit: 64 * 1024 }),
-    async (req, res) => {
-      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const check = verifySignature(
-        raw,
-        req.get('X-Bank-Signature'),
-        deps.bankSecret,
-        Math.floor(deps.clock.now() / 1000),
-        deps.toleranceSeconds,
-      );
-      if (!check.ok)
-        throw new HttpError(401, 'invalid_signature', `Bank signature check failed (${check.reason}).`);
-      let json: unknown;
-      try {
-        json = JSON.parse(raw.toString('utf8'));
-      } catch {
-        throw new HttpError(400, 'malformed_json', 'The notification is not valid JSON.');
-      }
-      const parsed = BankNotificationSchema.safeParse(json);
-      if (!parsed.success) throw validationError(parsed.error, 'bank notification');
-      const processed = await deps.processor.process(parsed.data);
-      sendData(res, { id: parsed.data.id, ...processed });
+/**
+ * The simulated partner bank: its signed notice of a transfer (`bankSignature`: the signature and its timestamp
+ * are checked on the raw bytes before the body is parsed, so these are mounted before the JSON parser), and its
+ * payer counter for test accounts (what `servicepay-server transfer` calls), served when the configuration
+ * opens it.
+ *
+ * @example
+ * mountOperations(app, BANK_OPERATIONS, deps); // as createApp mounts every table
+ */
+export const BANK_OPERATIONS = [
+  defineOperation({
+    method: 'post',
+    path: '/bank/notifications',
+    operationId: 'bankNotification',
+    tag: 'Bank',
+    summary: "The bank's signed notice of a transfer",
+    description:
+      'Signed `X-Bank-Signature: t=<unix>,v1=<hex HMAC-SHA256>` over the raw body; each id processed once.',
+    auth: 'bankSignature',
+    body: {
+      schema: BankNotificationSchema,
+      name: 'BankNotification',
+      required: true,
+      what: 'bank notification',
+      absent: 'as-sent',
     },
-  );
-
-  return router;
-}
-
-/** `POST /bank/transfers`: the simulated bank's payer counter (test accounts only), what `servicepay-server transfer` calls. */
-export function bankCounterRoutes(deps: BankRouteDeps): Router {
-  const router = Router();
-
-  router.post('/bank/transfers', deps.perAddressLimit, async (req, res) => {
-    if (!deps.publicCounter) throw new HttpError(404, 'route_not_found', 'No route POST /bank/transfers.');
-    const parsed = SimulateTransferParamsSchema.safeParse(req.body);
-    if (!parsed.success) throw validationError(parsed.error, 'transfer');
-    const environment = await deps.bank.accountEnvironment(parsed.data.accountNumber);
-    if (environment === undefined) throw notFound('account');
-    if (environment !== 'test') {
-      throw new HttpError(403, 'test_mode_only', 'The simulated bank moves money only for test accounts.');
-    }
-    const transfer = await transferAtBank(
-      deps.bank,
-      parsed.data.accountNumber,
-      parsed.data.amount,
-      parsed.data.payerAccount,
-    );
-    sendData(res, transfer);
-  });
-
-  return router;
-}
+    success: {
+      200: json('What the service made of it.', BankNotificationResultSchema, 'BankNotificationResult'),
+    },
+    errors: [400, 401, 413],
+    handler: async ({ body }, { processor }) => ({
+      data: { id: body.id, ...(await processor.process(body)) },
+    }),
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/bank/transfers',
+    operationId: 'bankCounterTransfer',
+    tag: 'Bank',
+    summary: "The simulated bank's payer counter (test accounts only)",
+    auth: 'address',
+    admit: (_caller, { publicBankCounter }) => {
+      if (!publicBankCounter) throw new HttpError(404, 'route_not_found', 'No route POST /bank/transfers.');
+    },
+    body: transferBody,
+    success: { 200: json('What the bank did.', SimulatedTransferSchema, 'SimulatedTransfer') },
+    errors: [...BODY_ERRORS, 403, 404, 429],
+    handler: async ({ body }, { bank }) => {
+      const environment = await bank.accountEnvironment(body.accountNumber);
+      if (environment === undefined) throw notFound('account');
+      if (environment !== 'test') {
+        throw new HttpError(403, 'test_mode_only', 'The simulated bank moves money only for test accounts.');
+      }
+      return { data: await transferAtBank(bank, body.accountNumber, body.amount, body.payerAccount) };
+    },
+  }),
+];

@@ -1,4 +1,4 @@
-import { type RequestHandler, Router } from 'express';
+import type { RequestHandler } from 'express';
 import type { StorageHealth } from '../db/storage-health.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError, storageFullError } from '../errors.ts';
@@ -149,22 +149,23 @@ function readyRoute(
 }
 
 /**
- * The health endpoints (issue 28): `/health` (as before: the database answers and takes writes),
- * `/health/live` (the process answers) and `/health/ready` (the database answers and a probe write commits).
- * `/health` and `/health/ready` share one database check, so an outage is logged once, not once per endpoint.
+ * The handlers of the health endpoints (issue 28), for their operations (`routes/service-operations.ts`):
+ * `/health` (as before: the database answers and takes writes), `/health/live` (the process answers) and
+ * `/health/ready` (the database answers and a probe write commits). `/health` and `/health/ready` share one
+ * database check, so an outage is logged once, not once per endpoint.
  *
  * @example
- * app.use(healthRoutes(store, logger, storageHealth));
+ * const { health, healthLive, healthReady } = healthHandlers(store, logger, storageHealth);
  */
-export function healthRoutes(
+export function healthHandlers(
   store: Pick<Store, 'ping' | 'probeWrite'>,
   logger: Logger,
   storage?: Pick<StorageHealth, 'takesWrites' | 'noteFailure'>,
-): Router {
+): { health: RequestHandler; healthLive: RequestHandler; healthReady: RequestHandler } {
   const check = databaseCheck(store, logger, storage);
-  const router = Router();
-  router.get('/health', healthRoute(check));
-  router.get('/health/live', liveRoute);
-  router.get('/health/ready', readyRoute(check, store, logger, storage));
-  return router;
+  return {
+    health: healthRoute(check),
+    healthLive: liveRoute,
+    healthReady: readyRoute(check, store, logger, storage),
+  };
 }

@@ -1,39 +1,73 @@
-import { CreateRefundParamsSchema, ListRefundsParamsSchema } from '@servicepay/node/protocol';
-import { Router } from 'express';
-import type { AuthDeps } from '../middleware/authenticate.ts';
-import { apiCaller, requireApiKey } from '../middleware/authenticate.ts';
-import { validationError } from '../middleware/error-handler.ts';
-import { idempotent } from '../middleware/idempotency.ts';
-import type { RefundService } from '../refunds/refund-service.ts';
-import { sendData, sendPage } from './envelope.ts';
+import { CreateRefundParamsSchema, ListRefundsParamsSchema, RefundSchema } from '@servicepay/node/protocol';
+import { defineOperation, json, SECRET_KEY_ERRORS } from './operation.ts';
 
-/** The merchant's API for refunds (secret key): create and list a session's, list all, retrieve one. */
-export function refundRoutes(auth: AuthDeps, refunds: RefundService): Router {
-  const router = Router();
-  const secretKey = requireApiKey(auth);
-
-  // `idempotent`: a retry with the same key answers the first refund again, whatever became of it since.
-  router.post('/api/widget/sessions/:id/refunds', secretKey, idempotent, async (req, res) => {
-    const parsed = CreateRefundParamsSchema.safeParse(req.body ?? {});
-    if (!parsed.success) throw validationError(parsed.error, 'refund');
-    sendData(res, await refunds.create(apiCaller(res), String(req.params.id), parsed.data), 201);
-  });
-
-  router.get('/api/widget/sessions/:id/refunds', secretKey, async (req, res) => {
-    const parsed = ListRefundsParamsSchema.safeParse(req.query);
-    if (!parsed.success) throw validationError(parsed.error, 'query');
-    sendPage(res, await refunds.list(apiCaller(res), { ...parsed.data, sessionId: String(req.params.id) }));
-  });
-
-  router.get('/api/refunds', secretKey, async (req, res) => {
-    const parsed = ListRefundsParamsSchema.safeParse(req.query);
-    if (!parsed.success) throw validationError(parsed.error, 'query');
-    sendPage(res, await refunds.list(apiCaller(res), parsed.data));
-  });
-
-  router.get('/api/refunds/:id', secretKey, async (req, res) => {
-    sendData(res, await refunds.retrieve(apiCaller(res), String(req.params.id)));
-  });
-
-  return router;
-}
+/**
+ * The merchant's API for refunds (secret key): create and list a session's, list all, retrieve one.
+ *
+ * @example
+ * mountOperations(app, REFUND_OPERATIONS, deps); // as createApp mounts every table
+ */
+export const REFUND_OPERATIONS = [
+  // `idempotency`: a retry with the same key answers the first refund again, whatever became of it since.
+  defineOperation({
+    method: 'post',
+    path: '/api/widget/sessions/{id}/refunds',
+    operationId: 'createRefund',
+    tag: 'Refunds',
+    summary: 'Refund (part of) a successful session',
+    description:
+      'Sends `amount` (minor units; default: all that is left to refund) back to the account the payer paid from. Answers the refund once the bank answered (`succeeded` or `failed`), or `pending` if it is slow; `refund.succeeded` / `refund.failed` tell the outcome. 409 `session_not_refundable` for a session that was not paid, 409 `session_fully_refunded` when nothing is left, 400 `refund_exceeds_remaining` (its message says how much is left) for more than is left.',
+    auth: 'secretKey',
+    body: {
+      schema: CreateRefundParamsSchema,
+      name: 'CreateRefundParams',
+      required: false,
+      what: 'refund',
+      absent: 'empty-object',
+    },
+    idempotency: 'replay',
+    success: { 201: json('The refund.', RefundSchema, 'Refund') },
+    errors: [...SECRET_KEY_ERRORS, 404, 409, 413, 415],
+    handler: async ({ caller, params, body }, { refunds }) => ({
+      status: 201,
+      data: await refunds.create(caller, params.id, body),
+    }),
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/api/widget/sessions/{id}/refunds',
+    operationId: 'listSessionRefunds',
+    tag: 'Refunds',
+    summary: "List a session's refunds, newest first",
+    auth: 'secretKey',
+    query: ListRefundsParamsSchema,
+    success: { 200: json('A page of refunds.', RefundSchema, 'Refund', true) },
+    errors: [...SECRET_KEY_ERRORS, 404],
+    handler: async ({ caller, params, query }, { refunds }) => ({
+      page: await refunds.list(caller, { ...query, sessionId: params.id }),
+    }),
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/api/refunds',
+    operationId: 'listRefunds',
+    tag: 'Refunds',
+    summary: "List every refund of the key's environment, newest first",
+    auth: 'secretKey',
+    query: ListRefundsParamsSchema,
+    success: { 200: json('A page of refunds.', RefundSchema, 'Refund', true) },
+    errors: SECRET_KEY_ERRORS,
+    handler: async ({ caller, query }, { refunds }) => ({ page: await refunds.list(caller, query) }),
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/api/refunds/{id}',
+    operationId: 'retrieveRefund',
+    tag: 'Refunds',
+    summary: 'Retrieve a refund',
+    auth: 'secretKey',
+    success: { 200: json('The refund.', RefundSchema, 'Refund') },
+    errors: [...SECRET_KEY_ERRORS, 404],
+    handler: async ({ caller, params }, { refunds }) => ({ data: await refunds.retrieve(caller, params.id) }),
+  }),
+];

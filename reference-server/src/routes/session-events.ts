@@ -1,9 +1,11 @@
-import { type Request, type Response, Router } from 'express';
+import { StatusMessageSchema } from '@servicepay/node/protocol';
+import type { Request, Response } from 'express';
+import { z } from 'zod';
 import { HttpError } from '../errors.ts';
-import { type PushStreams, STREAM_HEADERS } from '../events/push-streams.ts';
-import type { AuthDeps } from '../middleware/authenticate.ts';
-import { requireWidgetToken, widgetCaller } from '../middleware/authenticate.ts';
+import { STREAM_HEADERS } from '../events/push-streams.ts';
 import { addressKey } from '../middleware/rate-limit.ts';
+import { setRequestContext } from '../middleware/request-context.ts';
+import { defineOperation, type HeaderSpec } from './operation.ts';
 
 /**
  * What `HEAD` answers: the stream's head without its `Connection: keep-alive`, which is there for the stream that
@@ -25,7 +27,7 @@ const NO_RAW_HEADERS: string[] = Object.freeze([]) as unknown as string[];
  * bench/support/push-heap.ts.
  */
 function releaseRequestChain(req: Request, res: Response): void {
-  res.locals.caller = undefined;
+  setRequestContext(res, { caller: undefined });
   const chain = req as unknown as Record<string, unknown>;
   chain.next = undefined;
   chain._parsedUrl = undefined;
@@ -35,43 +37,64 @@ function releaseRequestChain(req: Request, res: Response): void {
 }
 
 /**
- * `GET /api/widget/sessions/{id}/events`: the checkout's real-time push, as server-sent events. The widget
- * token goes in `Authorization: Bearer wt_…`, never in the URL (a URL carrying one is refused with 400, before
- * anything else). `Last-Event-ID` resumes after a transition the client already has. One token holds at most
- * `maxPerToken` open streams and one address `maxPerAddress` (429 past either); `HEAD` answers the stream's
- * headers and ends, holding nothing open.
+ * One message of the push stream `GET /api/widget/sessions/{id}/events` as its server-sent event: `id:` the
+ * transition's sequence number (what `Last-Event-ID` resumes after), `event: status`, and `data:` a
+ * `StatusMessage` as JSON. The stream opens with `retry: 1000` and sends `: heartbeat` comments between.
  *
  * @example
- * app.use(sessionEventRoutes(auth, pushStreams)); // as createApp mounts it
+ * StatusEventSchema.parse({ id: '7', event: 'status', data: message });
  */
-export function sessionEventRoutes(auth: AuthDeps, streams: PushStreams): Router {
-  const router = Router();
+export const StatusEventSchema = z.object({
+  id: z.string().regex(/^\d{1,15}$/),
+  event: z.literal('status'),
+  data: StatusMessageSchema,
+});
 
-  router.get(
-    '/api/widget/sessions/:id/events',
-    // A URL carrying the token is refused there first, as on every widget-token route.
-    requireWidgetToken(auth),
-    async (req, res) => {
-      const header = req.get('Last-Event-ID');
-      let lastEventId: number | undefined;
-      if (header !== undefined && header.trim() !== '') {
-        if (!/^\d{1,15}$/.test(header.trim())) {
-          throw new HttpError(
-            400,
-            'validation_failed',
-            'Last-Event-ID must be an event id from this stream.',
-            [{ path: 'Last-Event-ID', message: 'must be a non-negative integer' }],
-          );
-        }
-        lastEventId = Number(header.trim());
-      }
-      // HEAD asks what a GET would answer: the headers, then the end. It never subscribes.
-      if (req.method === 'HEAD') {
-        res.writeHead(200, HEAD_HEADERS);
-        res.end();
-        return;
-      }
-      const caller = widgetCaller(res);
+/** The push stream's resume point, on its GET and its HEAD. */
+const lastEventIdHeader: HeaderSpec = {
+  name: 'Last-Event-ID',
+  description: 'Resume after this event id.',
+  required: false,
+  schema: { type: 'string', pattern: '^\\d{1,15}$' },
+};
+
+/** `Last-Event-ID`, when sent: the sequence number to resume after; 400 for anything but one. */
+function lastEventIdOf(req: Request): number | undefined {
+  const header = req.get('Last-Event-ID');
+  if (header === undefined || header.trim() === '') return undefined;
+  if (!/^\d{1,15}$/.test(header.trim())) {
+    throw new HttpError(400, 'validation_failed', 'Last-Event-ID must be an event id from this stream.', [
+      { path: 'Last-Event-ID', message: 'must be a non-negative integer' },
+    ]);
+  }
+  return Number(header.trim());
+}
+
+/**
+ * `GET /api/widget/sessions/{id}/events`: the checkout's real-time push, as server-sent events. The widget
+ * token goes in `Authorization: Bearer wt_…`, never in the URL (a URL carrying one is refused with 400, before
+ * anything else, as on every widget-token route). `Last-Event-ID` resumes after a transition the client
+ * already has. One token holds at most `maxPerToken` open streams and one address `maxPerAddress` (429 past
+ * either); `HEAD` answers the stream's headers and ends, holding nothing open.
+ *
+ * @example
+ * mountOperations(app, SESSION_EVENT_OPERATIONS, deps); // as createApp mounts every table
+ */
+export const SESSION_EVENT_OPERATIONS = [
+  defineOperation({
+    method: 'get',
+    path: '/api/widget/sessions/{id}/events',
+    operationId: 'sessionEvents',
+    tag: 'Checkout',
+    summary: "The checkout's real-time push (server-sent events)",
+    description:
+      'Each message is a `StatusEvent`: `event: status`, `id:` its sequence number, `data:` a `StatusMessage` as JSON; the first is the current state, and the stream ends after a terminal status.',
+    auth: 'widgetToken',
+    headers: [lastEventIdHeader],
+    success: { 200: { kind: 'event-stream', description: 'A text/event-stream of status messages.' } },
+    errors: [400, 401, 403, 404, 429],
+    handler: async ({ caller, req, res }, { pushStreams: streams }) => {
+      const lastEventId = lastEventIdOf(req);
       const owner = { token: caller.tokenHash, address: addressKey(req) };
       const cap = streams.capExceeded(owner);
       if (cap !== null) {
@@ -89,8 +112,29 @@ export function sessionEventRoutes(auth: AuthDeps, streams: PushStreams): Router
       }
       await streams.open(res, caller.session.id, lastEventId, owner);
       if (!res.writableEnded) releaseRequestChain(req, res);
+      return undefined;
     },
-  );
-
-  return router;
-}
+  }),
+  // HEAD asks what a GET would answer: the headers, then the end. It never subscribes.
+  defineOperation({
+    method: 'head',
+    path: '/api/widget/sessions/{id}/events',
+    operationId: 'sessionEventsHead',
+    tag: 'Checkout',
+    summary: "The push stream's head: its headers, without opening it",
+    description:
+      "Checks the token and `Last-Event-ID` as `GET` does and answers the stream's headers, then ends: nothing is held open.",
+    auth: 'widgetToken',
+    headers: [lastEventIdHeader],
+    success: {
+      200: { kind: 'stream-head', description: 'The headers the stream would open with; no body.' },
+    },
+    errors: [400, 401, 403, 404, 429],
+    handler: ({ req, res }) => {
+      lastEventIdOf(req);
+      res.writeHead(200, HEAD_HEADERS);
+      res.end();
+      return undefined;
+    },
+  }),
+];

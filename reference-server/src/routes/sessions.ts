@@ -1,62 +1,102 @@
-import { CreateSessionParamsSchema, ListSessionsParamsSchema } from '@servicepay/node/protocol';
-import { Router } from 'express';
-import type { AuthDeps } from '../middleware/authenticate.ts';
-import { apiCaller, requireApiKey, requireApiKeyOrWidgetToken } from '../middleware/authenticate.ts';
-import { validationError } from '../middleware/error-handler.ts';
-import { afterWrite, idempotent, idempotentWrite, rememberInWrite } from '../middleware/idempotency.ts';
-import type { SessionService } from '../sessions/session-service.ts';
-import { dataEnvelopeText, sendData, sendJsonText, sendPage } from './envelope.ts';
+import {
+  CancelledSessionSchema,
+  CreatedSessionSchema,
+  CreateSessionParamsSchema,
+  ListSessionsParamsSchema,
+  SessionSchema,
+} from '@servicepay/node/protocol';
+import { rememberInWrite } from '../middleware/idempotency.ts';
+import { dataEnvelopeText } from './envelope.ts';
+import { defineOperation, emptyBody, json, SECRET_KEY_ERRORS } from './operation.ts';
 
-/** The merchant's API for payment sessions: create, list, retrieve, cancel. */
-export function sessionRoutes(auth: AuthDeps, sessions: SessionService): Router {
-  const router = Router();
-  const secretKey = requireApiKey(auth);
-
+/**
+ * The merchant's API for payment sessions: create, list, retrieve, cancel.
+ *
+ * @example
+ * mountOperations(app, SESSION_OPERATIONS, deps); // as createApp mounts every table
+ */
+export const SESSION_OPERATIONS = [
   // The busiest write of the API (issue 12): its Idempotency-Key is remembered in the session's own write job,
   // so one commit makes the session and its remembered answer, and the very text remembered is what is sent.
   // A retry of a create is answered from the key only when the create fails (`afterWrite`).
-  router.post('/api/widget/sessions', secretKey, idempotentWrite, (req, res) =>
-    afterWrite(res, async () => {
-      const parsed = CreateSessionParamsSchema.safeParse(req.body);
-      if (!parsed.success) throw validationError(parsed.error, 'session');
-      let answer = '';
-      await sessions.create(apiCaller(res), parsed.data, async (tx, created) => {
-        answer = dataEnvelopeText(created, 201);
-        await rememberInWrite(tx, res, 201, answer);
+  defineOperation({
+    method: 'post',
+    path: '/api/widget/sessions',
+    operationId: 'createSession',
+    tag: 'Sessions',
+    summary: 'Create a payment session',
+    description: 'Amount in minor units; the client secret in the answer is shown this once.',
+    auth: 'secretKey',
+    body: {
+      schema: CreateSessionParamsSchema,
+      name: 'CreateSessionParams',
+      required: true,
+      what: 'session',
+      absent: 'as-sent',
+    },
+    idempotency: 'in-write',
+    success: { 201: json('The session, with its client secret.', CreatedSessionSchema, 'CreatedSession') },
+    errors: [...SECRET_KEY_ERRORS, 409, 413, 415],
+    handler: async ({ caller, body, res }, { sessions }) => {
+      let text = '';
+      await sessions.create(caller, body, async (tx, created) => {
+        text = dataEnvelopeText(created, 201);
+        await rememberInWrite(tx, res, 201, text);
       });
-      sendJsonText(res, 201, answer);
+      return { status: 201, text };
+    },
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/api/widget/sessions',
+    operationId: 'listSessions',
+    tag: 'Sessions',
+    summary: 'List sessions, newest first',
+    auth: 'secretKey',
+    query: ListSessionsParamsSchema,
+    success: { 200: json('A page of sessions.', SessionSchema, 'Session', true) },
+    errors: SECRET_KEY_ERRORS,
+    handler: async ({ caller, query }, { sessions }) => ({ page: await sessions.list(caller, query) }),
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/api/widget/sessions/{id}',
+    operationId: 'retrieveSession',
+    tag: 'Sessions',
+    summary: 'Retrieve a session',
+    auth: 'secretKey',
+    success: { 200: json('The session.', SessionSchema, 'Session') },
+    errors: [...SECRET_KEY_ERRORS, 404],
+    handler: async ({ caller, params }, { sessions }) => ({
+      data: await sessions.retrieve(caller, params.id),
     }),
-  );
-
-  router.get('/api/widget/sessions', secretKey, async (req, res) => {
-    const parsed = ListSessionsParamsSchema.safeParse(req.query);
-    if (!parsed.success) throw validationError(parsed.error, 'query');
-    const page = await sessions.list(apiCaller(res), parsed.data);
-    sendPage(res, page);
-  });
-
-  router.get('/api/widget/sessions/:id', secretKey, async (req, res) => {
-    const session = await sessions.retrieve(apiCaller(res), String(req.params.id));
-    sendData(res, session);
-  });
-
+  }),
   // The merchant (secret key) gets its Session; the payer's checkout (widget token) the PublicSession, so no
   // payer detail or metadata reaches the browser (the answer carries CORS for the widget hosts).
-  router.post(
-    '/api/widget/sessions/:id/cancel',
-    requireApiKeyOrWidgetToken(auth),
-    idempotent,
-    async (req, res) => {
-      const caller = res.locals.caller as ReturnType<typeof apiCaller> | { kind: 'widget' };
-      const id = String(req.params.id);
-      sendData(
-        res,
-        caller.kind === 'widget'
-          ? await sessions.cancelByPayer(id)
-          : await sessions.cancel(id, 'cancelled_by_merchant', caller),
-      );
+  defineOperation({
+    method: 'post',
+    path: '/api/widget/sessions/{id}/cancel',
+    operationId: 'cancelSession',
+    tag: 'Sessions',
+    summary: 'Cancel an open session (merchant or payer)',
+    description:
+      "With the secret key the answer is the `Session`; with the checkout's widget token it is the `PublicSession` (no payer details, no metadata), like every answer to a widget token.",
+    auth: 'secretKeyOrWidgetToken',
+    body: emptyBody,
+    idempotency: 'replay',
+    success: {
+      200: json(
+        'The cancelled session: `Session` to a secret key, `PublicSession` to a widget token.',
+        CancelledSessionSchema,
+        'CancelledSession',
+      ),
     },
-  );
-
-  return router;
-}
+    errors: [...SECRET_KEY_ERRORS, 404, 409],
+    handler: async ({ caller, params }, { sessions }) => ({
+      data:
+        caller.kind === 'widget'
+          ? await sessions.cancelByPayer(params.id)
+          : await sessions.cancel(params.id, 'cancelled_by_merchant', caller),
+    }),
+  }),
+];

@@ -1,20 +1,14 @@
-import { SimulateTransferParamsSchema } from '@servicepay/node/protocol';
-import { type Response, Router } from 'express';
-import type { SimulatedBank } from '../bank/simulated-bank.ts';
-import type { Store } from '../db/store.ts';
-import { HttpError, notFound } from '../errors.ts';
-import type { AuthDeps } from '../middleware/authenticate.ts';
-import { apiCaller, assertOwnedBy, requireApiKey } from '../middleware/authenticate.ts';
-import { validationError } from '../middleware/error-handler.ts';
-import { idempotent } from '../middleware/idempotency.ts';
-import type { SessionService } from '../sessions/session-service.ts';
-import type { TestEndings } from '../sessions/test-endings.ts';
-import { transferAtBank } from './bank.ts';
-import { sendData } from './envelope.ts';
+import { SessionSchema, SimulatedTransferSchema, TestAccountSchema } from '@servicepay/node/protocol';
+import type { ApiCaller } from '../businesses/ownership.ts';
+import { notFound } from '../domain-errors.ts';
+import { HttpError } from '../errors.ts';
+import { assertOwnedBy } from '../middleware/authenticate.ts';
+import { transferAtBank, transferBody } from './bank.ts';
+import { defineOperation, emptyBody, json, SECRET_KEY_ERRORS } from './operation.ts';
 
 /** Simulated money moves only with a test key: a live key answers 403 `test_mode_only`. */
-function refuseLive(res: Response): void {
-  if (apiCaller(res).environment !== 'test') {
+function refuseLive(caller: ApiCaller): void {
+  if (caller.environment !== 'test') {
     throw new HttpError(
       403,
       'test_mode_only',
@@ -29,50 +23,92 @@ function refuseLive(res: Response): void {
  * bootstrap would, and `POST /api/test/transfers` has the simulated bank pay an account. They reach the other
  * endings at once too: `POST /api/test/sessions/{id}/expire` ends the session's lifetime now (`expired`), and
  * `POST /api/test/sessions/{id}/account/expire` its account's countdown (back to `pending`, `account_expired`).
+ *
+ * @example
+ * mountOperations(app, TEST_HELPER_OPERATIONS, deps); // as createApp mounts every table
  */
-export function testHelperRoutes(
-  auth: AuthDeps,
-  store: Store,
-  bank: SimulatedBank,
-  sessions: SessionService,
-  endings: TestEndings,
-): Router {
-  const router = Router();
-
-  router.post('/api/test/sessions/:id/account', requireApiKey(auth), idempotent, async (req, res) => {
-    refuseLive(res);
-    const opened = await sessions.openForTest(apiCaller(res), String(req.params.id));
-    sendData(res, opened);
-  });
-
-  router.post('/api/test/sessions/:id/expire', requireApiKey(auth), idempotent, async (req, res) => {
-    refuseLive(res);
-    sendData(res, await endings.expire(apiCaller(res), String(req.params.id), 'session'));
-  });
-
-  router.post('/api/test/sessions/:id/account/expire', requireApiKey(auth), idempotent, async (req, res) => {
-    refuseLive(res);
-    sendData(res, await endings.expire(apiCaller(res), String(req.params.id), 'account'));
-  });
-
-  router.post('/api/test/transfers', requireApiKey(auth), idempotent, async (req, res) => {
-    const caller = apiCaller(res);
-    refuseLive(res);
-    const parsed = SimulateTransferParamsSchema.safeParse(req.body);
-    if (!parsed.success) throw validationError(parsed.error, 'transfer');
-    const account = await store.virtualAccounts.find(parsed.data.accountNumber);
-    const session = account && (await store.sessions.find(account.sessionId));
-    if (!session) throw notFound('account');
-    // The environment matters as much as the business: a test key must never pay a live session.
-    assertOwnedBy(caller, session, 'account');
-    const transfer = await transferAtBank(
-      bank,
-      parsed.data.accountNumber,
-      parsed.data.amount,
-      parsed.data.payerAccount,
-    );
-    sendData(res, transfer);
-  });
-
-  return router;
-}
+export const TEST_HELPER_OPERATIONS = [
+  defineOperation({
+    method: 'post',
+    path: '/api/test/sessions/{id}/account',
+    operationId: 'openTestAccount',
+    tag: 'Testing',
+    summary: "Open a test session's checkout without the widget (its virtual account)",
+    description:
+      'What the widget bootstrap does for a session whose client secret was never used (marks it used, provisions the first account); for an open session, its current account, or a fresh one if the last ran out.',
+    auth: 'secretKey',
+    admit: refuseLive,
+    body: emptyBody,
+    idempotency: 'replay',
+    success: {
+      200: json('The session, awaiting payment, and its account.', TestAccountSchema, 'TestAccount'),
+    },
+    errors: [...SECRET_KEY_ERRORS, 404, 409],
+    handler: async ({ caller, params }, { sessions }) => ({
+      data: await sessions.openForTest(caller, params.id),
+    }),
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/api/test/sessions/{id}/expire',
+    operationId: 'expireTestSession',
+    tag: 'Testing',
+    summary: "End a test session's lifetime now: `expired`, as at its natural end",
+    description:
+      'Brings the session\'s end forward to now and ends it with the sweeper\'s own code: the account is closed at the bank first, then `expired` (terminal), `session.expired` to your endpoints, and an open checkout shows "This payment has ended". If the bank answers that the account was already credited, the session is `successful` instead and this answers 409 `session_not_active`, as does an ended session.',
+    auth: 'secretKey',
+    admit: refuseLive,
+    body: emptyBody,
+    idempotency: 'replay',
+    success: { 200: json('The expired session.', SessionSchema, 'Session') },
+    errors: [...SECRET_KEY_ERRORS, 404, 409],
+    handler: async ({ caller, params }, { testEndings }) => ({
+      data: await testEndings.expire(caller, params.id, 'session'),
+    }),
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/api/test/sessions/{id}/account/expire',
+    operationId: 'expireTestAccount',
+    tag: 'Testing',
+    summary: "End a test session's account countdown now: back to `pending`, `account_expired`",
+    description:
+      "Brings the current account's end forward to now and ends it with the sweeper's own code: the account is closed at the bank first, then the session goes back to `pending` (reason `account_expired`, no webhook: the session is still open), and an open checkout shows EXPIRED with \"Get a new account number\". 409 `no_open_account` when no account is open; 409 `session_not_active` for an ended session, or when the bank's answer made it `successful`.",
+    auth: 'secretKey',
+    admit: refuseLive,
+    body: emptyBody,
+    idempotency: 'replay',
+    success: { 200: json('The session, pending again.', SessionSchema, 'Session') },
+    errors: [...SECRET_KEY_ERRORS, 404, 409],
+    handler: async ({ caller, params }, { testEndings }) => ({
+      data: await testEndings.expire(caller, params.id, 'account'),
+    }),
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/api/test/transfers',
+    operationId: 'testTransfer',
+    tag: 'Testing',
+    summary: "A simulated payer's transfer to a test session's account",
+    auth: 'secretKey',
+    admit: refuseLive,
+    body: transferBody,
+    idempotency: 'replay',
+    success: {
+      200: json(
+        'What the bank did, and whether its notification was delivered.',
+        SimulatedTransferSchema,
+        'SimulatedTransfer',
+      ),
+    },
+    errors: [...SECRET_KEY_ERRORS, 404, 409, 413, 415],
+    handler: async ({ caller, body }, { store, bank }) => {
+      const account = await store.virtualAccounts.find(body.accountNumber);
+      const session = account && (await store.sessions.find(account.sessionId));
+      if (!session) throw notFound('account');
+      // The environment matters as much as the business: a test key must never pay a live session.
+      assertOwnedBy(caller, session, 'account');
+      return { data: await transferAtBank(bank, body.accountNumber, body.amount, body.payerAccount) };
+    },
+  }),
+];

@@ -1,75 +1,164 @@
 import {
   CreateWebhookEndpointParamsSchema,
+  DeletedWebhookEndpointSchema,
   ListWebhookDeliveriesParamsSchema,
   ListWebhookEndpointsParamsSchema,
   ResendEventParamsSchema,
+  ResendEventResultSchema,
   UpdateWebhookEndpointParamsSchema,
+  WebhookDeliverySchema,
+  WebhookEndpointSchema,
+  WebhookEndpointWithSecretSchema,
 } from '@servicepay/node/protocol';
-import { Router } from 'express';
-import type { Webhooks } from '../events/webhooks.ts';
-import type { AuthDeps } from '../middleware/authenticate.ts';
-import { apiCaller, requireApiKey } from '../middleware/authenticate.ts';
-import { validationError } from '../middleware/error-handler.ts';
-import { idempotent } from '../middleware/idempotency.ts';
-import { sendData, sendPage } from './envelope.ts';
+import { defineOperation, emptyBody, json, SECRET_KEY_ERRORS } from './operation.ts';
 
 /**
  * Webhook endpoints as a resource (`/api/webhooks`), their deliveries, and resending an event. Secret key only,
  * scoped to the key's business and environment.
  *
  * @example
- * app.use(webhookEndpointRoutes(auth, webhooks)); // as createApp mounts it
+ * mountOperations(app, WEBHOOK_ENDPOINT_OPERATIONS, deps); // as createApp mounts every table
  */
-export function webhookEndpointRoutes(auth: AuthDeps, webhooks: Webhooks): Router {
-  const router = Router();
-  const secretKey = requireApiKey(auth);
-
-  router.post('/api/webhooks', secretKey, idempotent, async (req, res) => {
-    const parsed = CreateWebhookEndpointParamsSchema.safeParse(req.body ?? {});
-    if (!parsed.success) throw validationError(parsed.error, 'webhook endpoint');
-    const endpoint = await webhooks.create(apiCaller(res), parsed.data);
-    sendData(res, endpoint, 201);
-  });
-
-  router.get('/api/webhooks', secretKey, async (req, res) => {
-    const parsed = ListWebhookEndpointsParamsSchema.safeParse(req.query);
-    if (!parsed.success) throw validationError(parsed.error, 'query');
-    sendPage(res, await webhooks.list(apiCaller(res), parsed.data));
-  });
-
-  router.get('/api/webhooks/:id', secretKey, async (req, res) => {
-    sendData(res, await webhooks.retrieve(apiCaller(res), String(req.params.id)));
-  });
-
-  router.patch('/api/webhooks/:id', secretKey, async (req, res) => {
-    const parsed = UpdateWebhookEndpointParamsSchema.safeParse(req.body ?? {});
-    if (!parsed.success) throw validationError(parsed.error, 'webhook endpoint');
-    const endpoint = await webhooks.update(apiCaller(res), String(req.params.id), parsed.data);
-    sendData(res, endpoint);
-  });
-
-  router.delete('/api/webhooks/:id', secretKey, async (req, res) => {
-    const deleted = await webhooks.remove(apiCaller(res), String(req.params.id));
-    sendData(res, deleted);
-  });
-
-  router.post('/api/webhooks/:id/roll-secret', secretKey, idempotent, async (req, res) => {
-    const endpoint = await webhooks.rollSecret(apiCaller(res), String(req.params.id));
-    sendData(res, endpoint);
-  });
-
-  router.get('/api/webhooks/:id/deliveries', secretKey, async (req, res) => {
-    const parsed = ListWebhookDeliveriesParamsSchema.safeParse(req.query);
-    if (!parsed.success) throw validationError(parsed.error, 'query');
-    sendPage(res, await webhooks.listDeliveries(apiCaller(res), String(req.params.id), parsed.data));
-  });
-
-  router.post('/api/events/:id/resend', secretKey, idempotent, async (req, res) => {
-    const parsed = ResendEventParamsSchema.safeParse(req.body ?? {});
-    if (!parsed.success) throw validationError(parsed.error, 'resend request');
-    const result = await webhooks.resend(apiCaller(res), String(req.params.id), parsed.data.endpointId);
-    sendData(res, result, 202);
-  });
-
-  return router;
-}
+export const WEBHOOK_ENDPOINT_OPERATIONS = [
+  defineOperation({
+    method: 'post',
+    path: '/api/webhooks',
+    operationId: 'createWebhookEndpoint',
+    tag: 'Webhooks',
+    summary: 'Register a webhook endpoint',
+    auth: 'secretKey',
+    body: {
+      schema: CreateWebhookEndpointParamsSchema,
+      name: 'CreateWebhookEndpointParams',
+      required: true,
+      what: 'webhook endpoint',
+      absent: 'empty-object',
+    },
+    idempotency: 'replay',
+    success: {
+      201: json(
+        'The endpoint with its signing secret (shown this once).',
+        WebhookEndpointWithSecretSchema,
+        'WebhookEndpointWithSecret',
+      ),
+    },
+    errors: [...SECRET_KEY_ERRORS, 409, 413, 415],
+    handler: async ({ caller, body }, { webhooks }) => ({
+      status: 201,
+      data: await webhooks.create(caller, body),
+    }),
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/api/webhooks',
+    operationId: 'listWebhookEndpoints',
+    tag: 'Webhooks',
+    summary: 'List webhook endpoints',
+    auth: 'secretKey',
+    query: ListWebhookEndpointsParamsSchema,
+    success: { 200: json('A page of endpoints.', WebhookEndpointSchema, 'WebhookEndpoint', true) },
+    errors: SECRET_KEY_ERRORS,
+    handler: async ({ caller, query }, { webhooks }) => ({ page: await webhooks.list(caller, query) }),
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/api/webhooks/{id}',
+    operationId: 'retrieveWebhookEndpoint',
+    tag: 'Webhooks',
+    summary: 'Retrieve a webhook endpoint',
+    auth: 'secretKey',
+    success: { 200: json('The endpoint (never its secret).', WebhookEndpointSchema, 'WebhookEndpoint') },
+    errors: [...SECRET_KEY_ERRORS, 404],
+    handler: async ({ caller, params }, { webhooks }) => ({
+      data: await webhooks.retrieve(caller, params.id),
+    }),
+  }),
+  defineOperation({
+    method: 'patch',
+    path: '/api/webhooks/{id}',
+    operationId: 'updateWebhookEndpoint',
+    tag: 'Webhooks',
+    summary: 'Change, disable or enable a webhook endpoint',
+    auth: 'secretKey',
+    body: {
+      schema: UpdateWebhookEndpointParamsSchema,
+      name: 'UpdateWebhookEndpointParams',
+      required: true,
+      what: 'webhook endpoint',
+      absent: 'empty-object',
+    },
+    success: { 200: json('The endpoint.', WebhookEndpointSchema, 'WebhookEndpoint') },
+    errors: [...SECRET_KEY_ERRORS, 404, 413, 415],
+    handler: async ({ caller, params, body }, { webhooks }) => ({
+      data: await webhooks.update(caller, params.id, body),
+    }),
+  }),
+  defineOperation({
+    method: 'delete',
+    path: '/api/webhooks/{id}',
+    operationId: 'deleteWebhookEndpoint',
+    tag: 'Webhooks',
+    summary: 'Delete a webhook endpoint',
+    auth: 'secretKey',
+    success: { 200: json('The deleted id.', DeletedWebhookEndpointSchema, 'DeletedWebhookEndpoint') },
+    errors: [...SECRET_KEY_ERRORS, 404],
+    handler: async ({ caller, params }, { webhooks }) => ({ data: await webhooks.remove(caller, params.id) }),
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/api/webhooks/{id}/roll-secret',
+    operationId: 'rollWebhookSecret',
+    tag: 'Webhooks',
+    summary: 'Roll the signing secret (the previous one signs beside it for 24 h)',
+    auth: 'secretKey',
+    body: emptyBody,
+    idempotency: 'replay',
+    success: {
+      200: json(
+        'The endpoint with its new secret.',
+        WebhookEndpointWithSecretSchema,
+        'WebhookEndpointWithSecret',
+      ),
+    },
+    errors: [...SECRET_KEY_ERRORS, 404, 409],
+    handler: async ({ caller, params }, { webhooks }) => ({
+      data: await webhooks.rollSecret(caller, params.id),
+    }),
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/api/webhooks/{id}/deliveries',
+    operationId: 'listWebhookDeliveries',
+    tag: 'Webhooks',
+    summary: "An endpoint's deliveries with every attempt",
+    auth: 'secretKey',
+    query: ListWebhookDeliveriesParamsSchema,
+    success: { 200: json('A page of deliveries.', WebhookDeliverySchema, 'WebhookDelivery', true) },
+    errors: [...SECRET_KEY_ERRORS, 404],
+    handler: async ({ caller, params, query }, { webhooks }) => ({
+      page: await webhooks.listDeliveries(caller, params.id, query),
+    }),
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/api/events/{id}/resend',
+    operationId: 'resendEvent',
+    tag: 'Webhooks',
+    summary: 'Deliver an event again',
+    auth: 'secretKey',
+    body: {
+      schema: ResendEventParamsSchema,
+      name: 'ResendEventParams',
+      required: false,
+      what: 'resend request',
+      absent: 'empty-object',
+    },
+    idempotency: 'replay',
+    success: { 202: json('The deliveries queued.', ResendEventResultSchema, 'ResendEventResult') },
+    errors: [...SECRET_KEY_ERRORS, 404, 409, 413, 415],
+    handler: async ({ caller, params, body }, { webhooks }) => ({
+      status: 202,
+      data: await webhooks.resend(caller, params.id, body.endpointId),
+    }),
+  }),
+];

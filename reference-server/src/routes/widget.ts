@@ -1,50 +1,83 @@
-import { BootstrapParamsSchema, type CheckoutProfile } from '@servicepay/node/protocol';
-import { type RequestHandler, Router } from 'express';
-import type { AuthDeps } from '../middleware/authenticate.ts';
-import { apiCaller, requireApiKey, requireWidgetToken, widgetCaller } from '../middleware/authenticate.ts';
-import { validationError } from '../middleware/error-handler.ts';
-import { idempotent } from '../middleware/idempotency.ts';
-import type { SessionService } from '../sessions/session-service.ts';
-import { sendData } from './envelope.ts';
+import {
+  BootstrapParamsSchema,
+  BootstrapResultSchema,
+  type CheckoutProfile,
+  CheckoutProfileSchema,
+  NewAccountResultSchema,
+} from '@servicepay/node/protocol';
+import { BODY_ERRORS, defineOperation, emptyBody, json, SECRET_KEY_ERRORS } from './operation.ts';
 
 /**
  * What the checkout widget calls: the client-secret exchange, a new account, and the public profile. Each is
  * limited per client address (the checkout's budget), never against the merchant's secret-key budget.
+ *
+ * @example
+ * mountOperations(app, WIDGET_OPERATIONS, deps); // as createApp mounts every table
  */
-export function widgetRoutes(
-  auth: AuthDeps,
-  sessions: SessionService,
-  perAddressLimit: RequestHandler,
-): Router {
-  const router = Router();
-
-  router.post('/api/widget/bootstrap', perAddressLimit, async (req, res) => {
-    const parsed = BootstrapParamsSchema.safeParse(req.body);
-    if (!parsed.success) throw validationError(parsed.error, 'bootstrap request');
-    const result = await sessions.bootstrap(parsed.data.clientSecret);
-    sendData(res, result);
-  });
-
-  // The widget token's check spends the address's checkout budget itself (authenticate.ts).
-  router.post(
-    '/api/widget/sessions/:id/accounts',
-    requireWidgetToken(auth),
-    idempotent,
-    async (_req, res) => {
-      const result = await sessions.newAccount(widgetCaller(res).session.id);
-      sendData(res, result, 201);
+export const WIDGET_OPERATIONS = [
+  defineOperation({
+    method: 'post',
+    path: '/api/widget/bootstrap',
+    operationId: 'bootstrapCheckout',
+    tag: 'Checkout',
+    summary: "Exchange a client secret for a widget token and the session's account",
+    auth: 'address',
+    body: {
+      schema: BootstrapParamsSchema,
+      name: 'BootstrapParams',
+      required: true,
+      what: 'bootstrap request',
+      absent: 'as-sent',
     },
-  );
-
-  router.get('/api/widget/profile', requireApiKey(auth, { allowPublishable: true }), (_req, res) => {
-    const caller = apiCaller(res);
-    const profile: CheckoutProfile = {
-      merchantName: caller.business.name,
-      environment: caller.environment,
-      currencies: sessions.acceptedCurrencies(),
-    };
-    sendData(res, profile);
-  });
-
-  return router;
-}
+    success: {
+      200: json(
+        'The widget token, the public session and its account.',
+        BootstrapResultSchema,
+        'BootstrapResult',
+      ),
+    },
+    errors: [...BODY_ERRORS, 409, 410, 429],
+    handler: async ({ body }, { sessions }) => ({ data: await sessions.bootstrap(body.clientSecret) }),
+  }),
+  // The widget token's check spends the address's checkout budget itself (authenticate.ts).
+  defineOperation({
+    method: 'post',
+    path: '/api/widget/sessions/{id}/accounts',
+    operationId: 'newAccount',
+    tag: 'Checkout',
+    summary: 'A new virtual account after the previous one ran out',
+    auth: 'widgetToken',
+    body: emptyBody,
+    idempotency: 'replay',
+    success: { 201: json('The session and its new account.', NewAccountResultSchema, 'NewAccountResult') },
+    errors: [400, 401, 403, 404, 409, 429],
+    handler: async ({ caller }, { sessions }) => ({
+      status: 201,
+      data: await sessions.newAccount(caller.session.id),
+    }),
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/api/widget/profile',
+    operationId: 'checkoutProfile',
+    tag: 'Checkout',
+    summary: "The business's public checkout profile",
+    auth: 'secretOrPublishableKey',
+    success: {
+      200: json(
+        'The merchant name, the environment and the currencies the service takes.',
+        CheckoutProfileSchema,
+        'CheckoutProfile',
+      ),
+    },
+    errors: SECRET_KEY_ERRORS,
+    handler: ({ caller }, { sessions }) => {
+      const profile: CheckoutProfile = {
+        merchantName: caller.business.name,
+        environment: caller.environment,
+        currencies: sessions.acceptedCurrencies(),
+      };
+      return { data: profile };
+    },
+  }),
+];

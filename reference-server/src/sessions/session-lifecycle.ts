@@ -4,7 +4,7 @@ import type { UnappliedCredits } from '../bank/unapplied-credits.ts';
 import type { Broadcaster } from '../db/broadcaster.ts';
 import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { SessionRecord } from '../db/sessions.ts';
-import { HttpError, WriteConflict } from '../errors.ts';
+import { DomainError, WriteConflict } from '../domain-errors.ts';
 import type { WebhookOutbox } from '../events/outbox.ts';
 import { newId } from '../internal/random.ts';
 import { sessionEnded } from '../metrics/metrics.ts';
@@ -38,9 +38,10 @@ export interface ClosedAccount {
  * The job was to stop offering an account the bank was not asked to close first: the session moved to
  * another account after the caller read it. `closingFirst` closes the new one and runs the job again.
  */
-export class AccountNotClosed extends HttpError {
+export class AccountNotClosed extends DomainError {
+  override readonly name = 'AccountNotClosed';
   constructor() {
-    super(409, 'session_not_active', 'The session changed meanwhile; try again.');
+    super('session_not_active', 'The session changed meanwhile; try again.');
   }
 }
 

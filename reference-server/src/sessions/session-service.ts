@@ -15,7 +15,7 @@ import type { ServerConfig } from '../config.ts';
 import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { SessionListQuery, SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
-import { HttpError, notFound, WriteConflict } from '../errors.ts';
+import { DomainError, notFound, WriteConflict } from '../domain-errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newTimeOrderedId, randomBase62, sha256 } from '../internal/random.ts';
@@ -73,8 +73,7 @@ export class SessionService {
         expiresAt: now + (params.expiresInMinutes ?? this.config.sessionLifetimeMinutes) * 60_000,
       });
       if (!session) {
-        throw new HttpError(
-          409,
+        throw new DomainError(
           'reference_already_used',
           `A session with reference "${reference}" already exists.`,
           [{ path: 'reference', message: 'already used by another session' }],
@@ -174,8 +173,7 @@ export class SessionService {
     );
     if (after.status !== 'cancelled') {
       // Thrown after the commit: a payment the bank made while the cancel ran is kept, not rolled back.
-      throw new HttpError(
-        409,
+      throw new DomainError(
         'session_not_active',
         `The session is ${after.status}; it can no longer be cancelled.`,
       );
@@ -191,8 +189,7 @@ export class SessionService {
   async bootstrap(clientSecret: string): Promise<BootstrapResult> {
     const hash = clientSecretLookupKey(clientSecret);
     if (!hash) {
-      throw new HttpError(
-        400,
+      throw new DomainError(
         'invalid_client_secret',
         'That is not a client secret (cs_test_... or cs_live_...).',
         [{ path: 'clientSecret', message: 'not a client secret' }],
@@ -206,17 +203,15 @@ export class SessionService {
     try {
       return await this.store.writes.run(async (tx, context) => {
         const session = await tx.sessions.findByClientSecretHash(hash);
-        if (!session) throw new HttpError(400, 'invalid_client_secret', 'No session has this client secret.');
+        if (!session) throw new DomainError('invalid_client_secret', 'No session has this client secret.');
         if (session.clientSecretUsedAt !== null) {
-          throw new HttpError(
-            409,
+          throw new DomainError(
             'client_secret_already_used',
             'This client secret was already used to open the checkout. Ask your backend for a new session.',
           );
         }
         if (!this.takesMoney(session, now)) {
-          throw new HttpError(
-            410,
+          throw new DomainError(
             'client_secret_expired',
             `This checkout has ended (${session.status}). Ask your backend for a new session.`,
           );
@@ -270,8 +265,7 @@ export class SessionService {
       await this.closeUnused(prepared);
     }
     if ('ended' in result) {
-      throw new HttpError(
-        409,
+      throw new DomainError(
         'session_not_active',
         `The session is ${result.ended.status}; it takes no more transfers.`,
       );
@@ -320,8 +314,7 @@ export class SessionService {
             }
             const view = await this.view(session, tx);
             if (!this.takesMoney(session, now) || !view.virtualAccount) {
-              throw new HttpError(
-                409,
+              throw new DomainError(
                 'session_not_active',
                 `The session is ${session.status}; it takes no more transfers.`,
               );
@@ -456,13 +449,12 @@ export class SessionService {
   private checkMoney(params: CreateSessionParams): void {
     const bounds = this.config.currencies[params.currency];
     if (!bounds) {
-      throw new HttpError(400, 'unsupported_currency', `Currency ${params.currency} is not supported.`, [
+      throw new DomainError('unsupported_currency', `Currency ${params.currency} is not supported.`, [
         { path: 'currency', message: `supported: ${Object.keys(this.config.currencies).join(', ')}` },
       ]);
     }
     if (params.amount < bounds.minAmount || params.amount > bounds.maxAmount) {
-      throw new HttpError(
-        400,
+      throw new DomainError(
         'amount_out_of_range',
         `amount must be between ${bounds.minAmount} and ${bounds.maxAmount} ${params.currency} minor units.`,
         [{ path: 'amount', message: `between ${bounds.minAmount} and ${bounds.maxAmount}` }],

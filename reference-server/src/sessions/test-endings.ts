@@ -2,7 +2,7 @@ import type { Session, SessionStatus } from '@servicepay/node/protocol';
 import type { ApiCaller } from '../businesses/ownership.ts';
 import type { Repositories } from '../db/repositories.ts';
 import type { Store } from '../db/store.ts';
-import { HttpError } from '../errors.ts';
+import { DomainError } from '../domain-errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { isTerminal } from '../views/session-status.ts';
 import type { SessionExpiry } from './session-expiry.ts';
@@ -12,7 +12,7 @@ import type { SessionService } from './session-service.ts';
 export type TestEnding = 'session' | 'account';
 
 const notActive = (status: SessionStatus) =>
-  new HttpError(409, 'session_not_active', `The session is ${status}; it can no longer expire.`);
+  new DomainError('session_not_active', `The session is ${status}; it can no longer expire.`);
 
 /**
  * Test mode's "expire now" (`POST /api/test/sessions/{id}/expire` and `…/account/expire`, the SDK's
@@ -57,8 +57,7 @@ export class TestEndings {
           : await this.store.virtualAccounts.find(before.accountNumber);
       const offered = before.status === 'awaiting_payment' || before.status === 'mismatch';
       if (!account || account.closedAt !== null || !offered) {
-        throw new HttpError(
-          409,
+        throw new DomainError(
           'no_open_account',
           `The session is ${before.status} with no open account; open one first (the checkout, or POST /api/test/sessions/{id}/account).`,
         );

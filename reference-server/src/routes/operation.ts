@@ -1,0 +1,288 @@
+import type { Request, RequestHandler, Response } from 'express';
+import { z } from 'zod';
+import type { BankNotificationProcessor } from '../bank/notification-processor.ts';
+import type { SimulatedBank } from '../bank/simulated-bank.ts';
+import type { ApiCaller } from '../businesses/ownership.ts';
+import type { Store } from '../db/store.ts';
+import type { PushStreams } from '../events/push-streams.ts';
+import type { Webhooks } from '../events/webhooks.ts';
+import type { WidgetCaller } from '../middleware/authenticate.ts';
+import type { RefundService } from '../refunds/refund-service.ts';
+import type { SessionService } from '../sessions/session-service.ts';
+import type { TestEndings } from '../sessions/test-endings.ts';
+import type { SuccessStatus } from './envelope.ts';
+
+/**
+ * Who may call an operation, and so which checks run before its handler (`mountOperations` adds them; the
+ * document's `security` is derived from it):
+ *
+ * - `none`: anyone, no budget (health, this document).
+ * - `address`: anyone, spending the calling address's checkout budget (bootstrap, the bank's counter).
+ * - `secretKey`: a business's secret key, spending its budget; `secretOrPublishableKey` also takes the
+ *   publishable key (on the address's budget).
+ * - `widgetToken`: the widget token of the session in the path; `secretKeyOrWidgetToken`: either (cancel).
+ * - `bankSignature`: the bank's `X-Bank-Signature` over the raw body, checked before the body is parsed.
+ */
+export type AuthKind =
+  | 'none'
+  | 'address'
+  | 'secretKey'
+  | 'secretOrPublishableKey'
+  | 'widgetToken'
+  | 'secretKeyOrWidgetToken'
+  | 'bankSignature';
+
+/** The caller a handler receives, by its operation's `auth`. */
+export type CallerOf<A extends AuthKind> = A extends 'secretKey' | 'secretOrPublishableKey'
+  ? ApiCaller
+  : A extends 'widgetToken'
+    ? WidgetCaller
+    : A extends 'secretKeyOrWidgetToken'
+      ? ApiCaller | WidgetCaller
+      : undefined;
+
+/** The names of a path's parameters: `'/api/refunds/{id}'` has `'id'`. */
+export type PathParams<P extends string> = P extends `${string}{${infer Name}}${infer Rest}`
+  ? Name | PathParams<Rest>
+  : never;
+
+/** A security scheme of the document; several on one operation are alternatives. */
+export type SecurityName = 'secretKey' | 'publishableKey' | 'widgetToken' | 'bankSignature' | 'portalSession';
+
+/** A success answer: `data` in the envelope (`list`: an array with pagination), or a page, a redirect, a stream. */
+export type SuccessSpec<S extends z.ZodType = z.ZodType> =
+  | { kind: 'json'; description: string; data: S; name: string; list?: boolean }
+  | { kind: 'html'; description: string }
+  | { kind: 'redirect'; description: string }
+  | { kind: 'event-stream'; description: string }
+  | { kind: 'stream-head'; description: string }
+  | { kind: 'asset'; description: string };
+
+/** A request header an operation reads, as documented. */
+export interface HeaderSpec {
+  name: string;
+  description: string;
+  required: boolean;
+  schema: Record<string, unknown>;
+}
+
+/** A JSON request body: its schema, its name in `components.schemas`, and the noun its validation errors use. */
+export interface BodySpec<B extends z.ZodType = z.ZodType> {
+  schema: B;
+  name: string;
+  /** Whether the document says a body must be sent. */
+  required: boolean;
+  /** "The {what} has invalid fields." */
+  what?: string;
+  /**
+   * How an absent body is checked: as `{}` (`'empty-object'`: every required field is named), or as nothing
+   * (`'as-sent'`, one error on the body itself). `'unread'`: the body is documented (the SDK sends `{}`) and
+   * never read.
+   */
+  absent: 'empty-object' | 'as-sent' | 'unread';
+}
+
+/** Every part of an operation but its handler: what the document is generated from. */
+export interface DocumentedOperation {
+  method: 'get' | 'head' | 'post' | 'patch' | 'delete';
+  /** OpenAPI path, `{id}` for parameters (mounted as express's `:id`). */
+  path: string;
+  operationId: string;
+  tag: 'Sessions' | 'Refunds' | 'Checkout' | 'Webhooks' | 'Bank' | 'Testing' | 'Service' | 'Portal';
+  summary: string;
+  description?: string;
+  security: SecurityName[];
+  query?: z.ZodObject;
+  body?: BodySpec;
+  /** A portal form (`application/x-www-form-urlencoded`). */
+  form?: z.ZodObject;
+  /** Request headers the operation reads (`Idempotency-Key` is added from `idempotency`). */
+  headers?: HeaderSpec[];
+  /** `Idempotency-Key` replays: `replay` (the `idempotent` middleware) or `in-write` (remembered in the job). */
+  idempotency?: 'replay' | 'in-write';
+  success: Record<number, SuccessSpec>;
+  /** Error statuses this operation answers (in the error envelope, or as a page for the portal). */
+  errors: number[];
+}
+
+/** The parts of the service the handlers call, given to `mountOperations` by `createApp`. */
+export interface OperationDeps {
+  store: Store;
+  sessions: SessionService;
+  refunds: RefundService;
+  testEndings: TestEndings;
+  webhooks: Webhooks;
+  pushStreams: PushStreams;
+  bank: SimulatedBank;
+  processor: BankNotificationProcessor;
+  /** The simulated bank's counter is served only when the configuration opens it. */
+  publicBankCounter: boolean;
+  /** `GET /health`'s probe, which keeps its own state (`healthRoute` in `routes/health.ts`). */
+  health: RequestHandler;
+  /** `GET /health/live` and `GET /health/ready` (issue 28; `healthHandlers` in `routes/health.ts`). */
+  healthLive: RequestHandler;
+  healthReady: RequestHandler;
+  /** The OpenAPI document, served at `/openapi.json`. */
+  openApiDocument: () => unknown;
+}
+
+/** What a handler receives: its request, checked against its operation's schemas, and who sent it. */
+export interface OperationContext<A extends AuthKind, P extends string, Q, B> {
+  caller: CallerOf<A>;
+  params: Record<PathParams<P>, string>;
+  query: Q;
+  body: B;
+  requestId: string;
+  /** For the few handlers that answer by themselves (the stream, health): otherwise left alone. */
+  req: Request;
+  res: Response;
+}
+
+/**
+ * What a handler answers: `data` in the envelope (`status` 200 unless said), a page of a list, text already
+ * in the envelope (an answer remembered in its write job is sent as remembered), a document as it is, or
+ * nothing when the handler answered by itself (the push stream).
+ */
+export type Answer =
+  | { status?: SuccessStatus; data: unknown }
+  | { page: { data: unknown[]; pagination: unknown } }
+  | { status: SuccessStatus; text: string }
+  | { document: unknown }
+  | undefined;
+
+/** What the JSON answers of `R` carry in `data` (a list's items for a list), as their schemas give it out. */
+type DataOf<R> = {
+  [K in keyof R]: R[K] extends { kind: 'json'; data: infer S extends z.ZodType } ? z.output<S> : never;
+}[keyof R];
+
+/**
+ * An answer whose `data` is what one of the operation's documented JSON answers holds, with one of its
+ * documented statuses (200 when none is named).
+ */
+export type AnswerOf<R> =
+  | { status?: Extract<keyof R, SuccessStatus>; data: DataOf<R> }
+  | { page: { data: DataOf<R>[]; pagination: unknown } }
+  | { status: Extract<keyof R, SuccessStatus>; text: string }
+  | { document: unknown }
+  | undefined;
+
+/** Any value but a promise (an answer must be awaited before it is sent). */
+type Settled<T> = T extends PromiseLike<unknown> ? never : T;
+
+/** One operation: its description and its handler, declared together. */
+export interface Operation<
+  A extends AuthKind = AuthKind,
+  P extends string = string,
+  Q extends z.ZodObject | undefined = z.ZodObject | undefined,
+  B extends z.ZodType | undefined = z.ZodType | undefined,
+  R extends Record<number, SuccessSpec> = Record<number, SuccessSpec>,
+> extends Omit<DocumentedOperation, 'security' | 'query' | 'body' | 'path' | 'success'> {
+  path: P;
+  success: R;
+  auth: A;
+  query?: Q;
+  body?: B extends z.ZodType ? BodySpec<B> : undefined;
+  /**
+   * A refusal that does not depend on what was sent, made after `auth` and before the query and body are
+   * validated (a live key on a test helper, the bank's counter when closed): throws to refuse.
+   */
+  admit?: (caller: CallerOf<A>, deps: OperationDeps) => void;
+  handler: (
+    context: OperationContext<
+      A,
+      P,
+      Q extends z.ZodObject ? z.output<Q> : undefined,
+      B extends z.ZodType ? z.output<B> : undefined
+    >,
+    deps: OperationDeps,
+  ) => Promise<Settled<AnswerOf<R>>> | Settled<AnswerOf<R>>;
+}
+
+/** An operation of any shape, as the table holds it. */
+// biome-ignore lint/suspicious/noExplicitAny: the table holds operations of every shape; each was checked where it was defined.
+export type AnyOperation = Operation<AuthKind, string, any, any, any>;
+
+/**
+ * Declares one operation, typing its handler's context from its `auth`, `path`, `query` and `body` (as hono's
+ * `createRoute` with `app.openapi(route, handler)` does, on express).
+ *
+ * @example
+ * export const retrieveRefund = defineOperation({
+ *   method: 'get', path: '/api/refunds/{id}', operationId: 'retrieveRefund', tag: 'Refunds',
+ *   summary: 'Retrieve a refund', auth: 'secretKey',
+ *   success: { 200: json('The refund.', RefundSchema, 'Refund') }, errors: [404],
+ *   handler: async ({ caller, params }, { refunds }) => ({ data: await refunds.retrieve(caller, params.id) }),
+ * });
+ */
+export function defineOperation<
+  A extends AuthKind,
+  const P extends string,
+  Q extends z.ZodObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  const R extends Record<number, SuccessSpec> = Record<number, SuccessSpec>,
+>(operation: Operation<A, P, Q, B, R>): Operation<A, P, Q, B, R> {
+  return operation;
+}
+
+/** The document's security schemes for each kind of auth (alternatives, in the document's order). */
+export const SECURITY_OF: Record<AuthKind, SecurityName[]> = {
+  none: [],
+  address: [],
+  secretKey: ['secretKey'],
+  secretOrPublishableKey: ['publishableKey', 'secretKey'],
+  widgetToken: ['widgetToken'],
+  secretKeyOrWidgetToken: ['secretKey', 'widgetToken'],
+  bankSignature: ['bankSignature'],
+};
+
+/**
+ * An operation as the document describes it (its `security` from its `auth`).
+ *
+ * @example
+ * describeOperation(retrieveRefund).security; // ['secretKey']
+ */
+export function describeOperation(operation: AnyOperation): DocumentedOperation {
+  const { auth, handler: _handler, admit: _admit, ...described } = operation;
+  return { ...described, security: SECURITY_OF[auth] } as DocumentedOperation;
+}
+
+/**
+ * A JSON success answer as the document describes it.
+ *
+ * @example
+ * success: { 200: json('The refund.', RefundSchema, 'Refund') }
+ */
+export const json = <S extends z.ZodType>(
+  description: string,
+  data: S,
+  name: string,
+  list = false,
+): { kind: 'json'; description: string; data: S; name: string; list?: boolean } => ({
+  kind: 'json',
+  description,
+  data,
+  name,
+  ...(list ? { list } : {}),
+});
+
+/** Statuses of every secret-key route (spec §5, §7): no or a bad key, a refused key, the rate limit. */
+export const SECRET_KEY_ERRORS = [400, 401, 403, 429];
+/** Statuses of a route that reads a JSON body: malformed (400), too large (413), not JSON (415). */
+export const BODY_ERRORS = [400, 413, 415];
+
+/**
+ * The body the SDK sends on a POST that takes no parameters (cancel, new account, roll secret, the test
+ * helpers): `{}` with `Content-Type: application/json`. Optional: the same POST without a body is taken too.
+ *
+ * @example
+ * EmptyBodySchema.parse({});
+ */
+export const EmptyBodySchema = z.object({}).strict();
+
+/** The optional `{}` the SDK sends on a POST without parameters (`EmptyBodySchema`), never read. */
+export const emptyBody: BodySpec<typeof EmptyBodySchema> = {
+  schema: EmptyBodySchema,
+  name: 'EmptyBody',
+  required: false,
+  absent: 'unread',
+};
