@@ -2,7 +2,7 @@
  * Push latency and memory per open stream: bank notification → `successful` on that session's SSE stream.
  *
  *   node --import tsx bench/push-latency.ts [--streams 10000] [--duration 60] [--baseline-duration 60]
- *     [--rate 50] [--pool 32] [--profile server.cpuprofile] [--db-dir /dev/shm]
+ *     [--rate 50] [--pool 32] [--profile server.cpuprofile] [--db-dir /dev/shm] [--metrics]
  *
  * Three processes, so that none of them times or holds what another measures:
  * - the server (support/push-server.ts): the service alone; its event-loop lag, CPU time and memory are taken
@@ -45,6 +45,8 @@ const { values } = parseArgs({
     pool: { type: 'string', default: '32' },
     profile: { type: 'string' },
     'db-dir': { type: 'string' },
+    // Issue 28: the server records and serves its metrics, scraped every second (bench/metrics-cost.ts).
+    metrics: { type: 'boolean', default: false },
   },
 });
 const streams = Number(values.streams);
@@ -69,6 +71,7 @@ const startedAt = Date.now();
 const server = await forkChild('push-server.ts', ['--expose-gc'], {
   ...(values.profile ? { SERVICEPAY_BENCH_PROFILE: values.profile } : {}),
   ...(values['db-dir'] ? { SERVICEPAY_BENCH_DB_DIR: values['db-dir'] } : {}),
+  ...(values.metrics ? { SERVICEPAY_BENCH_METRICS: '1' } : {}),
 });
 const holder = await forkChild('push-clients.ts');
 const base = new URL(String(server.ready.url));
@@ -324,6 +327,7 @@ const baseline = rows[0] as Row;
 const loadedRow = rows[1] as Row;
 console.log('\nPush latency: from sending the signed bank notification to `successful` on that stream');
 if (values['db-dir']) console.log(`(database in ${values['db-dir']}, not the default temporary folder)`);
+if (values.metrics) console.log('(metrics on: recorded, served on their own port, scraped every second)');
 console.log(
   `(Poisson arrivals, ${rate}/s on average; idle streams held by a separate process; see the header of this file)`,
 );

@@ -12,7 +12,8 @@
  * its keys) instead of a fresh one with one business; `--rate-limit N` sets the secret-key budget per minute
  * (default: high enough never to be reached, so a create benchmark measures creates); `--database-url URL`
  * serves PostgreSQL at URL (the temporary SQLite file then holds only the simulated bank's books) and
- * `--existing` skips creating a business there (a second instance on the same database).
+ * `--existing` skips creating a business there (a second instance on the same database); `--metrics` records
+ * and serves the metrics (issue 28), scraped every second.
  *
  * `create-sql-floor` is the `express` route with the SQLite work of a keyed create and nothing else: the key
  * lookup, the `Idempotency-Key` lookup, and one write-queue job with the session insert (which refuses a used
@@ -39,6 +40,7 @@ import { messageClassesFor } from '../../reference-server/src/internal/message-c
 import { newTimeOrderedId, randomBytesFromPool, sha256 } from '../../reference-server/src/internal/random.ts';
 import { SecretBox } from '../../reference-server/src/internal/secret-box.ts';
 import { newClientSecret } from '../../reference-server/src/sessions/client-secret.ts';
+import { scrapeEverySecond } from './metrics-scraper.ts';
 
 /** What the baselines answer: the same size and shape as a created session. */
 const SESSION_LIKE = {
@@ -180,10 +182,13 @@ async function servicepay(args: string[]): Promise<{ url: string; secretKey?: st
       },
       // And so would the connections one address may hold.
       maxConnectionsPerAddress: 1_000_000,
+      // `--metrics`: recorded, served on their own port and scraped every second (bench/metrics-cost.ts).
+      metricsPort: args.includes('--metrics') ? 0 : null,
     },
     { logger: silentLogger },
   );
-  const { url } = await service.start();
+  const { url, metricsUrl } = await service.start();
+  if (metricsUrl) scrapeEverySecond(metricsUrl);
   if (existing) return { url, dbPath };
   const created = await createBusiness(service.deps.store, 'Bench Shop', false, Date.now());
   return { url, secretKey: created.keys.test.secretKey, dbPath };

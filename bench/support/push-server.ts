@@ -16,6 +16,7 @@ import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { CreateSessionParamsSchema } from '@servicepay/node/protocol';
 import { createBusiness, createService, silentLogger } from '../../reference-server/src/index.ts';
 import type { ApiCaller } from '../../reference-server/src/middleware/authenticate.ts';
+import { scrapeEverySecond } from './metrics-scraper.ts';
 import { answerParent, lagMonitor } from './push-ipc.ts';
 
 // SERVICEPAY_BENCH_DB_DIR puts the database elsewhere (a RAM disk, to see what the push costs without the
@@ -37,6 +38,8 @@ const service = createService(
     maxConnections: 100_000,
     // The same for the connections one address may hold: every stream of the bench comes from loopback.
     maxConnectionsPerAddress: 100_000,
+    // SERVICEPAY_BENCH_METRICS=1 (bench/metrics-cost.ts): metrics recorded and served, scraped below.
+    metricsPort: process.env.SERVICEPAY_BENCH_METRICS === '1' ? 0 : null,
   },
   { logger: silentLogger },
 );
@@ -82,7 +85,8 @@ database.transaction = ((work: (...args: unknown[]) => unknown) => {
     }
   };
 }) as typeof database.transaction;
-const { url } = await service.start();
+const { url, metricsUrl } = await service.start();
+if (metricsUrl) scrapeEverySecond(metricsUrl);
 const created = await createBusiness(service.deps.store, 'Bench Shop', false, Date.now());
 const business = await service.deps.store.businesses.find(created.business.id);
 if (!business) throw new Error('no business');

@@ -11,6 +11,7 @@ import type { Clock } from './internal/clock.ts';
 import type { Logger } from './internal/logger.ts';
 import type { SecretBox } from './internal/secret-box.ts';
 import type { RateLimiter } from './internal/sliding-window-limiter.ts';
+import { requestMetrics } from './metrics/request-metrics.ts';
 import { type AuthDeps, refuseOverBudget } from './middleware/authenticate.ts';
 import { widgetCors } from './middleware/cors.ts';
 import { errorHandler, routeNotFound } from './middleware/error-handler.ts';
@@ -23,7 +24,7 @@ import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiDocument } from './openapi/openapi-document.ts';
 import type { RefundService } from './refunds/refund-service.ts';
 import { API_OPERATIONS } from './routes/api-operations.ts';
-import { healthRoute } from './routes/health.ts';
+import { healthHandlers } from './routes/health.ts';
 import { type MountDeps, mountOperations } from './routes/mount-operations.ts';
 import type { AnyOperation } from './routes/operation.ts';
 import type { SessionService } from './sessions/session-service.ts';
@@ -95,6 +96,7 @@ export function createApp(deps: AppDeps): Express {
   });
 
   app.use(requestId);
+  app.use(requestMetrics); // records nothing while metrics are off
   const noOrigins: ReadonlySet<string> = new Set();
   app.use(widgetCors(deps.widgetOrigins ?? (() => noOrigins)));
   app.use((_req, res, next) => {
@@ -126,7 +128,8 @@ export function createApp(deps: AppDeps): Express {
       bank: deps.bank,
       processor: deps.processor,
       publicBankCounter: deps.config.bank.publicCounter,
-      health: healthRoute(deps.store, deps.logger, deps.storageHealth),
+      // /health, /health/live and /health/ready (issue 28), sharing one database check.
+      ...healthHandlers(deps.store, deps.logger, deps.storageHealth),
       openApiDocument,
     },
   };

@@ -7,7 +7,7 @@ import { defaultConfig } from './config.ts';
 import { openBackend } from './db/backend.ts';
 import type { Store } from './db/store.ts';
 import { isPostgresUrl, redactDatabaseUrl, storeLocation } from './internal/database-url.ts';
-import { silentLogger } from './internal/logger.ts';
+import { isLogLevel, LOG_LEVELS, type LogLevel, silentLogger } from './internal/logger.ts';
 import { parseTrustedProxies, TrustedProxiesError } from './internal/trusted-proxies.ts';
 import { listAudit, listCredits, listRefunds } from './operator-lists.ts';
 import { createService } from './service.ts';
@@ -16,6 +16,7 @@ const USAGE = `servicepay-server: the ServicePay reference service
 
   servicepay-server start [--db PATH|--database-url URL] [--port N] [--test-widget-port N] [--live-widget-port N] [--webhook-schedule fast]
                          [--production] [--secrets-key-file PATH] [--trust-proxy LIST]
+                         [--metrics-port N] [--metrics-host ADDRESS] [--log-level info|warn|error|silent]
   servicepay-server business create --name NAME [--kyc-approved] [--db PATH|--database-url URL] [--json]
   servicepay-server keys roll --business ID --environment test|live --kind secret|publishable [--db PATH|--database-url URL] [--json]
   servicepay-server kyc approve --business ID [--db PATH|--database-url URL]
@@ -29,7 +30,10 @@ books, in PostgreSQL; several instances may share it, and no SQLite file is open
 
 Environment: SERVICEPAY_DB, SERVICEPAY_DATABASE_URL, SERVICEPAY_DATABASE_POOL_SIZE (10), SERVICEPAY_BANK_SECRET,
 SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT, SERVICEPAY_SECRETS_KEY,
-SERVICEPAY_SECRETS_KEY_FILE, SERVICEPAY_TRUST_PROXY, NODE_ENV=production (as --production).
+SERVICEPAY_SECRETS_KEY_FILE, SERVICEPAY_TRUST_PROXY, SERVICEPAY_METRICS_PORT, SERVICEPAY_METRICS_HOST,
+SERVICEPAY_LOG_LEVEL, NODE_ENV=production (as --production).
+--metrics-port (or SERVICEPAY_METRICS_PORT) serves GET /metrics (Prometheus) on its own listener, bound to
+--metrics-host (127.0.0.1 by default), never on the API's port; without it no metrics are served.
 --trust-proxy (or SERVICEPAY_TRUST_PROXY) lists the load balancers whose X-Forwarded-For is believed:
 addresses, CIDR ranges, loopback, linklocal, uniquelocal (none by default).
 transfer calls --api, else SERVICEPAY_API_URL, else http://127.0.0.1:SERVICEPAY_PORT (4242: where npm start listens).
@@ -49,6 +53,9 @@ const OPTIONS = {
   production: { type: 'boolean' },
   'secrets-key-file': { type: 'string' },
   'trust-proxy': { type: 'string' },
+  'metrics-port': { type: 'string' },
+  'metrics-host': { type: 'string' },
+  'log-level': { type: 'string' },
   name: { type: 'string' },
   'kyc-approved': { type: 'boolean' },
   json: { type: 'boolean' },
@@ -138,6 +145,19 @@ function trustedProxies(values: Values): string[] {
   }
 }
 
+function logLevel(values: Values): LogLevel {
+  const level = values['log-level'] ?? process.env.SERVICEPAY_LOG_LEVEL ?? 'info';
+  if (!isLogLevel(level)) throw new UsageError(`--log-level is one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}
+
+/** The metrics listener's port, or null (off) when neither the flag nor the variable gives one. */
+function metricsPort(values: Values): number | null {
+  const value = values['metrics-port'] ?? process.env.SERVICEPAY_METRICS_PORT;
+  if (value === undefined || value === '') return null;
+  return port(value, 0, '--metrics-port');
+}
+
 async function start(values: Values): Promise<void> {
   const defaults = defaultConfig();
   const schedule = values['webhook-schedule'];
@@ -162,6 +182,9 @@ async function start(values: Values): Promise<void> {
     production: values.production === true || process.env.NODE_ENV === 'production',
     secretsKeyFile: values['secrets-key-file'] ?? process.env.SERVICEPAY_SECRETS_KEY_FILE ?? null,
     trustedProxies: trustedProxies(values),
+    metricsPort: metricsPort(values),
+    metricsHost: values['metrics-host'] ?? process.env.SERVICEPAY_METRICS_HOST ?? defaults.metricsHost,
+    logLevel: logLevel(values),
   });
   let started: Awaited<ReturnType<typeof service.start>>;
   try {
@@ -175,10 +198,12 @@ async function start(values: Values): Promise<void> {
         ? '--test-widget-port or SERVICEPAY_TEST_WIDGET_PORT'
         : taken === service.config.liveWidgetPort
           ? '--live-widget-port or SERVICEPAY_LIVE_WIDGET_PORT'
-          : '--port or SERVICEPAY_PORT';
+          : taken === service.config.metricsPort
+            ? '--metrics-port or SERVICEPAY_METRICS_PORT'
+            : '--port or SERVICEPAY_PORT';
     throw new CommandFailed(`Port ${taken} is in use (another server?): stop it, or set ${setting}.`);
   }
-  const { url, widgetUrls } = started;
+  const { url, widgetUrls, metricsUrl } = started;
   const stop = () => {
     service.close().then(
       () => process.exit(0),
@@ -188,7 +213,7 @@ async function start(values: Values): Promise<void> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   console.log(
-    `ServicePay API listening on ${url} (database ${storeLocation(service.config)}); widget hosts: test ${widgetUrls.test}, production ${widgetUrls.live}`,
+    `ServicePay API listening on ${url} (database ${storeLocation(service.config)}); widget hosts: test ${widgetUrls.test}, production ${widgetUrls.live}${metricsUrl ? `; metrics: ${metricsUrl}` : ''}`,
   );
 }
 

@@ -1,3 +1,4 @@
+import type { LogLevel } from './internal/logger.ts';
 import { randomBase62 } from './internal/random.ts';
 
 /** Per-currency bounds on a session amount, in minor units. */
@@ -40,6 +41,15 @@ export interface ServerConfig {
   trustedProxies: string[];
   testWidgetPort: number;
   liveWidgetPort: number;
+  /**
+   * The port of the metrics listener (`GET /metrics`, Prometheus text format), apart from the API's; null (the
+   * default): no metrics are served or recorded. 0 picks a free port.
+   */
+  metricsPort: number | null;
+  /** The address the metrics listener binds (default 127.0.0.1): a private interface, never the public one. */
+  metricsHost: string;
+  /** The lowest level the service logs (`--log-level`, `SERVICEPAY_LOG_LEVEL`; default `info`). */
+  logLevel: LogLevel;
   /** Supported currencies and their amount bounds. */
   currencies: Record<string, CurrencyBounds>;
   /** Default lifetime of a session when `expiresInMinutes` is not given. */
@@ -119,6 +129,9 @@ export function defaultConfig(): ServerConfig {
     trustedProxies: [],
     testWidgetPort: 4243,
     liveWidgetPort: 4244,
+    metricsPort: null,
+    metricsHost: '127.0.0.1',
+    logLevel: 'info',
     currencies: {
       NGN: { minAmount: 100, maxAmount: 10_000_000_000 },
       USD: { minAmount: 50, maxAmount: 100_000_000 },

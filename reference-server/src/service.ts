@@ -22,6 +22,8 @@ import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
 import { loadSecretsKey } from './internal/secrets-key.ts';
 import { trustedProxyMatcher } from './internal/trusted-proxies.ts';
+import { observeService, startRecording, stopRecording, timedWrites } from './metrics/metrics.ts';
+import { listenForMetrics } from './metrics/metrics-server.ts';
 import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
 import { RequestLog } from './middleware/request-log.ts';
 import { portalRoutes } from './portal/portal-routes.ts';
@@ -65,9 +67,10 @@ export interface Service {
   /**
    * Listens on `config.host:config.port`, the test widget host on `config.testWidgetPort` and the production
    * one on `config.liveWidgetPort` (0 picks a free port), and starts the background parts. `widgetUrls` are the
-   * hosts' base URLs: the script is at `${widgetUrls.test}/latest/widget.js`.
+   * hosts' base URLs: the script is at `${widgetUrls.test}/latest/widget.js`. With `config.metricsPort` set,
+   * `GET /metrics` listens on `config.metricsHost:config.metricsPort` (`metricsUrl`), apart from the API.
    */
-  start(): Promise<{ url: string; server: Server; widgetUrls: WidgetUrls }>;
+  start(): Promise<{ url: string; server: Server; widgetUrls: WidgetUrls; metricsUrl: string | undefined }>;
   /** Stops accepting, ends open streams, stops background work, closes the database. */
   close(): Promise<void>;
 }
@@ -80,7 +83,7 @@ export interface Service {
 export function createService(overrides: ServerConfigOverrides = {}, options: ServiceOptions = {}): Service {
   const config = resolveConfig(overrides);
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? createJsonLogger();
+  const logger = options.logger ?? createJsonLogger(undefined, config.logLevel);
   // Before the database is touched: production refuses to start without a key kept apart from it.
   const secretsKey = loadSecretsKey({
     dbPath: config.dbPath,
@@ -111,7 +114,10 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   const { bankBooks, broadcaster } = backend;
   // Every write is watched: one that fails for lack of space turns /health to 503 until a probe write succeeds.
   const storageHealth = new StorageHealth({ probeWrite: () => backend.store.probeWrite(), logger });
-  const store: Store = { ...backend.store, writes: storageHealth.watch(backend.store.writes) };
+  const store: Store = {
+    ...backend.store,
+    writes: timedWrites(storageHealth.watch(backend.store.writes), backend.kind),
+  };
   const secretBox = new SecretBox(secretsKey);
   let listeningUrl: string | undefined;
   const bank = new SimulatedBank({
@@ -189,6 +195,8 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     storageHealth,
   };
   let server: Server | undefined;
+  let metrics: { url: string; close(): Promise<void> } | undefined;
+  let stopObserving: (() => void) | undefined;
   let pruneTimer: NodeJS.Timeout | undefined;
   const tasks: BackgroundTask[] = [
     { start: () => sweeper.start(config.sweepIntervalMs), stop: () => sweeper.stop() },
@@ -248,6 +256,21 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       const { port } = server.address() as AddressInfo;
       listeningUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
       const widgetUrls = await widgetHosts.listen();
+      if (config.metricsPort !== null) {
+        metrics = await listenForMetrics({ host: config.metricsHost, port: config.metricsPort });
+        startRecording();
+        stopObserving = observeService({
+          webhookBacklog: () => store.webhookDeliveries.backlog(),
+          openPushStreams: () => pushStreams?.size ?? 0,
+          pool: () =>
+            backend.pool && {
+              total: backend.pool.totalCount,
+              idle: backend.pool.idleCount,
+              waiting: backend.pool.waitingCount,
+            },
+          now: () => clock.now(),
+        });
+      }
       // Sessions that fell due while the service was down are settled before anything else.
       await sweeper.sweep();
       for (const task of tasks) await task.start();
@@ -262,12 +285,18 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
         }
       }, 60_000);
       pruneTimer.unref();
-      return { url: listeningUrl, server, widgetUrls };
+      return { url: listeningUrl, server, widgetUrls, metricsUrl: metrics?.url };
     },
     async close() {
       clearInterval(pruneTimer);
       for (const task of [...tasks].reverse()) await task.stop();
       await widgetHosts.close();
+      if (metrics) {
+        stopObserving?.();
+        stopRecording();
+        await metrics.close();
+        metrics = undefined;
+      }
       if (server) {
         const closed = once(server, 'close');
         server.close();

@@ -61,11 +61,26 @@ async function openedSession() {
 
 let server: ChildProcess;
 let baseUrl: string;
+/** Where the started server serves its metrics (`--metrics-port 0`: a free port of its own). */
+let metricsUrl: string;
 
 beforeAll(async () => {
   server = spawn(
     process.execPath,
-    [BIN, 'start', '--db', dbPath, '--port', '0', '--test-widget-port', '0', '--live-widget-port', '0'],
+    [
+      BIN,
+      'start',
+      '--db',
+      dbPath,
+      '--port',
+      '0',
+      '--test-widget-port',
+      '0',
+      '--live-widget-port',
+      '0',
+      '--metrics-port',
+      '0',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   baseUrl = await new Promise<string>((resolve, reject) => {
@@ -73,7 +88,11 @@ beforeAll(async () => {
     server.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (match?.[1]) resolve(match[1]);
+      const metrics = /metrics: (http:\/\/\S+)/.exec(out);
+      if (match?.[1] && metrics?.[1]) {
+        metricsUrl = metrics[1];
+        resolve(match[1]);
+      }
     });
     server.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
   });
@@ -98,6 +117,22 @@ describe('servicepay-server', () => {
   it('start answers its health check', async () => {
     const response = await call(baseUrl, 'GET', '/health');
     expect(response.status).toBe(200);
+    // Issue 28: liveness and readiness apart.
+    expect((await call(baseUrl, 'GET', '/health/live')).body.data).toEqual({ status: 'live' });
+    expect((await call(baseUrl, 'GET', '/health/ready')).body.data).toEqual({ status: 'ready' });
+  });
+
+  it('start --metrics-port serves Prometheus metrics on a port of its own, never on the API port', async () => {
+    expect(new URL(metricsUrl).port).not.toBe(new URL(baseUrl).port);
+    await call(baseUrl, 'GET', '/health/ready');
+    const scraped = await fetch(metricsUrl);
+    expect(scraped.status).toBe(200);
+    const text = await scraped.text();
+    expect(text).toMatch(
+      /servicepay_http_request_duration_seconds_count\{method="GET",route="\/health\/ready",status="200"\} [1-9]/,
+    );
+    expect(text).toContain('servicepay_ready 1');
+    expect((await call(baseUrl, 'GET', '/metrics')).status).toBe(404);
   });
 
   it('business create --json prints the documented shape with both key pairs', async () => {
@@ -274,6 +309,8 @@ describe('servicepay-server', () => {
     ],
     ['a bad --api', ['transfer', '--account', '1000000000', '--amount', '100', '--api', 'localhost:4242']],
     ['a bad port', ['start', '--port', 'eighty', '--db', '__DB__']],
+    ['a bad metrics port', ['start', '--metrics-port', 'ninety', '--db', '__DB__']],
+    ['a bad log level', ['start', '--log-level', 'loud', '--db', '__DB__']],
   ])('bad usage (%s) exits 2 with the usage text', async (_what, args) => {
     const run = await cli(args.map((arg) => (arg === '__DB__' ? dbPath : arg)));
     expect(run.code).toBe(2);

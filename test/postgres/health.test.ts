@@ -28,6 +28,8 @@ const capture = (into: Logged[]): Logger => ({
   error: (message) => into.push({ level: 'error', message }),
 });
 const health = (server: RunningServer) => call(server.baseUrl, 'GET', '/health');
+const ready = (server: RunningServer) => call(server.baseUrl, 'GET', '/health/ready');
+const live = (server: RunningServer) => call(server.baseUrl, 'GET', '/health/live');
 
 /** The 503 a load balancer sees: the error envelope, `service_unavailable`, `Retry-After: 1`, never cached. */
 function expectUnavailable(answer: ApiResponse): void {
@@ -55,8 +57,12 @@ describe('GET /health on SQLite', () => {
     const server = await startServer({}, { logger: capture(logs) });
     try {
       expectUp(await health(server));
+      expect((await ready(server)).body).toMatchObject({ data: { status: 'ready' } });
       server.service.db.close();
       for (let n = 0; n < 3; n += 1) expectUnavailable(await health(server));
+      // Issue 28: the balancer's probe says 503; the supervisor's says the process itself is alive.
+      expectUnavailable(await ready(server));
+      expect((await live(server)).body).toMatchObject({ data: { status: 'live' } });
       // Said once, not once per probe.
       expect(logs.filter((entry) => entry.message.startsWith('health check'))).toEqual([
         {
@@ -135,12 +141,16 @@ describe.runIf(postgresAvailable)('GET /health on PostgreSQL', () => {
     );
     try {
       expectUp(await health(server));
+      expect((await ready(server)).status).toBe(200);
       const restarting = postgres.restart({ downMs: 3_000 });
       await vi.waitFor(async () => expect((await health(server)).status).toBe(503), {
         timeout: 5_000,
         interval: 50,
       });
       expectUnavailable(await health(server));
+      // Issue 28: /health/ready says 503 while the database is stopped; /health/live still answers 200.
+      expectUnavailable(await ready(server));
+      expect((await live(server)).status).toBe(200);
       await restarting;
       // No restart of the service: the pool connects again on the next probe.
       await vi.waitFor(async () => expect((await health(server)).status).toBe(200), {
@@ -148,6 +158,11 @@ describe.runIf(postgresAvailable)('GET /health on PostgreSQL', () => {
         interval: 100,
       });
       expectUp(await health(server));
+      await vi.waitFor(async () => expect((await ready(server)).status).toBe(200), {
+        timeout: 5_000,
+        interval: 100,
+      });
+      expect((await ready(server)).body).toMatchObject({ data: { status: 'ready' } });
       const said = logs.filter((entry) => entry.message.startsWith('health check'));
       expect(said).toEqual([
         {

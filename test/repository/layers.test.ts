@@ -13,7 +13,7 @@ const SOURCE = join(ROOT, 'reference-server', 'src');
 const LAYERS: readonly (readonly string[])[] = [
   ['errors.ts', 'domain-errors.ts', 'widget-hosts'],
   ['internal'],
-  ['db', 'config.ts'],
+  ['db', 'config.ts', 'metrics'],
   ['businesses', 'views'],
   ['events', 'middleware'],
   ['bank'],

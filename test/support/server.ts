@@ -23,6 +23,8 @@ export interface RunningServer {
   baseUrl: string;
   /** The widget hosts' base URLs (`${widgetUrls.test}/latest/widget.js`). */
   widgetUrls: { test: string; live: string };
+  /** `GET /metrics` of the service's own listener, when started with `metricsPort` (issue 28). */
+  metricsUrl: string | undefined;
   /** Drops every open connection to the API (push streams included), as a network cut would. */
   dropConnections(): void;
   dbPath: string;
@@ -272,7 +274,7 @@ export async function startServer(
     if (folder) rmSync(folder, { recursive: true, force: true });
     throw error;
   }
-  const { url, server, widgetUrls } = started;
+  const { url, server, widgetUrls, metricsUrl } = started;
   const clock = options.clock;
   const storeUrl = service.config.databaseUrl;
   // Opened on first use, closed by close(). On PostgreSQL `rows` reads through the outside reader too.
@@ -280,6 +282,7 @@ export async function startServer(
   return {
     baseUrl: url,
     widgetUrls,
+    metricsUrl,
     dropConnections: () => server.closeAllConnections(),
     dbPath,
     service,

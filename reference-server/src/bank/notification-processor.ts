@@ -6,6 +6,7 @@ import type { Store } from '../db/store.ts';
 import type { UnappliedReason } from '../db/unapplied-credits.ts';
 import type { VirtualAccountRecord } from '../db/virtual-accounts.ts';
 import type { Clock } from '../internal/clock.ts';
+import { bankNotificationStarted, notificationMatched } from '../metrics/metrics.ts';
 import { isTerminal } from '../views/session-status.ts';
 import type { UnappliedCredits } from './unapplied-credits.ts';
 
@@ -51,7 +52,9 @@ export class BankNotificationProcessor {
   ) {}
 
   async process(notification: BankNotification): Promise<ProcessedNotification> {
+    const timed = bankNotificationStarted(notification.id);
     const processed = await this.decideOnce(notification);
+    timed(processed.result);
     // A credit this notification could not apply is refunded after the commit: answered once that is recorded.
     await this.credits.refunded(notification.transfer.id);
     return processed;
@@ -66,6 +69,7 @@ export class BankNotificationProcessor {
       const { transfer } = notification;
       const account = await tx.virtualAccounts.find(transfer.accountNumber);
       const session = account && (await tx.sessions.find(account.sessionId));
+      if (session) notificationMatched(notification.id, session.id);
       const settled = await tx.settledTransfers.findResult(transfer.id);
       const result = settled ?? (await this.decide(tx, context, notification, account, session, now));
       if (settled === undefined) {

@@ -9,6 +9,7 @@ import { toIso } from '../internal/clock.ts';
 import { KeyedTasks } from '../internal/keyed-tasks.ts';
 import type { Logger } from '../internal/logger.ts';
 import { newId } from '../internal/random.ts';
+import { creditUnapplied } from '../metrics/metrics.ts';
 import { toSessionView } from '../views/session-views.ts';
 import type { BankGateway, CreditedTransfer } from './bank-gateway.ts';
 
@@ -84,6 +85,7 @@ export class UnappliedCredits {
     });
     context.afterCommit(() => {
       this.refundSoon(credit);
+      creditUnapplied(reason);
     });
     return credit;
   }

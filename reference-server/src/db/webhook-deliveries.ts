@@ -94,6 +94,8 @@ export interface WebhookDeliveryRepository {
   due(now: number, limit: number, excluding?: readonly string[]): Promise<DueDelivery[]>;
   /** When the earliest pending delivery falls due (a claimed one: when its lease ends; null: none, or parked). */
   nextDueAt(): Promise<number | null>;
+  /** Pending deliveries (parked ones included) and when the oldest was created: the metrics' backlog. */
+  backlog(): Promise<{ pending: number; oldestCreatedAt: number | null }>;
   list(query: DeliveryListQuery): Promise<WebhookDeliveryRecord[]>;
   /** Every delivery of one event, to any endpoint, newest first (at most `limit`): the portal's event page. */
   forEvent(eventId: string, limit: number): Promise<WebhookDeliveryRecord[]>;
@@ -202,6 +204,9 @@ const statements = {
   nextDueAt: sql<{ at: number | null }>(
     `SELECT min(next_attempt_at) AS at FROM webhook_deliveries WHERE status = 'pending'`,
   ),
+  backlog: sql<{ pending: number; oldestCreatedAt: number | null }>(
+    `SELECT count(*) AS pending, min(created_at) AS "oldestCreatedAt" FROM webhook_deliveries WHERE status = 'pending'`,
+  ),
   find: sql<WebhookDeliveryRecord>(`${WITH_EVENT} WHERE d.id = @id`),
   list: sql<WebhookDeliveryRecord>(
     `${WITH_EVENT}
@@ -309,6 +314,11 @@ export class SqlWebhookDeliveryRepository implements WebhookDeliveryRepository {
 
   async nextDueAt(): Promise<number | null> {
     return (await this.db.get(statements.nextDueAt))?.at ?? null;
+  }
+
+  async backlog(): Promise<{ pending: number; oldestCreatedAt: number | null }> {
+    const row = await this.db.get(statements.backlog);
+    return { pending: Number(row?.pending ?? 0), oldestCreatedAt: row?.oldestCreatedAt ?? null };
   }
 
   async forEvent(eventId: string, limit: number): Promise<WebhookDeliveryRecord[]> {

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Broadcaster, SessionUpdate } from '../db/broadcaster.ts';
 import type { Store } from '../db/store.ts';
+import { pushStreamOpened, pushWritten } from '../metrics/metrics.ts';
 import { isTerminal } from '../views/session-status.ts';
 import { HeartbeatWheel, type WheelPlace } from './heartbeat-wheel.ts';
 import { HEARTBEAT_FRAME, statusFrame, writeOpening } from './sse-frames.ts';
@@ -179,6 +180,7 @@ export class PushStreams {
     };
     stream[STATE] = state;
     this.attach(stream);
+    pushStreamOpened();
     stream.once('close', onStreamClose);
 
     let replay: Awaited<ReturnType<typeof readReplay>>;
@@ -275,6 +277,7 @@ export class PushStreams {
     if (!entry) return;
     let frame: string | undefined;
     const terminal = isTerminal(update.message.status);
+    pushWritten(update.sessionId);
     for (const stream of terminal ? [...entry.streams] : entry.streams) {
       const state = stream[STATE];
       if (state.held) {

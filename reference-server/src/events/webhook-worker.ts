@@ -4,6 +4,7 @@ import type { DueDelivery } from '../db/webhook-deliveries.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
+import { deliveryAttempted } from '../metrics/metrics.ts';
 import { type AttemptRecordDeps, recordAttempt } from './attempt-outcomes.ts';
 import { DeliverySigner } from './delivery-signer.ts';
 import type { RetrySchedule } from './retry-schedule.ts';
@@ -190,6 +191,7 @@ export class WebhookWorker {
     }
     if (signal.aborted && !this.running) return; // shutting down: the delivery stays pending, retried later
     const latencyMs = Math.round(performance.now() - started);
+    deliveryAttempted(outcome.statusCode, (performance.now() - started) / 1000);
     await recordAttempt(this.recording, delivery, { attemptedAt, latencyMs, outcome });
   }
 }

@@ -9,6 +9,7 @@ import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { newRequestId, sha256 } from '../internal/random.ts';
 import type { LimitDecision, RateLimiter } from '../internal/sliding-window-limiter.ts';
+import { refusedEarly } from '../metrics/metrics.ts';
 import { refuseCredentialInUrl } from './credential-in-url.ts';
 import { addressKey, answerRateLimited, enforceLimit, withinLimit } from './rate-limit.ts';
 import { RefusalMemo } from './refusal-memo.ts';
@@ -163,6 +164,7 @@ export function refuseOverBudgetEarly(
     const decision = await overBudget(deps, req);
     if (decision === undefined) return false;
     answerRateLimited(res, decision, newRequestId());
+    refusedEarly();
     return true;
   };
 }

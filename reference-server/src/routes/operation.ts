@@ -119,6 +119,9 @@ export interface OperationDeps {
   publicBankCounter: boolean;
   /** `GET /health`'s probe, which keeps its own state (`healthRoute` in `routes/health.ts`). */
   health: RequestHandler;
+  /** `GET /health/live` and `GET /health/ready` (issue 28; `healthHandlers` in `routes/health.ts`). */
+  healthLive: RequestHandler;
+  healthReady: RequestHandler;
   /** The OpenAPI document, served at `/openapi.json`. */
   openApiDocument: () => unknown;
 }

@@ -9,6 +9,10 @@ import { defineOperation, json } from './operation.ts';
  * HealthSchema.parse({ status: 'ok' });
  */
 export const HealthSchema = z.object({ status: z.literal('ok') });
+/** `data` of `GET /health/live`: the process answers (issue 28). */
+export const LiveSchema = z.object({ status: z.literal('live') });
+/** `data` of `GET /health/ready`: the database answers and a probe write commits (issue 28). */
+export const ReadySchema = z.object({ status: z.literal('ready') });
 
 /** Runs an express handler as a step of an operation: resolves once it answered, rejects with what it passed on. */
 function answerWith(handler: RequestHandler, req: Request, res: Response): Promise<void> {
@@ -41,6 +45,40 @@ export const SERVICE_OPERATIONS = [
     errors: [503],
     handler: async ({ req, res }, { health }) => {
       await answerWith(health, req, res);
+      return undefined;
+    },
+  }),
+  // Liveness apart from readiness (issue 28): a supervisor restarts only a process that cannot answer; a
+  // balancer sends traffic to an instance whose database answers and takes a write.
+  defineOperation({
+    method: 'get',
+    path: '/health/live',
+    operationId: 'healthLive',
+    tag: 'Service',
+    summary: 'Liveness (for a supervisor)',
+    description:
+      'Answers 200 whenever the process can answer; it never asks the database, so a database outage does not get instances restarted.',
+    auth: 'none',
+    success: { 200: json('The process answers.', LiveSchema, 'Live') },
+    errors: [],
+    handler: async ({ req, res }, { healthLive }) => {
+      await answerWith(healthLive, req, res);
+      return undefined;
+    },
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/health/ready',
+    operationId: 'healthReady',
+    tag: 'Service',
+    summary: 'Readiness (for a load balancer)',
+    description:
+      'Answers 200 when the database answers and one probe write commits within 2 s (probes share one write, reused for 1 s); else 503 `service_unavailable` with `Retry-After: 1` (`storage_full` while the disk is full).',
+    auth: 'none',
+    success: { 200: json('The instance can take traffic.', ReadySchema, 'Ready') },
+    errors: [503],
+    handler: async ({ req, res }, { healthReady }) => {
+      await answerWith(healthReady, req, res);
       return undefined;
     },
   }),

@@ -7,6 +7,7 @@ import type { SessionRecord } from '../db/sessions.ts';
 import { DomainError, WriteConflict } from '../domain-errors.ts';
 import type { WebhookOutbox } from '../events/outbox.ts';
 import { newId } from '../internal/random.ts';
+import { sessionEnded } from '../metrics/metrics.ts';
 import { isTerminal } from '../views/session-status.ts';
 import { toSessionView, toStatusMessage } from '../views/session-views.ts';
 
@@ -237,6 +238,7 @@ export class SessionLifecycle {
       createdAt: now,
     });
     await this.outbox.enqueue(tx, context, event);
+    if (isTerminal(to)) context.afterCommit(() => sessionEnded(updated.environment, to));
 
     const merchantName = (await tx.businesses.find(updated.businessId))?.name ?? '';
     const message = toStatusMessage(view, merchantName, reason);

@@ -19,6 +19,7 @@ import { DomainError, notFound, WriteConflict } from '../domain-errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
 import { newTimeOrderedId, randomBase62, sha256 } from '../internal/random.ts';
+import { sessionCreated } from '../metrics/metrics.ts';
 import { isTerminal } from '../views/session-status.ts';
 import { toPublicSession, toSessionView } from '../views/session-views.ts';
 import { clientSecretLookupKey, newClientSecret } from './client-secret.ts';
@@ -46,8 +47,9 @@ export class SessionService {
     alongside?: (tx: Repositories, created: CreatedSession) => Promise<void>,
   ): Promise<CreatedSession> {
     this.checkMoney(params);
-    return this.store.writes.run(async (tx) => {
+    return this.store.writes.run(async (tx, context) => {
       const now = this.clock.now();
+      context.afterCommit(() => sessionCreated(caller.environment));
       const scope = { businessId: caller.business.id, environment: caller.environment };
       const reference = params.reference ?? `ref_${randomBase62(20)}`;
       // Time-ordered, like the id: its lookup key is appended to the index (client-secret.ts).

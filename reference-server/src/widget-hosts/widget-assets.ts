@@ -1,10 +1,15 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
-/** The widget package's folder; its `dist/` holds what `npm run build -w @servicepay/widget` made. */
-export const WIDGET_PACKAGE_DIR = fileURLToPath(new URL('../../../widget/', import.meta.url));
+/**
+ * The widget package's folder; its `dist/` holds what `npm run build -w @servicepay/widget` made. Found as a
+ * package, not by a path from this file: the compiled server (`dist/cli.js`) sits elsewhere than its source.
+ */
+export const WIDGET_PACKAGE_DIR = dirname(
+  createRequire(import.meta.url).resolve('@servicepay/widget/package.json'),
+);
 
 export interface WidgetAsset {
   body: Buffer;
