@@ -7,7 +7,7 @@ export type Caller = ApiCaller | WidgetCaller;
 
 /**
  * What the middleware learns about a request on its way to the handler. It lives in express's `res.locals`
- * (the portal reads `requestId` there too); this module is the only one that reads or writes those fields, so
+ * (the portal keeps its signed-in context beside them, through `portal-auth.ts`); this module is the only one that reads or writes those fields, so
  * their types are said once, here.
  */
 interface RequestLocals {

@@ -40,7 +40,23 @@ export interface PortalContext {
  * @example
  * const { business, environment } = portalContext(res);
  */
-export const portalContext = (res: Response): PortalContext => res.locals.portal as PortalContext;
+export function portalContext(res: Response): PortalContext {
+  const context = signedInContext(res);
+  if (!context) throw new Error('portalContext read on a route without requirePortalSession');
+  return context;
+}
+
+/** What this module keeps in express's `res.locals`: the one place the portal's field is given its type. */
+const portalLocals = (res: Response): { portal?: PortalContext } => res.locals as { portal?: PortalContext };
+
+/**
+ * The signed-in context of a portal request, or undefined where none was set (a signed-out page, or an error
+ * raised before `requirePortalSession` ran).
+ *
+ * @example
+ * const context = signedInContext(res); // the error page shows the tabs only when signed in
+ */
+export const signedInContext = (res: Response): PortalContext | undefined => portalLocals(res).portal;
 
 /**
  * Cookies of a request, by name (first value wins); values are not decoded (ours are base62).
@@ -159,7 +175,7 @@ export function requirePortalSession(
     if (now - lastSeenAt >= TOUCH_EVERY_MS) {
       await portalSessions.touch(context.idHash);
     }
-    res.locals.portal = context;
+    portalLocals(res).portal = context;
     next();
   };
 }

@@ -13,6 +13,7 @@ import { HttpError, storageFullError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
 import { asHttpError } from '../middleware/domain-error-status.ts';
 import { refuseOversizedBody } from '../middleware/json-body.ts';
+import { requestIdOf } from '../middleware/request-context.ts';
 import { TestTransfers } from '../sessions/test-transfers.ts';
 import { sendPage } from './layout.ts';
 import { bankPageRoutes } from './pages/bank-page.ts';
@@ -30,10 +31,10 @@ import {
   assertCsrfToken,
   assertSameOrigin,
   assertSessionEnvironment,
-  type PortalContext,
   portalContext,
   requirePortalSession,
   SESSION_LIFETIME_MS,
+  signedInContext,
 } from './portal-auth.ts';
 import type { PortalDeps, PortalServices } from './portal-deps.ts';
 import { PORTAL_ROUTES, type PortalRoute, type PortalRouteName } from './portal-route-table.ts';
@@ -193,7 +194,7 @@ function portalErrorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
-    const context = res.locals.portal as PortalContext | undefined;
+    const context = signedInContext(res);
     // A full disk is the API's 503 here too: nothing was kept, and the same form works once there is space.
     const error = storageFull(raised)
       ? storageFullError(
@@ -216,13 +217,13 @@ function portalErrorHandler(logger: Logger): ErrorRequestHandler {
         message = status === 413 ? 'The form is too large.' : 'The form could not be read.';
       } else {
         logger.error('portal error', {
-          requestId: res.locals.requestId,
+          requestId: requestIdOf(res),
           method: req.method,
           error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
         });
       }
     }
     const code = error instanceof HttpError ? error.code : undefined;
-    sendPage(res, errorPage(status, message, { context, code, requestId: res.locals.requestId }), status);
+    sendPage(res, errorPage(status, message, { context, code, requestId: requestIdOf(res) }), status);
   };
 }
