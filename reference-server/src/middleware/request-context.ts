@@ -7,8 +7,8 @@ export type Caller = ApiCaller | WidgetCaller;
 
 /**
  * What the middleware learns about a request on its way to the handler. It lives in express's `res.locals`
- * (the portal keeps its signed-in context beside them, through `portal-auth.ts`); this module is the only one that reads or writes those fields, so
- * their types are said once, here.
+ * (the portal keeps its signed-in context beside it, through `portal-auth.ts`); this module is the only one
+ * that reads or writes these fields, so their types are said once, here.
  */
 interface RequestLocals {
   /** `req_…`, sent as `Request-Id` and in every error envelope (`request-id.ts`). */
