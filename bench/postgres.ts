@@ -25,16 +25,14 @@
  * creates/s; two instances ≥ 1.0× one instance; a create's p99 ≤ 50 ms at 50 connections; notification → SSE p99
  * ≤ 1.5× SQLite's.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import pg from 'pg';
 import { newId, randomBase62 } from '../reference-server/src/internal/random.ts';
 import { signPayload } from '../reference-server/src/internal/signature.ts';
+import { startDurablePostgres } from './support/durable-postgres.ts';
 import {
   type BenchServer,
   combine,
@@ -46,12 +44,7 @@ import {
   startBenchServer,
   stopBenchServer,
 } from './support/load.ts';
-import {
-  PG_STAT_STATEMENTS_SETTINGS,
-  postgresCpuSeconds,
-  printStatements,
-  resetStatements,
-} from './support/postgres-profile.ts';
+import { postgresCpuSeconds, printStatements, resetStatements } from './support/postgres-profile.ts';
 import { reportTarget } from './support/targets.ts';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -60,67 +53,12 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 150);
 const WARMUP_MS = 1000;
 const PROFILE = process.env.BENCH_PROFILE === '1';
-const run = promisify(execFile);
-
-/** A PostgreSQL 15 cluster of this bench's own, durable (fsync on), on a free loopback port. */
-async function startDurablePostgres(): Promise<{ url: string; dataDir: string; stop: () => void }> {
-  const binDir = '/usr/lib/postgresql/15/bin';
-  const asRoot = process.getuid?.() === 0;
-  const dir = mkdtempSync(join(tmpdir(), 'servicepay-bench-pg-'));
-  const dataDir = join(dir, 'data');
-  const socketDir = join(dir, 'socket');
-  mkdirSync(socketDir);
-  const owner = asRoot
-    ? {
-        uid: Number(execFileSync('id', ['-u', 'postgres']).toString()),
-        gid: Number(execFileSync('id', ['-g', 'postgres']).toString()),
-      }
-    : undefined;
-  if (owner) for (const path of [dir, socketDir]) chownSync(path, owner.uid, owner.gid);
-  const bin = (name: string, args: string[]) =>
-    asRoot
-      ? run('runuser', ['-u', 'postgres', '--', join(binDir, name), ...args], { cwd: dir })
-      : run(join(binDir, name), args, { cwd: dir });
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-  await bin('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C']);
-  await bin('pg_ctl', [
-    'start',
-    '-D',
-    dataDir,
-    '-l',
-    join(dir, 'server.log'),
-    '-w',
-    '-o',
-    `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on ` +
-      '-c full_page_writes=on -c max_connections=100' +
-      (PROFILE ? ` ${PG_STAT_STATEMENTS_SETTINGS}` : ''),
-  ]);
-  const admin = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` });
-  await admin.connect();
-  await admin.query('CREATE DATABASE servicepay');
-  await admin.end();
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/servicepay`,
-    dataDir,
-    stop: () => {
-      const args = ['stop', '-D', dataDir, '-m', 'fast', '-w'];
-      if (asRoot) execFileSync('runuser', ['-u', 'postgres', '--', join(binDir, 'pg_ctl'), ...args]);
-      else execFileSync(join(binDir, 'pg_ctl'), args);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 // One bank secret for every server process: a notification signed here is accepted by any instance.
 const bankSecret = randomBase62(40);
 process.env.SERVICEPAY_BANK_SECRET = bankSecret;
 
-const postgres = await startDurablePostgres();
+const postgres = await startDurablePostgres(PROFILE);
 const servers: BenchServer[] = [];
 const profileDir = mkdtempSync(join(tmpdir(), 'servicepay-bench-profile-'));
 const start = async (args: string[], nodeArgs: string[] = []) => {
