@@ -13,6 +13,7 @@ import { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
 import type { AuditAction } from '../db/audit-log.ts';
 import type { Repositories } from '../db/repositories.ts';
 import type { Store } from '../db/store.ts';
+import type { WebhookAttemptRecord } from '../db/webhook-attempts.ts';
 import type { WebhookDeliveryRecord } from '../db/webhook-deliveries.ts';
 import type { WebhookEndpointRecord } from '../db/webhook-endpoints.ts';
 import { DomainError, notFound } from '../domain-errors.ts';
@@ -357,14 +358,7 @@ export class Webhooks {
 /** A delivery and its attempts as the API shows them (`WebhookDelivery`). */
 export function toDeliveryView(
   delivery: WebhookDeliveryRecord,
-  attempts: ReadonlyArray<{
-    attemptedAt: number;
-    statusCode: number | null;
-    latencyMs: number;
-    error: string | null;
-    responseExcerpt: string | null;
-    responseExcerptWithheld: string | null;
-  }>,
+  attempts: ReadonlyArray<Omit<WebhookAttemptRecord, 'deliveryId'>>,
 ): WebhookDelivery {
   return {
     id: delivery.id,
