@@ -50,7 +50,11 @@ if (!postgresAvailable) reportIfPostgresMissing(process.pid);
 // Issue 27: the packaging suites build the packages and the release (tsup, npm pack, the release script) in a
 // ~30 s `beforeAll` each. In a project of their own the quick loop (`--project sqlite`, `vitest run sdk`) does not
 // wait on them, they run alone with `--project packaging`, and `npm test` runs every project.
-const PACKAGING_TESTS = ['sdk/test/package.test.ts', 'test/repository/release.test.ts'];
+const PACKAGING_TESTS = [
+  'sdk/test/package.test.ts',
+  'test/repository/release.test.ts',
+  'test/repository/fresh-clone.test.ts',
+];
 const packaging = { ...shared, test: { ...shared.test, name: 'packaging', include: PACKAGING_TESTS } };
 
 export default defineConfig({
