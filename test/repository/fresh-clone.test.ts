@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,8 +83,9 @@ afterAll(async () => {
       // Already stopped, as the test asked.
     }
   }
-  rmSync(folder, { recursive: true, force: true });
-});
+  // A whole node_modules: on a loaded machine this takes a while.
+  await rm(folder, { recursive: true, force: true });
+}, 300_000);
 
 describe('a fresh clone, an empty home folder, the machine Node', () => {
   it('npm start installs what it needs, prints the banner, and the example shop takes a test payment', async () => {
