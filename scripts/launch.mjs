@@ -245,7 +245,19 @@ function nodeHome(args) {
   process.stdout.write(node === process.execPath ? '\n' : `${env.npm_config_nodedir}\n`);
 }
 
+/**
+ * Root's daemons live in the sbin folders (mariadbd, which the plugin suites start by name), which a PATH made
+ * for another user (`env -i`, some CI runners) leaves out: the launcher's commands get them back.
+ */
+function withSystemFolders() {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return;
+  const path = (process.env.PATH ?? '').split(delimiter);
+  const missing = ['/usr/local/sbin', '/usr/sbin', '/sbin'].filter((dir) => !path.includes(dir));
+  if (missing.length > 0) process.env.PATH = [...path, ...missing].filter(Boolean).join(delimiter);
+}
+
 const [command = '', ...rest] = process.argv.slice(2);
+withSystemFolders();
 commandName = command === 'node-home' ? 'use-node.sh' : `npm ${command}`;
 const commands = /** @type {Record<string, (args: string[]) => void>} */ ({
   start,
