@@ -3,7 +3,7 @@
  * same process and the same rounds. Target (issue 12): `constructEvent` ≥ 0.85× raw HMAC-SHA256 of a 1 KB body.
  * Two rows carry that target: `constructEvent` itself, and its verification alone (`verifySignature`), which is
  * what the issue's own figure (0.77×) measured: the bench of the day it was filed printed `verifySignature` at
- * 0.75× of raw HMAC and `constructEvent` at 0.38× (docs/benchmarks.md, "Reading the misses").
+ * 0.75× of raw HMAC and `constructEvent` at 0.38× (docs/benchmarks.md at 59f79a1, "Reading the misses").
  *
  * The baseline is the least a correct receiver does: HMAC-SHA256 over "<t>.<raw body>" (docs/protocol.md,
  * Webhook events, "Signature") and a constant-time compare against every `v1=` of the header, with `t` and the signatures already
