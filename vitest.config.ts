@@ -61,7 +61,7 @@ export default defineConfig({
   test: {
     // Two files at a time, whatever the core count. vitest's default is one fewer than the cores, which on the
     // 2-core machines CI and development run on is one file at a time, 15 minutes end to end; most of the long
-    // files wait on Chromium, PHP or a database rather than on the CPU (protocol.md, "The suite's time").
+    // files wait on Chromium, PHP or a database rather than on the CPU (docs/decisions/testing.md, "The suite's time").
     maxWorkers: 2,
     reporters: ['default', new SummaryReporter()],
     projects: [

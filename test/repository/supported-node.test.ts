@@ -7,7 +7,7 @@ import semver from 'semver';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/child-process.ts';
 
-// ServicePay supports Node 22.19 and newer and runs CI on Node 24 (docs/protocol.md, "Supported Node"). What a
+// ServicePay supports Node 22.19 and newer and runs CI on Node 24 (docs/decisions/local-development.md, "Supported Node"). What a
 // developer meets first: `npm ci` warns EBADENGINE for every installed package whose `engines` leaves out the
 // running Node, so every range in the lockfile must take every supported line; and a machine whose own Node is
 // older gets the tested one from scripts/use-node.sh, the one way the README and .ci/run both use.
