@@ -1,7 +1,6 @@
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import type { ResponseInfo } from '../api-promise.ts';
-import type { FetchLike, RequestOptions, ServicePayOptions } from '../client.ts';
 import {
   APIError,
   AuthenticationError,
@@ -15,11 +14,13 @@ import {
   type ServicePayErrorInit,
   TimeoutError,
 } from '../errors.ts';
+import type { FetchLike, ServicePayOptions } from '../options.ts';
 import type { Environment, FieldError } from '../protocol/index.ts';
 import { newIdempotencyKey } from './idempotency-key.ts';
 import { toQueryString } from './query.ts';
 import { backoffDelay, DEFAULT_MAX_RETRY_AFTER_MS, isRetryableStatus, parseRetryAfter } from './retry.ts';
 import { sleep } from './sleep.ts';
+import type { APIRequest, Method, Transport } from './transport.ts';
 import { VERSION } from './version.ts';
 
 /** Where the SDK sends requests unless told otherwise: a reference server started with `npm start`. */
@@ -30,25 +31,6 @@ export const DEFAULT_TIMEOUT = 30_000;
 export const DEFAULT_MAX_RETRIES = 2;
 /** Milliseconds: the longest `Retry-After` a call waits out before retrying; a longer one throws at once. */
 export const DEFAULT_MAX_RETRY_AFTER = DEFAULT_MAX_RETRY_AFTER_MS;
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-
-/** One call as the resources describe it to the transport. @internal */
-export interface APIRequest<S extends z.ZodType> {
-  method: Method;
-  path: string;
-  query?: Readonly<Record<string, string | number | boolean | undefined>>;
-  body?: unknown;
-  /** Schema of the whole response envelope. */
-  schema: S;
-  options?: RequestOptions | undefined;
-}
-
-/** What the resources send through. Not part of the public API. @internal */
-export interface Transport {
-  readonly environment: Environment;
-  send<S extends z.ZodType>(call: APIRequest<S>): Promise<{ body: z.output<S>; response: ResponseInfo }>;
-}
-
 type Attempt =
   | { ok: true; value: unknown; response: ResponseInfo }
   | { ok: false; error: ServicePayError; retryAfterMs?: number };
