@@ -22,6 +22,7 @@ import { requestId } from './middleware/request-id.ts';
 import type { RequestLog } from './middleware/request-log.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiDocument } from './openapi/openapi-document.ts';
+import { PAGE_WORDS, sendErrorPage } from './portal/pages/error-page.ts';
 import type { RefundService } from './refunds/refund-service.ts';
 import { apiEdge } from './routes/api-edge.ts';
 import { API_OPERATIONS } from './routes/api-operations.ts';
@@ -140,7 +141,15 @@ export function createApp(deps: AppDeps): Express {
     operation.auth === 'bankSignature' || operation.auth === 'none';
   mountOperations(app, API_OPERATIONS.filter(readsOwnBody), operations);
   // The portal's forms are url-encoded and answered in HTML, so it is mounted before the JSON-only body rule.
-  if (deps.portal) app.use('/portal', deps.portal);
+  // Its errors are classified as the API's are, answered as pages.
+  const onStorageFull = (error: unknown) => deps.storageHealth?.noteFailure(error);
+  if (deps.portal) {
+    app.use(
+      '/portal',
+      deps.portal,
+      errorHandler({ logger: deps.logger, onStorageFull, words: PAGE_WORDS, answer: sendErrorPage }),
+    );
+  }
   app.use(jsonBody(deps.config.bodyLimitBytes));
   app.use(refuseLoneSurrogates); // refused, not stored altered
   mountOperations(
@@ -149,6 +158,6 @@ export function createApp(deps: AppDeps): Express {
     operations,
   );
   app.use(routeNotFound);
-  app.use(errorHandler(deps.logger, (error) => deps.storageHealth?.noteFailure(error)));
+  app.use(errorHandler({ logger: deps.logger, onStorageFull }));
   return app;
 }

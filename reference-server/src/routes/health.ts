@@ -4,7 +4,7 @@ import type { Store } from '../db/store.ts';
 import { HttpError, storageFullError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
 import { readinessAnswered } from '../metrics/metrics.ts';
-import { sendData } from './envelope.ts';
+import { sendData } from '../middleware/envelope.ts';
 
 /**
  * `GET /health`, the load balancer's probe: `200 { data: { status: 'ok' } }` when the database answers

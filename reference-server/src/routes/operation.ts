@@ -8,10 +8,10 @@ import type { Store } from '../db/store.ts';
 import type { PushStreams } from '../events/push-streams.ts';
 import type { Webhooks } from '../events/webhooks.ts';
 import type { WidgetCaller } from '../middleware/authenticate.ts';
+import type { SuccessStatus } from '../middleware/envelope.ts';
 import type { RefundService } from '../refunds/refund-service.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { TestEndings } from '../sessions/test-endings.ts';
-import type { SuccessStatus } from './envelope.ts';
 import type { PortalServices } from './portal-deps.ts';
 
 /**

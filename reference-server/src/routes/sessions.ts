@@ -5,8 +5,8 @@ import {
   ListSessionsParamsSchema,
   SessionSchema,
 } from '@servicepay/node/protocol';
+import { dataEnvelopeText } from '../middleware/envelope.ts';
 import { rememberInWrite } from '../middleware/idempotency.ts';
-import { dataEnvelopeText } from './envelope.ts';
 import { defineOperation, emptyBody, json, SECRET_KEY_ERRORS } from './operation.ts';
 
 /**
