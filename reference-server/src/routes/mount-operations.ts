@@ -16,6 +16,20 @@ export interface Edge<D = unknown> {
   handlers: D;
 }
 
+/**
+ * The status the validation of an operation's query, body or form answers (`validation_failed`, naming each
+ * field), when it has one to validate; the document adds it.
+ *
+ * @example
+ * validationStatuses(createSession); // [400]
+ */
+export const validationStatuses = (operation: {
+  query?: unknown;
+  body?: { absent: string } | undefined;
+  form?: unknown;
+}): readonly number[] =>
+  operation.query || operation.form || (operation.body && operation.body.absent !== 'unread') ? [400] : [];
+
 /** Sends what a handler answered (nothing when it answered by itself). */
 function send(res: Response, answer: Answer): void {
   if (answer === undefined) return;
