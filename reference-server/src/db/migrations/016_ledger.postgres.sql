@@ -14,8 +14,7 @@ CREATE TABLE balance_transactions (
   payer_account   text,
   created_at      bigint NOT NULL
 );
-CREATE INDEX balance_transactions_by_owner ON balance_transactions (business_id, environment, seq);
-CREATE INDEX balance_transactions_by_time ON balance_transactions (business_id, environment, created_at);
+CREATE INDEX balance_transactions_by_owner ON balance_transactions (business_id, environment, created_at, seq);
 CREATE INDEX balance_transactions_by_session ON balance_transactions (session_id, seq);
 CREATE UNIQUE INDEX balance_transactions_once_per_transfer ON balance_transactions (transfer_id, type)
   WHERE refund_id IS NULL;

@@ -21,10 +21,10 @@ CREATE TABLE balance_transactions (
   payer_account   TEXT,
   created_at      INTEGER NOT NULL
 ) STRICT;
--- A business's ledger, newest first or oldest first (the API's pages, the exports' stream).
-CREATE INDEX balance_transactions_by_owner ON balance_transactions (business_id, environment, seq);
--- A date range (exports, totals) reads only its days.
-CREATE INDEX balance_transactions_by_time ON balance_transactions (business_id, environment, created_at);
+-- A business's ledger in time order, newest first or oldest first (the API's pages, the exports' stream): a
+-- date range reads only its days, and a keyset page continues in the index's own order (created_at, seq),
+-- never sorting the range it is in.
+CREATE INDEX balance_transactions_by_owner ON balance_transactions (business_id, environment, created_at, seq);
 CREATE INDEX balance_transactions_by_session ON balance_transactions (session_id, seq);
 -- Nothing twice, whatever two instances race: one entry of each type per transfer for the transfer's own
 -- movements, one per refund for a merchant's refund.
