@@ -50,14 +50,18 @@ if (!postgresAvailable) reportIfPostgresMissing(process.pid);
 // Issue 27: the packaging suites build the packages and the release (tsup, npm pack, the release script) in a
 // ~30 s `beforeAll` each. In a project of their own the quick loop (`--project sqlite`, `vitest run sdk`) does not
 // wait on them, they run alone with `--project packaging`, and `npm test` runs every project.
-const PACKAGING_TESTS = ['sdk/test/package.test.ts', 'test/repository/release.test.ts'];
+const PACKAGING_TESTS = [
+  'sdk/test/package.test.ts',
+  'test/repository/release.test.ts',
+  'test/repository/fresh-clone.test.ts',
+];
 const packaging = { ...shared, test: { ...shared.test, name: 'packaging', include: PACKAGING_TESTS } };
 
 export default defineConfig({
   test: {
     // Two files at a time, whatever the core count. vitest's default is one fewer than the cores, which on the
     // 2-core machines CI and development run on is one file at a time, 15 minutes end to end; most of the long
-    // files wait on Chromium, PHP or a database rather than on the CPU (protocol.md, "The suite's time").
+    // files wait on Chromium, PHP or a database rather than on the CPU (docs/decisions/testing.md, "The suite's time").
     maxWorkers: 2,
     reporters: ['default', new SummaryReporter()],
     projects: [

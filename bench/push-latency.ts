@@ -8,7 +8,7 @@
  * - the server (support/push-server.ts): the service alone; its event-loop lag, CPU time and memory are taken
  *   there (memory after a full GC);
  * - the holder (support/push-clients.ts): the idle open streams, bare sockets that read their heartbeats;
- * - this process: the sender and the watcher. It keeps a small pool of streams open on sessions it will pay,
+ * - this process: the sender and the watcher (support/push-sampler.ts). It keeps a small pool of streams open on sessions it will pay,
  *   posts a signed bank notification for one of them at random (Poisson) times, `--rate` a second on average
  *   (whatever the previous sample is doing, so that a stall in the server delays every sample sent during it
  *   instead of delaying the next send), and records, per sample, the time from just before the notification's
@@ -28,12 +28,10 @@
  * on a RAM disk (/dev/shm) the commit's fsync costs nothing, which shows what the push itself costs; the
  * default (a real disk) is the figure that counts.
  */
-import { Agent, type ClientRequest, type IncomingMessage, request } from 'node:http';
+import { Agent } from 'node:http';
 import { parseArgs } from 'node:util';
-import type { BankNotification } from '@servicepay/node/protocol';
-import { newId } from '../reference-server/src/internal/random.ts';
-import { signPayload } from '../reference-server/src/internal/signature.ts';
 import { forkChild, type Lag, lagMonitor } from './support/push-ipc.ts';
+import { Sampler, type Session } from './support/push-sampler.ts';
 import { reportTarget } from './support/targets.ts';
 
 const { values } = parseArgs({
@@ -56,7 +54,6 @@ const rate = Number(values.rate);
 const poolSize = Math.min(Number(values.pool), streams);
 const TARGET = { p99: 10, p999: 20, rssPerStream: 16 * 1024 };
 
-type Session = { sessionId: string; token: string; accountNumber: string; amount: number };
 /** `heapTotal` is the heap V8 has reserved (part of the RSS); `heapUsed`, what live objects take of it. */
 type Memory = { heapUsed: number; heapTotal: number; rss: number; open: number };
 type Window = {
@@ -77,175 +74,7 @@ const holder = await forkChild('push-clients.ts');
 const base = new URL(String(server.ready.url));
 const bankSecret = String(server.ready.bankSecret);
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-const clock = () => Number(process.hrtime.bigint()) / 1e6;
-
-/** One sampled session: its stream, and the times of its sample. */
-type Watched = {
-  session: Session;
-  request: ClientRequest;
-  sentAt?: number;
-  answeredAt?: number;
-  arrived: (at: number) => void;
-};
-
-/** Opens a stream this process watches; resolves once its first message (the current state) is in. */
-function watch(session: Session): Promise<Watched> {
-  return new Promise((resolve, reject) => {
-    let first = true;
-    const watched: Watched = {
-      session,
-      request: request({
-        host: base.hostname,
-        port: base.port,
-        path: `/api/widget/sessions/${session.sessionId}/events`,
-        headers: { authorization: `Bearer ${session.token}`, accept: 'text/event-stream' },
-        agent: false,
-      }),
-      arrived: () => undefined,
-    };
-    watched.request.on('response', (res: IncomingMessage) => {
-      if (res.statusCode !== 200) return reject(new Error(`stream answered ${res.statusCode}`));
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const at = clock();
-        if (first && chunk.includes('data: ')) {
-          first = false;
-          resolve(watched);
-        } else if (chunk.includes('"status":"successful"')) {
-          watched.arrived(at);
-        }
-      });
-      res.on('error', () => undefined);
-    });
-    watched.request.on('error', reject);
-    watched.request.setNoDelay(true);
-    watched.request.end();
-  });
-}
-
-function notification(session: Session): string {
-  const body: BankNotification = {
-    id: newId('ntf'),
-    type: 'transfer.received',
-    occurredAt: new Date().toISOString(),
-    transfer: {
-      id: newId('trf'),
-      accountNumber: session.accountNumber,
-      amount: session.amount,
-      currency: 'NGN',
-      outcome: 'credited',
-      returnReason: null,
-    },
-  };
-  return JSON.stringify(body);
-}
-
-/** Posts the signed notification; `sentAt` is read just before its bytes are handed to the socket. */
-function notify(watched: Watched): Promise<void> {
-  const raw = notification(watched.session);
-  const signature = signPayload(raw, [bankSecret], Math.floor(Date.now() / 1000));
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: base.hostname,
-        port: base.port,
-        path: '/bank/notifications',
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(raw),
-          'x-bank-signature': signature,
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => {
-          watched.answeredAt = clock();
-          if (res.statusCode === 200) resolve();
-          else reject(new Error(`bank answered ${res.statusCode}`));
-        });
-      },
-    );
-    req.on('error', reject);
-    watched.sentAt = clock();
-    req.end(raw);
-  });
-}
-
-type Sampled = { latencies: number[]; answered: number[]; waitedForPool: number };
-
-/**
- * Keeps `pool` watched streams open on sessions it will pay, and pays one of them at Poisson-distributed
- * times. A paid stream is closed by the server after `successful`; the next session's stream opens in its place.
- */
-class Sampler {
-  private readonly queue: Session[];
-  private readonly ready: Watched[] = [];
-  private readonly readyWaiters: Array<() => void> = [];
-
-  constructor(
-    sessions: Session[],
-    private readonly pool: number,
-  ) {
-    this.queue = [...sessions];
-  }
-
-  /** Opens the pool; resolves once every stream of it has its first message. */
-  async fill(): Promise<void> {
-    const opening: Promise<void>[] = [];
-    for (let i = 0; i < this.pool; i++) opening.push(this.refill());
-    await Promise.all(opening);
-  }
-
-  private async refill(): Promise<void> {
-    const next = this.queue.shift();
-    if (!next) return;
-    this.ready.push(await watch(next));
-    this.readyWaiters.shift()?.();
-  }
-
-  async run(ms: number): Promise<Sampled> {
-    const pending: Promise<void>[] = [];
-    const latencies: number[] = [];
-    const answered: number[] = [];
-    let waitedForPool = 0;
-    const end = clock() + ms;
-    let due = clock();
-    while (true) {
-      due += -Math.log(1 - Math.random()) * (1000 / rate);
-      if (due >= end) break;
-      const wait = due - clock();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      let watched = this.ready.shift();
-      if (!watched) {
-        if (this.queue.length === 0) throw new Error('ran out of sessions to pay: raise perRow()');
-        waitedForPool += 1;
-        await new Promise<void>((resolve) => this.readyWaiters.push(resolve));
-        watched = this.ready.shift();
-        if (!watched) throw new Error('no stream to pay');
-      }
-      const current = watched;
-      const arrived = new Promise<number>((resolve) => {
-        current.arrived = resolve;
-      });
-      pending.push(
-        Promise.all([notify(current), arrived]).then(([, at]) => {
-          latencies.push(at - (current.sentAt ?? at));
-          answered.push((current.answeredAt ?? at) - (current.sentAt ?? at));
-          current.request.destroy();
-          void this.refill();
-        }),
-      );
-    }
-    await Promise.all(pending);
-    return { latencies, answered, waitedForPool };
-  }
-
-  close(): void {
-    for (const watched of this.ready.splice(0)) watched.request.destroy();
-  }
-}
+const target = { base, bankSecret, agent, rate };
 
 const sorted = (list: number[]) => [...list].sort((a, b) => a - b);
 const percentile = (list: number[], p: number) =>
@@ -269,7 +98,7 @@ async function measure(label: string, idle: Session[], sampled: Session[], pool:
   if (idle.length > 0) {
     await holder.ask({ type: 'open', host: base.hostname, port: Number(base.port), sessions: idle });
   }
-  const sampler = new Sampler(sampled, pool);
+  const sampler = new Sampler(target, sampled, pool);
   await sampler.fill();
   const after = await server.ask<Memory>({ type: 'memory' });
   const senderLag = lagMonitor();

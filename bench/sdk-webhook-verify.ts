@@ -3,10 +3,10 @@
  * same process and the same rounds. Target (issue 12): `constructEvent` ≥ 0.85× raw HMAC-SHA256 of a 1 KB body.
  * Two rows carry that target: `constructEvent` itself, and its verification alone (`verifySignature`), which is
  * what the issue's own figure (0.77×) measured: the bench of the day it was filed printed `verifySignature` at
- * 0.75× of raw HMAC and `constructEvent` at 0.38× (docs/benchmarks.md, "Reading the misses").
+ * 0.75× of raw HMAC and `constructEvent` at 0.38× (docs/benchmarks.md at 59f79a1, "Reading the misses").
  *
  * The baseline is the least a correct receiver does: HMAC-SHA256 over "<t>.<raw body>" (docs/protocol.md,
- * "Signature") and a constant-time compare against every `v1=` of the header, with `t` and the signatures already
+ * Webhook events, "Signature") and a constant-time compare against every `v1=` of the header, with `t` and the signatures already
  * cut out of the header and hex-decoded outside the timed loop (so the baseline does less than any real receiver;
  * nothing is flattered). It reads no JSON. `constructEvent` also parses the header, checks the timestamp
  * tolerance, decodes the hex, and JSON-parses and validates the event. Secondary rows, for reading the primary

@@ -2,7 +2,7 @@ import type { FieldError } from '@servicepay/node/protocol';
 
 /**
  * Why a service refused what it was asked, in the domain's words. Each reason is also the error `code` the
- * client reads (docs/protocol.md, "Services speak the domain"); which HTTP status it answers is decided at the
+ * client reads (docs/decisions/server-structure.md, "Services speak the domain"); which HTTP status it answers is decided at the
  * edge only (`middleware/domain-error-status.ts`), where the record of statuses must name every reason here.
  */
 export type DomainReason =

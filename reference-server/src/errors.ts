@@ -25,7 +25,7 @@ export { notFound } from './domain-errors.ts';
 /**
  * Seconds a client is told to wait (`Retry-After`) when a write failed for lack of space: a full disk is freed
  * by an operator or a cleanup job, in minutes rather than the second a lost connection takes to come back, and
- * every client retrying within a second would only add to the writes that fail (protocol.md, "A full disk").
+ * every client retrying within a second would only add to the writes that fail (docs/decisions/durability-and-storage.md, "A full disk").
  */
 export const STORAGE_FULL_RETRY_AFTER_SECONDS = 30;
 

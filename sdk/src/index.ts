@@ -12,12 +12,10 @@ export {
   DEFAULT_MAX_RETRIES,
   DEFAULT_MAX_RETRY_AFTER,
   DEFAULT_TIMEOUT,
-  type FetchLike,
-  type RequestOptions,
   ServicePay,
-  type ServicePayOptions,
 } from './client.ts';
 export * from './errors.ts';
+export type { FetchLike, RequestOptions, ServicePayOptions } from './options.ts';
 export { type ListParams, Page, PagePromise } from './pagination.ts';
 // The types of what the methods take, for convenience; the schemas (and every type) live in
 // '@servicepay/node/protocol'.

@@ -252,7 +252,7 @@ describe('authentication matrix', () => {
     expect(envelopeOf(CheckoutProfileSchema).parse(response.body).data).toEqual({
       merchantName: 'Owner',
       environment: 'test',
-      // The service's configured list, with the bounds a session create enforces (docs/protocol.md, Money).
+      // The service's configured list, with the bounds a session create enforces (docs/protocol.md, Conventions, Money).
       currencies: [
         { currency: 'NGN', minAmount: 100, maxAmount: 10_000_000_000 },
         { currency: 'USD', minAmount: 50, maxAmount: 100_000_000 },

@@ -14,7 +14,7 @@ import {
 } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
-// Content rules (docs/protocol.md, Requests: content rules: 415, 413, 400, 404 in the envelope) and logs that never carry a secret.
+// Content rules (docs/protocol.md, Requests: 415, 413, 400, 404 in the envelope) and logs that never carry a secret.
 
 type Entry = { level: string; message: string; fields?: Record<string, unknown> };
 const entries: Entry[] = [];

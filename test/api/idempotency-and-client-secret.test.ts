@@ -179,7 +179,7 @@ function recordKeyWrites(store: Store, calls: string[]): () => void {
 }
 
 describe('Idempotency-Key on session create: the key commits with the session', () => {
-  // docs/protocol.md, API performance: session create remembers its answer in the session's own write job.
+  // docs/decisions/idempotency.md: session create remembers its answer in the session's own write job.
   it('writes no pending mark: one claim, in the same job, and the answer is there as soon as the 201 is', async () => {
     const token = (await server.createBusiness({ name: 'One Commit' })).keys.test.secretKey;
     const calls: string[] = [];

@@ -143,7 +143,7 @@ describe('per business and environment', () => {
 });
 
 describe('over the budget, answered before the body is read', () => {
-  // docs/protocol.md, API performance: a business over its budget gets its 429 before its body is parsed, so
+  // docs/decisions/rate-limits-and-abuse.md, "429 before express": a business over its budget gets its 429 before its body is parsed, so
   // what the body holds (malformed, the wrong type, too large) cannot change the answer, nor cost its parsing.
   it('answers 429 whatever the body, with the headers and the envelope, and counts nothing', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));
@@ -235,7 +235,7 @@ describe('over the budget, answered before the body is read', () => {
 });
 
 describe('over the budget, answered by the server before express', () => {
-  // docs/protocol.md, API performance: the 429 is written in the server's request listener; only the checkout's
+  // docs/decisions/rate-limits-and-abuse.md, "429 before express": the 429 is written in the server's request listener; only the checkout's
   // routes (CORS) and OPTIONS still reach express, which refuses them with the same answer.
   it('never hands the request to the app, leaves the body unread and keeps the connection', async () => {
     const clock = new ManualClock(Date.parse('2030-01-01T00:00:00Z'));

@@ -14,7 +14,7 @@ import {
 } from './support/checkout-world.ts';
 import { axeViolations, checkoutFrameHandle, screenshot } from './support/inspect.ts';
 
-// docs/protocol.md, "How a checkout ends": every way the overlay closes ends in exactly one of onSuccess,
+// docs/decisions/widget.md, "How a checkout ends": every way the overlay closes ends in exactly one of onSuccess,
 // onCancel and onError (none when the page closes it), and the payer reads a payer's words on every screen.
 // Real Chromium against the real service; the phone is 320 px wide here, the narrowest the widget promises.
 let browser: Browser;

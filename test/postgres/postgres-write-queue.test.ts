@@ -187,16 +187,23 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
     expect(await committed('SELECT job FROM journal')).toEqual([{ job: 'c1' }]);
   });
 
-  it('an async effect that rejects is reported too, not left unhandled', async () => {
+  it('an async effect that rejects is reported too, not left unhandled, and the committed write stays', async () => {
     const writes = queue();
     const failure = new Error('webhook enqueue failed');
-    await writes.run(async (_tx, context) => {
+    const ran: string[] = [];
+    const value = await writes.run(async (tx, context) => {
+      await tx.rows("INSERT INTO journal (job) VALUES ('async-effect')");
       context.afterCommit(async () => {
         throw failure;
       });
+      context.afterCommit(() => ran.push('next effect'));
+      return 'done';
     });
+    expect(value).toBe('done');
     await new Promise((resolve) => setImmediate(resolve));
     expect(effectErrors).toEqual([failure]);
+    expect(ran).toEqual(['next effect']);
+    expect(await committed('SELECT job FROM journal')).toEqual([{ job: 'async-effect' }]);
   });
 
   it('a job that throws is rolled back alone, with its own error and without its effects, while 19 concurrent jobs commit', async () => {

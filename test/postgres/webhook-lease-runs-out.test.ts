@@ -17,7 +17,7 @@ import {
 } from '../support/postgres.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
-// Issue 13 (docs/protocol.md, "Issue 13, step by step", step 3): an attempt that outlives its claim's lease (a
+// Issue 13 (docs/decisions/postgresql-and-instances.md, "Issue 13, step by step", step 3): an attempt that outlives its claim's lease (a
 // slow receiver, a paused process) while another instance claims the delivery again. Two real services on one
 // PostgreSQL, their real webhook workers, a real receiver that holds the first request until the test answers
 // it, and one manual clock that makes the lease run out. Read back through the deliveries API.

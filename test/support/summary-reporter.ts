@@ -13,8 +13,10 @@ export default class SummaryReporter implements Reporter {
         else if (state === 'failed') counts.failed++;
         else counts.skipped++;
       }
-      // A file that failed to load has no tests but must still fail the count.
-      if (testModule.state() === 'failed' && !testModule.children.size) counts.failed++;
+      // A file that failed to load has no tests, and one whose hook failed may have passed them all: either
+      // way the file failed, and the count must say so.
+      const anyFailed = [...testModule.children.allTests()].some((test) => test.result().state === 'failed');
+      if (testModule.state() === 'failed' && !anyFailed) counts.failed++;
     }
     process.stdout.write(`\n${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
   }

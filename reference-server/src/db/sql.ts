@@ -54,7 +54,6 @@ export function sql<R = unknown>(text: string | { sqlite: string; postgres: stri
  * (every call a promise). Repositories `await` either.
  */
 export interface SqlRunner {
-  readonly dialect: Dialect;
   /** Every row the statement answers. */
   all<R>(statement: Sql<R>, params?: Params): R[] | Promise<R[]>;
   /** The first row, or undefined. */

@@ -14,7 +14,6 @@ const NO_PARAMS: Params = {};
  * const row = runner.get(findSession, { id: 'ses_…' });
  */
 export class SqliteRunner implements SqlDatabase {
-  readonly dialect = 'sqlite';
   private readonly prepared = new Map<Sql<unknown>, Statement>();
 
   constructor(readonly db: SqliteDatabase) {}

@@ -58,7 +58,7 @@ parentPort.on('message', (message) => {
  * Checkpoints the WAL of the service's SQLite file on a worker thread with a connection of its own, instead of
  * in the `COMMIT` that crosses SQLite's threshold (`wal_autocheckpoint`, 1000 pages): copying the WAL's pages
  * into the database file and fsyncing it held the event loop for 3 to 20 ms every few dozen batches, and at 1M
- * sessions that was most of a create's commit time (issue 12; protocol.md, "Durability"). A `PASSIVE`
+ * sessions that was most of a create's commit time (issue 12; docs/decisions/durability-and-storage.md, "Checkpoints run on a worker thread"). A `PASSIVE`
  * checkpoint takes no lock a writer needs, so commits go on while it runs, and nothing about durability moves:
  * each commit is still fsynced in its own `COMMIT`, and a checkpoint only copies what is already durable.
  *

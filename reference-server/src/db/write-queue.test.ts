@@ -130,6 +130,25 @@ describe('WriteQueue', () => {
     expect(committed()).toEqual(['e']);
   });
 
+  it('an async effect that rejects is reported, not left unhandled; the next effects run and the write stays', async () => {
+    const failure = new Error('webhook enqueue failed');
+    const ran: string[] = [];
+    const value = await queue.run(async (_tx, context) => {
+      insert('r');
+      context.afterCommit(async () => {
+        throw failure;
+      });
+      context.afterCommit(() => ran.push('next effect'));
+      return 'done';
+    });
+    expect(value).toBe('done');
+    // The rejection is seen a microtask later; an unhandled one would fail this file.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(effectErrors).toEqual([failure]);
+    expect(ran).toEqual(['next effect']);
+    expect(committed()).toEqual(['r']);
+  });
+
   it('tells its commit hook of each committed batch, and a hook that throws fails no committed job', async () => {
     let commits = 0;
     const hooked = new WriteQueue<Record<string, never>>(

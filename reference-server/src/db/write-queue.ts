@@ -1,5 +1,6 @@
 import type { SqliteDatabase } from './database.ts';
 import type { Repositories, WriteContext, Writes } from './repositories.ts';
+import { runEffects } from './run-effects.ts';
 
 export type { WriteContext } from './repositories.ts';
 
@@ -38,7 +39,7 @@ export class WriteQueue<R = Repositories> implements Writes<R> {
     private readonly db: SqliteDatabase,
     /** The repositories a job gets: on SQLite, those of this same connection. */
     private readonly tx: R,
-    /** Told of an after-commit effect that threw; the write itself is committed and stays so. */
+    /** Told of an after-commit effect that threw (or whose promise rejected); the write stays committed. */
     private readonly onEffectError: (error: unknown) => void,
     private readonly maxBatch = 512,
     /** Told after each batch is committed (the service's WAL checkpointer counts them). */
@@ -94,13 +95,7 @@ export class WriteQueue<R = Repositories> implements Writes<R> {
       if (commitError !== undefined || !outcome) job.reject(commitError);
       else if (outcome.ok) {
         job.resolve(outcome.value);
-        for (const effect of outcome.effects) {
-          try {
-            effect();
-          } catch (error) {
-            this.onEffectError(error);
-          }
-        }
+        runEffects(outcome.effects, this.onEffectError);
       } else job.reject(outcome.error);
     });
   }

@@ -3,7 +3,6 @@ import { API_KEY_PATTERN, EnvironmentSchema } from '@servicepay/node/protocol';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ApiCaller } from '../businesses/ownership.ts';
 import type { ApiKeyWithOwner } from '../db/api-keys.ts';
-import type { SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
@@ -15,14 +14,10 @@ import { addressKey, answerRateLimited, enforceLimit, withinLimit } from './rate
 import { RefusalMemo } from './refusal-memo.ts';
 import { setRequestContext } from './request-context.ts';
 import type { RequestLog } from './request-log.ts';
+import type { WidgetCaller } from './widget-caller.ts';
 
-/** The open checkout of one session, once `requireWidgetToken` let the request through. */
-export interface WidgetCaller {
-  kind: 'widget';
-  session: SessionRecord;
-  /** The token's hash (hex): what its open push streams are counted by, never the token itself. */
-  tokenHash: string;
-}
+// The widget's caller is typed below this module and the request context (both use it); re-exported for the routes.
+export type { WidgetCaller } from './widget-caller.ts';
 
 export interface AuthDeps {
   store: Store;

@@ -1,4 +1,3 @@
-import { hash } from 'node:crypto';
 import type { Express, Request, RequestHandler, Response } from 'express';
 import { PENDING_STATUS } from '../db/idempotency-keys.ts';
 import type { Repositories } from '../db/repositories.ts';
@@ -7,8 +6,9 @@ import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
+import { requestHashOf, scopeOf } from './idempotency-codec.ts';
 import { sendJsonText } from './json-text.ts';
-import { callerOf } from './request-context.ts';
+import { type Unsettled, UnsettledMarks } from './unsettled-marks.ts';
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -29,16 +29,6 @@ interface WriteClaim {
 }
 
 const writeClaims = new WeakMap<Response, WriteClaim>();
-
-/** A key's pending mark whose settling write failed: what that write was to store. */
-type Unsettled =
-  | { kind: 'forget' }
-  | { kind: 'answer'; requestHash: Buffer; statusCode: number; sealed: string; createdAt: number };
-
-/** Pending marks this process remembers having left (beyond it, the oldest is forgotten: it answers 409). */
-const MAX_UNSETTLED = 10_000;
-/** How often the settling writes that failed are tried again, while any are left. */
-const RESETTLE_EVERY_MS = 5_000;
 
 /**
  * `Idempotency-Key` for every POST the SDK retries. The first successful (2xx) answer to a key is remembered
@@ -61,17 +51,12 @@ const RESETTLE_EVERY_MS = 5_000;
  */
 export class IdempotentRequests {
   private readonly inFlight = new Map<string, Promise<void>>();
-  /**
-   * Pending marks left behind by a request of this process that did answer, because the write that was to
-   * settle the key (forget it after a failure, remember a success) failed itself: a full disk fails the
-   * route's write and then the forget too. Kept by lock key, tried again every few seconds and at once when
-   * the same key comes back, so that the key is not mistaken for one cut off by a restart (409) once the
-   * storage takes writes again.
-   */
-  private readonly unsettled = new Map<string, Unsettled>();
-  private resettleTimer: NodeJS.Timeout | undefined;
+  /** Pending marks whose settling write failed, written again until they take (a full disk, then space). */
+  private readonly unsettled: UnsettledMarks;
 
-  constructor(private readonly deps: IdempotencyDeps) {}
+  constructor(private readonly deps: IdempotencyDeps) {
+    this.unsettled = new UnsettledMarks(deps.store, deps.logger, (lockKey) => this.lock(lockKey));
+  }
 
   /** Makes `idempotent` work on the routes of `app`. */
   static attach(app: Express, deps: IdempotencyDeps): IdempotentRequests {
@@ -98,12 +83,7 @@ export class IdempotentRequests {
       );
     }
     const scope = scopeOf(res);
-    // One-shot hash, not a Hash object per request (the same digest).
-    const requestHash = hash(
-      'sha256',
-      `${req.method} ${req.originalUrl}\n${canonicalJson(req.body ?? {})}`,
-      'buffer',
-    );
+    const requestHash = requestHashOf(req);
     const lockKey = `${scope}\n${key}`;
     const release = await this.lock(lockKey);
     let handedOver = false;
@@ -123,7 +103,7 @@ export class IdempotentRequests {
       }
       // This process left the key's mark pending when a write failed (a full disk): settle it first, so the
       // retry is not taken for a request cut off by a restart. A failure here answers as the write's (503).
-      if (this.unsettled.has(lockKey)) await this.resettle(lockKey);
+      if (this.unsettled.has(lockKey)) await this.unsettled.resettle(lockKey);
       if (await this.answerFromEarlier(res, { scope, key, requestHash })) return true;
       // Committed before the route runs (some effects, the simulated bank's transfer, are not write-queue
       // jobs): a crash between the effect and its remembered answer leaves this mark behind. Claimed, not
@@ -205,67 +185,6 @@ export class IdempotentRequests {
     }
   }
 
-  /**
-   * Writes what settles the pending mark of `lockKey` (`unsettled`): forgets the key, or remembers the answer
-   * that was sent. Rejects with the store's error when that write fails; the entry then stays for the next try.
-   */
-  private async resettle(lockKey: string): Promise<void> {
-    const outcome = this.unsettled.get(lockKey);
-    if (!outcome) return;
-    const newline = lockKey.indexOf('\n');
-    const scope = lockKey.slice(0, newline);
-    const key = lockKey.slice(newline + 1);
-    try {
-      await this.deps.store.writes.run((tx) =>
-        outcome.kind === 'forget'
-          ? tx.idempotencyKeys.forget(scope, key)
-          : tx.idempotencyKeys.remember(
-              { scope, key, createdAt: outcome.createdAt },
-              {
-                requestHash: outcome.requestHash,
-                statusCode: outcome.statusCode,
-                responseBody: outcome.sealed,
-              },
-            ),
-      );
-    } catch (error) {
-      this.deps.logger.error('could not record an idempotent request; will try again', {
-        error: error instanceof Error ? error.message : String(error),
-      });
-      // The oldest is given up first when too many are left (its key then answers 409, as before).
-      if (this.unsettled.size > MAX_UNSETTLED)
-        this.unsettled.delete(this.unsettled.keys().next().value as string);
-      this.scheduleResettle();
-      throw error;
-    }
-    // Unless a newer request with the key left an entry of its own meanwhile.
-    if (this.unsettled.get(lockKey) === outcome) this.unsettled.delete(lockKey);
-  }
-
-  /** Tries the failed settling writes again every few seconds, while any are left. */
-  private scheduleResettle(): void {
-    if (this.resettleTimer) return;
-    this.resettleTimer = setTimeout(() => {
-      this.resettleTimer = undefined;
-      void (async () => {
-        for (const lockKey of [...this.unsettled.keys()]) {
-          // Under the key's lock: never beside a request that is settling or reading the same key.
-          const release = await this.lock(lockKey);
-          try {
-            await this.resettle(lockKey);
-          } catch {
-            // Scheduled again by resettle; the rest would fail the same way now.
-            return;
-          } finally {
-            release();
-          }
-        }
-      })();
-    }, RESETTLE_EVERY_MS);
-    // A service that is closing must not be held open by it.
-    this.resettleTimer.unref();
-  }
-
   /** Waits for any request holding `lockKey`, then holds it; resolves to the release function. */
   private async lock(lockKey: string): Promise<() => void> {
     for (let held = this.inFlight.get(lockKey); held; held = this.inFlight.get(lockKey)) await held;
@@ -293,13 +212,7 @@ export class IdempotentRequests {
     const json = res.json.bind(res);
     const lockKey = `${entry.scope}\n${entry.key}`;
     let settled = false;
-    const settle = (outcome: Unsettled) => {
-      this.unsettled.set(lockKey, outcome);
-      return this.resettle(lockKey).catch(() => {
-        // The route's answer stands (after a success, a 5xx would invite a second effect); the write is tried
-        // again later (scheduleResettle), and logged by resettle.
-      });
-    };
+    const settle = (outcome: Unsettled) => this.unsettled.settle(lockKey, outcome);
     res.on('finish', () => {
       if (settled) return;
       // Answered without res.json (not a route of this service today): forget the key rather than strand it.
@@ -397,50 +310,3 @@ export async function afterWrite(res: Response, handler: () => Promise<void>): P
     if (!claim || res.headersSent || !(await claim.requests.answerFromEarlier(res, claim))) throw error;
   }
 }
-
-function scopeOf(res: Response): string {
-  const caller = callerOf(res);
-  if (!caller) throw new Error('idempotent runs after authentication');
-  if (caller.kind === 'widget') return `session:${caller.session.id}`;
-  return `${caller.business.id}:${caller.environment}`;
-}
-
-/**
- * JSON with object keys sorted, so "the same body" means the same values: a client that serialises its retry
- * with the keys in another order is still retrying, not sending a new request. Written out rather than as a
- * `JSON.stringify` replacer that rebuilds every object sorted: on every keyed POST, that cost twice as much.
- * The body is what `JSON.parse` made (or `{}`), so it holds only JSON values: no `undefined`, function or
- * `toJSON`.
- */
-function canonicalJson(value: unknown): string {
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
-  if (Array.isArray(value)) {
-    let text = '[';
-    for (let i = 0; i < value.length; i++) text += `${i === 0 ? '' : ','}${canonicalJson(value[i])}`;
-    return `${text}]`;
-  }
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record);
-  // The order keys were hashed in before, and must stay (a retry across an upgrade is still the same request):
-  // that replacer rebuilt each object from its sorted keys, and an object lists array-index keys ("2", "10")
-  // first, ascending, whatever order they were added in. `Object.keys` already puts those first; the rest are
-  // sorted by UTF-16 code units, as the replacer's comparison did.
-  let indexKeys = 0;
-  while (indexKeys < keys.length && isArrayIndex(keys[indexKeys] as string)) indexKeys++;
-  if (indexKeys === 0) keys.sort();
-  else keys.splice(indexKeys, keys.length - indexKeys, ...keys.slice(indexKeys).sort());
-  let text = '{';
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    text += `${i === 0 ? '' : ','}${JSON.stringify(key)}:${canonicalJson(record[key])}`;
-  }
-  return `${text}}`;
-}
-
-/** Whether `key` is an array index ("0" to "4294967294" in canonical form), which objects list first. */
-const isArrayIndex = (key: string): boolean => {
-  const code = key.charCodeAt(0);
-  if (!(code >= 48 && code <= 57)) return false;
-  const index = Number(key);
-  return index < 4_294_967_295 && String(index) === key;
-};

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import type { ApiCaller } from '../businesses/ownership.ts';
-import type { WidgetCaller } from './authenticate.ts';
+import type { WidgetCaller } from './widget-caller.ts';
 
 /** Who an authenticated request is from: a business's API key, or the open checkout of one session. */
 export type Caller = ApiCaller | WidgetCaller;

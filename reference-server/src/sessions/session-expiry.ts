@@ -3,7 +3,7 @@ import { isTerminal } from '../views/session-status.ts';
 import type { SessionLifecycle } from './session-lifecycle.ts';
 
 /**
- * The two clocks of a session running out (docs/protocol.md, "Two clocks"), one session or one account at a
+ * The two clocks of a session running out (docs/protocol.md, Sessions, "Two clocks"), one session or one account at a
  * time: what the sweeper does to every row that fell due, and what test mode's "expire now" does to one row
  * after bringing its end forward. Each ending closes the account at the bank before its write job
  * (`SessionLifecycle.closingFirst`): an account the bank already credited makes the session `successful`.

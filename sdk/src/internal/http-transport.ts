@@ -1,25 +1,16 @@
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import type { ResponseInfo } from '../api-promise.ts';
-import type { FetchLike, RequestOptions, ServicePayOptions } from '../client.ts';
-import {
-  APIError,
-  AuthenticationError,
-  ConflictError,
-  ConnectionError,
-  InvalidRequestError,
-  NotFoundError,
-  PermissionError,
-  RateLimitError,
-  type ServicePayError,
-  type ServicePayErrorInit,
-  TimeoutError,
-} from '../errors.ts';
-import type { Environment, FieldError } from '../protocol/index.ts';
+import { APIError, ConnectionError, type ServicePayError, TimeoutError } from '../errors.ts';
+import type { ServicePayOptions } from '../options.ts';
+import type { Environment } from '../protocol/index.ts';
+import { errorFromResponse, requestIdOf } from './error-from-response.ts';
 import { newIdempotencyKey } from './idempotency-key.ts';
 import { toQueryString } from './query.ts';
 import { backoffDelay, DEFAULT_MAX_RETRY_AFTER_MS, isRetryableStatus, parseRetryAfter } from './retry.ts';
+import { fetchSender, loadUndici, type Sender, undiciSender } from './senders.ts';
 import { sleep } from './sleep.ts';
+import type { APIRequest, Method, Transport } from './transport.ts';
 import { VERSION } from './version.ts';
 
 /** Where the SDK sends requests unless told otherwise: a reference server started with `npm start`. */
@@ -30,49 +21,10 @@ export const DEFAULT_TIMEOUT = 30_000;
 export const DEFAULT_MAX_RETRIES = 2;
 /** Milliseconds: the longest `Retry-After` a call waits out before retrying; a longer one throws at once. */
 export const DEFAULT_MAX_RETRY_AFTER = DEFAULT_MAX_RETRY_AFTER_MS;
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-
-/** One call as the resources describe it to the transport. @internal */
-export interface APIRequest<S extends z.ZodType> {
-  method: Method;
-  path: string;
-  query?: Readonly<Record<string, string | number | boolean | undefined>>;
-  body?: unknown;
-  /** Schema of the whole response envelope. */
-  schema: S;
-  options?: RequestOptions | undefined;
-}
-
-/** What the resources send through. Not part of the public API. @internal */
-export interface Transport {
-  readonly environment: Environment;
-  send<S extends z.ZodType>(call: APIRequest<S>): Promise<{ body: z.output<S>; response: ResponseInfo }>;
-}
 
 type Attempt =
   | { ok: true; value: unknown; response: ResponseInfo }
   | { ok: false; error: ServicePayError; retryAfterMs?: number };
-
-/** One HTTP exchange, whichever way it was sent. */
-interface RawResponse {
-  statusCode: number;
-  headers: Record<string, string>;
-  text: string;
-}
-
-/** One request on its way: its answer, and how to end it early (the answer then rejects with `reason`). */
-interface Exchange {
-  response: Promise<RawResponse>;
-  abort(reason: unknown): void;
-}
-
-type Sender = (
-  url: string,
-  init: { method: Method; headers: Record<string, string>; body: string | undefined },
-) => Exchange;
-
-const requestIdOf = (headers: Record<string, string>): string | null =>
-  headers['request-id'] ?? headers['x-request-id'] ?? null;
 
 /** The environment variables, where the runtime has them (`process.env` is Node's; edge runtimes may lack it). */
 export const environmentVariable = (name: string): string | undefined => {
@@ -83,25 +35,6 @@ export const environmentVariable = (name: string): string | undefined => {
 const runtimeOf = (): string =>
   typeof process !== 'undefined' && typeof process.version === 'string' ? `node/${process.version}` : 'edge';
 
-const firstHeader = (value: string | string[] | undefined): string | undefined =>
-  Array.isArray(value) ? value[0] : value;
-
-const normaliseHeaders = (headers: Record<string, string | string[] | undefined>): Record<string, string> => {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    const first = firstHeader(value);
-    if (first !== undefined) out[name.toLowerCase()] = first;
-  }
-  return out;
-};
-
-/** The body as text, as undici's `body.text()` reads it: UTF-8, a leading byte-order mark dropped. */
-const utf8Text = (chunks: Buffer[]): string => {
-  const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-  const start = bytes.length > 2 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  return bytes.toString('utf8', start);
-};
-
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 /** Errors that mean the request was wrong on this side, so sending it again cannot help. */
 const NOT_RETRYABLE_CODES = new Set(['UND_ERR_INVALID_ARG', 'ERR_INVALID_URL']);
@@ -110,185 +43,6 @@ const errorCodeOf = (error: unknown): string | undefined =>
   typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
     ? error.code
     : undefined;
-
-interface ErrorEnvelope {
-  message?: string;
-  code?: string;
-  requestId?: string;
-  errors?: FieldError[];
-}
-
-/** Reads an error body leniently: a code added to the service later still reaches the caller as it is. */
-const readErrorEnvelope = (text: string): ErrorEnvelope => {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return {};
-  }
-  if (typeof json !== 'object' || json === null) return {};
-  const { meta, errors } = json as { meta?: Record<string, unknown>; errors?: unknown };
-  const out: ErrorEnvelope = {};
-  if (typeof meta?.message === 'string') out.message = meta.message;
-  if (typeof meta?.code === 'string') out.code = meta.code;
-  if (typeof meta?.requestId === 'string') out.requestId = meta.requestId;
-  if (Array.isArray(errors)) {
-    out.errors = errors
-      .filter(
-        (item): item is FieldError =>
-          typeof item === 'object' &&
-          item !== null &&
-          typeof (item as FieldError).path === 'string' &&
-          typeof (item as FieldError).message === 'string',
-      )
-      .map(({ path, message }) => ({ path, message }));
-  }
-  return out;
-};
-
-/** The error class and fields for an error status. */
-const errorFromResponse = (
-  statusCode: number,
-  headers: Record<string, string>,
-  text: string,
-  retryAfterMs: number | undefined,
-): ServicePayError => {
-  const envelope = readErrorEnvelope(text);
-  const init: ServicePayErrorInit = {
-    statusCode,
-    headers,
-    code: envelope.code ?? 'unknown_error',
-    message: envelope.message ?? `The service answered ${statusCode}.`,
-    requestId: envelope.requestId ?? requestIdOf(headers),
-  };
-  if (envelope.errors !== undefined) init.errors = envelope.errors;
-  switch (statusCode) {
-    case 401:
-      return new AuthenticationError(init);
-    case 403:
-      return new PermissionError(init);
-    case 404:
-      return new NotFoundError(init);
-    case 409:
-      return new ConflictError(init);
-    case 429:
-      return new RateLimitError({
-        ...init,
-        retryAfter: retryAfterMs === undefined ? null : Math.ceil(retryAfterMs / 1000),
-      });
-    default:
-      if (statusCode >= 400 && statusCode < 500 && statusCode !== 408) return new InvalidRequestError(init);
-      return new APIError(init);
-  }
-};
-
-let undiciModule: Promise<typeof import('undici')> | undefined;
-/**
- * undici, imported on first use so that a client given `fetch` never loads it, and once: an `import()` per
- * request is a module-loader round trip each time (under a loader such as tsx, a message to its worker
- * thread), which made `retrieve` 3× slower than a raw `undici.request` (bench/sdk-request-overhead.ts).
- */
-const loadUndici = (): Promise<typeof import('undici')> => {
-  if (undiciModule === undefined) {
-    const loading = import('undici');
-    // A failed load is not kept, so the next request tries again.
-    loading.catch(() => {
-      if (undiciModule === loading) undiciModule = undefined;
-    });
-    undiciModule = loading;
-  }
-  return undiciModule;
-};
-
-/**
- * Sends through the dispatcher's own `dispatch`, with a handler that gathers the answer: the exchange undici's
- * `request` + `body.text()` make, without the response stream, the async resource and the `AbortSignal` (and
- * its listener) those build for every request. They were most of what a call cost beyond a raw request
- * (`bench/sdk-request-overhead.ts`: 1.40x a raw `request` with them, issue 12). The timeout and the caller's
- * signal end the exchange through the handler's controller instead.
- */
-const undiciSender = (dispatcher: () => Promise<Dispatcher> | Dispatcher): Sender => {
-  return (url, { method, headers, body }) => {
-    let controller: Dispatcher.DispatchController | undefined;
-    let abortedWith: { reason: unknown } | undefined;
-    // Settled from the handler below, or at once by `abort` while the request is not yet on a connection.
-    let resolve!: (answer: RawResponse) => void;
-    let reject!: (error: unknown) => void;
-    const response = new Promise<RawResponse>((settleWith, failWith) => {
-      resolve = settleWith;
-      reject = failWith;
-    });
-    const send = async (): Promise<void> => {
-      const target = await dispatcher();
-      if (abortedWith) return;
-      const { origin, pathname, search } = new URL(url);
-      const chunks: Buffer[] = [];
-      let statusCode = 0;
-      let answerHeaders: Record<string, string> = {};
-      target.dispatch(
-        { origin, path: pathname + search, method, headers, body: body ?? null },
-        {
-          onRequestStart(started) {
-            // Ended before the request was on a connection: the call has already rejected; drop the request.
-            if (abortedWith) started.abort(abortedWith.reason as Error);
-            else controller = started;
-          },
-          onResponseStart(_controller, status, responseHeaders) {
-            // An informational 1xx (a proxy's 103) may come first: the final answer's start replaces it.
-            statusCode = status;
-            answerHeaders = normaliseHeaders(responseHeaders);
-          },
-          onResponseData(_controller, chunk) {
-            chunks.push(chunk);
-          },
-          onResponseEnd() {
-            resolve({
-              statusCode,
-              headers: answerHeaders,
-              text: chunks.length === 0 ? '' : utf8Text(chunks),
-            });
-          },
-          onResponseError(_controller, error) {
-            reject(error);
-          },
-        },
-      );
-    };
-    send().catch(reject);
-    return {
-      response,
-      abort(reason) {
-        if (abortedWith) return;
-        abortedWith = { reason };
-        // On a connection: undici ends it and answers onResponseError with the reason. Not yet (the agent is
-        // loading, or the pool has not connected): nothing would answer until it did, so the call ends here.
-        if (controller) controller.abort(reason as Error);
-        else reject(reason);
-      },
-    };
-  };
-};
-
-const fetchSender = (fetchImpl: FetchLike): Sender => {
-  return (url, { method, headers, body }) => {
-    const controller = new AbortController();
-    const response = (async () => {
-      const answer = await fetchImpl(url, {
-        method,
-        headers,
-        ...(body === undefined ? {} : { body }),
-        signal: controller.signal,
-      });
-      const text = await answer.text();
-      const out: Record<string, string> = {};
-      answer.headers.forEach((value, name) => {
-        out[name.toLowerCase()] = value;
-      });
-      return { statusCode: answer.status, headers: out, text };
-    })();
-    return { response, abort: (reason) => controller.abort(reason) };
-  };
-};
 
 const positive = (name: string, value: number): number => {
   if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { APIPromise } from '../api-promise.ts';
-import type { APIRequest, RequestOptions, Transport } from '../client.ts';
+import type { APIRequest, Transport } from '../internal/transport.ts';
+import type { RequestOptions } from '../options.ts';
 import { Page, PagePromise } from '../pagination.ts';
 import type { Environment, Pagination } from '../protocol/index.ts';
 

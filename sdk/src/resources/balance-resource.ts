@@ -1,5 +1,5 @@
 import type { APIPromise } from '../api-promise.ts';
-import type { RequestOptions } from '../client.ts';
+import type { RequestOptions } from '../options.ts';
 import type { RetrieveBalanceParams } from '../protocol/index.ts';
 import { type Balance, Envelopes } from '../responses.ts';
 import { APIResource } from './api-resource.ts';

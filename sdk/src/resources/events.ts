@@ -1,6 +1,6 @@
 import type { APIPromise } from '../api-promise.ts';
-import type { RequestOptions } from '../client.ts';
 import { segment } from '../internal/query.ts';
+import type { RequestOptions } from '../options.ts';
 import type { ResendEventParams } from '../protocol/index.ts';
 import { Envelopes, type ResendEventResult } from '../responses.ts';
 import { APIResource } from './api-resource.ts';

@@ -1,6 +1,6 @@
 import type { APIPromise } from '../api-promise.ts';
-import type { RequestOptions } from '../client.ts';
 import { segment } from '../internal/query.ts';
+import type { RequestOptions } from '../options.ts';
 import type { ListParams, PagePromise } from '../pagination.ts';
 import type { CreateRefundParams, ListRefundsParams as ListRefundsQuery } from '../protocol/index.ts';
 import { Envelopes, type Refund } from '../responses.ts';

@@ -1,6 +1,6 @@
 import type { APIPromise } from '../api-promise.ts';
-import type { RequestOptions } from '../client.ts';
 import { segment } from '../internal/query.ts';
+import type { RequestOptions } from '../options.ts';
 import type { ListParams, PagePromise } from '../pagination.ts';
 import type { CreateSessionParams, ListSessionsParams as ListSessionsQuery } from '../protocol/index.ts';
 import { type CreatedSession, Envelopes, type Session } from '../responses.ts';

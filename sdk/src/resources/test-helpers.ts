@@ -1,7 +1,7 @@
 import { APIPromise } from '../api-promise.ts';
-import type { RequestOptions } from '../client.ts';
 import { PermissionError } from '../errors.ts';
 import { segment } from '../internal/query.ts';
+import type { RequestOptions } from '../options.ts';
 import type { SimulateTransferParams } from '../protocol/index.ts';
 import {
   Envelopes,

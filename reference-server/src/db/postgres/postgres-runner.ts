@@ -30,8 +30,6 @@ const NO_PARAMS: Params = {};
  * const row = await runner.get(findSession, { id: 'ses_…' });
  */
 export class PostgresRunner implements SqlRunner {
-  readonly dialect = 'postgres';
-
   constructor(readonly db: Queryable) {}
 
   async all<R>(statement: Sql<R>, params: Params = NO_PARAMS): Promise<R[]> {

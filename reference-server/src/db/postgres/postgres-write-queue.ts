@@ -1,6 +1,7 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type pg from 'pg';
 import type { WriteContext, Writes } from '../repositories.ts';
+import { runEffects } from '../run-effects.ts';
 import type { Queryable } from './postgres-runner.ts';
 
 /** The isolation level each job's transaction runs at (`BEGIN ISOLATION LEVEL …`). */
@@ -196,7 +197,7 @@ export class PostgresWriteQueue<R> implements Writes<R> {
     for (let attempt = 1; ; attempt++) {
       const result = await this.slots(() => this.attempt(work));
       if (result.outcome === 'committed') {
-        this.runEffects(result.effects);
+        runEffects(result.effects, this.options.onEffectError);
         return result.value;
       }
       if (result.outcome === 'failed' || attempt >= this.maxAttempts) throw result.error;
@@ -314,18 +315,6 @@ export class PostgresWriteQueue<R> implements Writes<R> {
       return lost();
     } catch (error) {
       return lost() ?? (error as Error);
-    }
-  }
-
-  private runEffects(effects: Array<() => void>): void {
-    for (const effect of effects) {
-      try {
-        const result: unknown = effect();
-        // An effect typed `() => void` may still be async: its rejection is reported, not left unhandled.
-        if (result instanceof Promise) result.catch((error: unknown) => this.options.onEffectError(error));
-      } catch (error) {
-        this.options.onEffectError(error);
-      }
     }
   }
 }

@@ -1,6 +1,6 @@
 import type { FrameMessage } from '../../protocol/messages.ts';
 
-/** The one callback a checkout ends with (docs/protocol.md, "How a checkout ends"). */
+/** The one callback a checkout ends with (docs/decisions/widget.md, "How a checkout ends"). */
 export type Outcome = Extract<FrameMessage, { type: 'success' | 'cancelled' | 'error' }>;
 
 /** SUCCESS (spec §8) and CANCELLED go back to the merchant by themselves after this long. */
