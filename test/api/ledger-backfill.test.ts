@@ -14,9 +14,9 @@ import { silentLogger } from '../../reference-server/src/internal/logger.ts';
 import { bankNotification, postNotification } from '../support/api.ts';
 import { startServer, testDatabaseUrl } from '../support/server.ts';
 
-// Step 016 (issue 37) backfills the ledger from the movements recorded before it. Held to the code that writes
+// Step 017 (issue 37) backfills the ledger from the movements recorded before it. Held to the code that writes
 // the ledger from then on: a day of money through a running server writes its ledger; the table is then
-// dropped and step 016 run again on the same data, and it must write the same entries (type, amount, currency,
+// dropped and step 017 run again on the same data, and it must write the same entries (type, amount, currency,
 // owner, session, refund, transfer, masked payer account), each once, none for what moved no money.
 
 const folder = mkdtempSync(join(tmpdir(), 'servicepay-ledger-backfill-'));
@@ -25,7 +25,7 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 const LEDGER = `SELECT business_id, environment, type, amount, currency, session_id, refund_id, transfer_id,
   payer_account FROM balance_transactions ORDER BY transfer_id, type, refund_id`;
 
-it('step 016 writes, from the data before it, the entries the running code wrote', async () => {
+it('step 017 writes, from the data before it, the entries the running code wrote', async () => {
   const dbPath = join(folder, 'servicepay.db');
   const server = await startServer({ rateLimit: { perMinute: 10_000 } }, { dbPath });
   const shop = await server.createBusiness({ name: 'Backfill Shop' });
@@ -98,7 +98,7 @@ it('step 016 writes, from the data before it, the entries the running code wrote
   if (databaseUrl === null) {
     const db = new Database(dbPath);
     try {
-      db.exec('DROP TABLE balance_transactions; DELETE FROM schema_migrations WHERE version = 16');
+      db.exec('DROP TABLE balance_transactions; DELETE FROM schema_migrations WHERE version = 17');
       migrate(db);
       backfilled = db.prepare(LEDGER).all() as Array<Record<string, unknown>>;
       ids = db.prepare('SELECT id FROM balance_transactions ORDER BY seq').pluck().all() as string[];
@@ -109,7 +109,7 @@ it('step 016 writes, from the data before it, the entries the running code wrote
     const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
     pool.on('error', () => {});
     try {
-      await pool.query('DROP TABLE balance_transactions; DELETE FROM schema_migrations WHERE version = 16');
+      await pool.query('DROP TABLE balance_transactions; DELETE FROM schema_migrations WHERE version = 17');
       await migratePostgres(pool);
       backfilled = (await pool.query(LEDGER)).rows.map((row) => ({ ...row, amount: Number(row.amount) }));
       ids = (await pool.query('SELECT id FROM balance_transactions ORDER BY seq')).rows.map((row) => row.id);
