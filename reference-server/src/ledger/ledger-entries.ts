@@ -52,9 +52,8 @@ function entriesOf(transfer: SettledTransfer, result: NotificationResult): Entry
 /**
  * Writes the ledger, always inside the write job that records the money's movement, so an entry exists exactly
  * when its movement is recorded: the settled transfer, the refund's `succeeded`, the unapplied credit's
- * `refunded`.
- * Each of those is recorded once (a unique transfer id, a conditional update), and the ledger's unique
- * indexes hold the same line underneath. Money on an account no business owns (the service knows no session
+ * `refunded`. Each of those is recorded once (a unique transfer id, a conditional update), and the ledger's
+ * unique indexes hold the same line underneath. Money on an account no business owns (the service knows no session
  * for it) has no ledger to go to: it stays the operator's, in the unapplied credits.
  *
  * @example
