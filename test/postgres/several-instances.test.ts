@@ -165,6 +165,21 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
         [checkout.sessionId],
       );
       expect(ends).toEqual([{ type: `session.${session.status}` }]);
+      // The ledger (issue 37) agrees: one payment, or the returned transfer's pair, each once.
+      const entries = await rows<{ type: string; amount: string; transfer_id: string }>(
+        'SELECT type, amount, transfer_id FROM balance_transactions WHERE session_id = $1 ORDER BY seq',
+        [checkout.sessionId],
+      );
+      const amount = String(checkout.amount);
+      const transferId = transfer.body.data.id;
+      expect(entries).toEqual(
+        transfer.body.data.outcome === 'credited'
+          ? [{ type: 'payment', amount, transfer_id: transferId }]
+          : [
+              { type: 'transfer_received', amount, transfer_id: transferId },
+              { type: 'transfer_return', amount: `-${amount}`, transfer_id: transferId },
+            ],
+      );
     }
     const refunds = await rows<{ n: string }>(
       `SELECT count(*) AS n FROM bank_refunds r JOIN bank_transfers t ON t.id = r.transfer_id
@@ -198,6 +213,12 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
       [checkout.sessionId],
     );
     expect(events.map((event) => event.type)).toEqual(['session.awaiting_payment', 'session.successful']);
+    // One ledger entry for the one transfer (issue 37).
+    const entries = await rows<{ type: string; amount: string }>(
+      'SELECT type, amount FROM balance_transactions WHERE transfer_id = $1',
+      [transfer.id],
+    );
+    expect(entries).toEqual([{ type: 'payment', amount: '31000' }]);
     await vi.waitFor(() => expect(received(checkout.sessionId)).toHaveLength(1));
     const [webhook] = received(checkout.sessionId);
     expect(webhook?.body).toMatchObject({

@@ -80,11 +80,13 @@ export class SimulatedBank implements BankGateway {
   /** Only a credited transfer goes back, once: a second request answers the first refund. */
   async refund(transferId: string, reason: string): Promise<RefundResult> {
     const { books, clock } = this.options;
-    const outcome = await books.transferOutcome(transferId);
-    if (outcome === undefined) return { refused: 'unknown_transfer' };
-    if (outcome !== 'credited') return { refused: 'not_credited' };
+    const transfer = await books.findTransfer(transferId);
+    if (transfer === undefined) return { refused: 'unknown_transfer' };
+    if (transfer.outcome !== 'credited') return { refused: 'not_credited' };
     const id = await books.recordRefund({ id: newId('rfd'), transferId, reason, now: clock.now() });
-    return { refunded: { id } };
+    // Back to the account the money came from: the service's ledger names it (masked).
+    const { payerAccount, amount, currency } = transfer;
+    return { refunded: { id, payerAccount, amount, currency } };
   }
 
   /**
@@ -180,6 +182,9 @@ export class SimulatedBank implements BankGateway {
         currency: account.currency,
         outcome,
         returnReason,
+        // The account the money came from, as a bank's credit notification gives it: the ledger keeps it
+        // masked, so a bookkeeper can match a line of the bank statement (issue 37).
+        payerAccount,
       },
     };
     // This instance delivers it now; the others retry it only if that fails and the lease runs out.

@@ -9,6 +9,7 @@ import { toIso } from '../internal/clock.ts';
 import { KeyedTasks } from '../internal/keyed-tasks.ts';
 import type { Logger } from '../internal/logger.ts';
 import { newId } from '../internal/random.ts';
+import { LedgerEntries } from '../ledger/ledger-entries.ts';
 import { creditUnapplied } from '../metrics/metrics.ts';
 import { toSessionView } from '../views/session-views.ts';
 import type { BankGateway, CreditedTransfer } from './bank-gateway.ts';
@@ -135,7 +136,12 @@ export class UnappliedCredits {
         refundStatus: outcome.refundStatus,
         refundId: outcome.refundStatus === 'refunded' ? outcome.refundId : null,
       };
-      await this.recordOutcome(tx, context, settled, answer, this.clock.now());
+      const now = this.clock.now();
+      await this.recordOutcome(tx, context, settled, answer, now);
+      // Sent back: the credit and its return on the ledger. Refused, the bank holds no such money: no entry.
+      if ('refunded' in answer) {
+        await LedgerEntries.creditReturned(tx, { credit: settled, sentBack: answer.refunded, now });
+      }
       return true;
     });
     if (recorded && 'refused' in answer) {

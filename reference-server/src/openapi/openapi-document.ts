@@ -64,6 +64,10 @@ export function buildOpenApiDocument(operations: readonly DocumentedOperation[] 
       { name: 'Sessions', description: 'Payment sessions (secret key).' },
       { name: 'Refunds', description: "Money sent back to the payer's account (secret key)." },
       {
+        name: 'Balance',
+        description: 'The ledger: every movement of money once, and the balance per currency (secret key).',
+      },
+      {
         name: 'Checkout',
         description: 'What the widget calls (client secret, widget token, publishable key).',
       },

@@ -1,3 +1,4 @@
+import { BALANCE_TRANSACTION_OPERATIONS } from './balance-transactions.ts';
 import { BANK_OPERATIONS } from './bank.ts';
 import type { AnyOperation } from './operation.ts';
 import { REFUND_OPERATIONS } from './refunds.ts';
@@ -21,6 +22,7 @@ export const API_OPERATIONS: readonly AnyOperation[] = [
   ...SERVICE_OPERATIONS,
   ...SESSION_OPERATIONS,
   ...REFUND_OPERATIONS,
+  ...BALANCE_TRANSACTION_OPERATIONS,
   ...WIDGET_OPERATIONS,
   ...SESSION_EVENT_OPERATIONS,
   ...TEST_HELPER_OPERATIONS,

@@ -119,7 +119,16 @@ export interface DocumentedOperation {
   /** OpenAPI path, `{id}` for parameters (mounted as express's `:id`). */
   path: string;
   operationId: string;
-  tag: 'Sessions' | 'Refunds' | 'Checkout' | 'Webhooks' | 'Bank' | 'Testing' | 'Service' | 'Portal';
+  tag:
+    | 'Sessions'
+    | 'Refunds'
+    | 'Balance'
+    | 'Checkout'
+    | 'Webhooks'
+    | 'Bank'
+    | 'Testing'
+    | 'Service'
+    | 'Portal';
   summary: string;
   description?: string;
   security: SecurityName[];
