@@ -22,6 +22,7 @@ import { requestId } from './middleware/request-id.ts';
 import type { RequestLog } from './middleware/request-log.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiDocument } from './openapi/openapi-document.ts';
+import type { PaymentLinkService } from './payment-links/payment-link-service.ts';
 import type { RefundService } from './refunds/refund-service.ts';
 import { API_OPERATIONS } from './routes/api-operations.ts';
 import { healthHandlers } from './routes/health.ts';
@@ -42,6 +43,7 @@ export interface AppDeps {
   processor: BankNotificationProcessor;
   sessions: SessionService;
   refunds: RefundService;
+  paymentLinks: PaymentLinkService;
   /** Test mode's "expire now" (`/api/test/sessions/{id}/expire`, `…/account/expire`, the portal's button). */
   testEndings: TestEndings;
   broadcaster: Broadcaster;
@@ -122,6 +124,7 @@ export function createApp(deps: AppDeps): Express {
       store: deps.store,
       sessions: deps.sessions,
       refunds: deps.refunds,
+      paymentLinks: deps.paymentLinks,
       testEndings: deps.testEndings,
       webhooks: deps.webhooks,
       pushStreams: deps.pushStreams,

@@ -7,6 +7,7 @@ import type { Store } from '../db/store.ts';
 import type { PushStreams } from '../events/push-streams.ts';
 import type { Webhooks } from '../events/webhooks.ts';
 import type { WidgetCaller } from '../middleware/authenticate.ts';
+import type { PaymentLinkService } from '../payment-links/payment-link-service.ts';
 import type { RefundService } from '../refunds/refund-service.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { TestEndings } from '../sessions/test-endings.ts';
@@ -56,7 +57,8 @@ export type SuccessSpec<S extends z.ZodType = z.ZodType> =
   | { kind: 'redirect'; description: string }
   | { kind: 'event-stream'; description: string }
   | { kind: 'stream-head'; description: string }
-  | { kind: 'asset'; description: string };
+  | { kind: 'asset'; description: string }
+  | { kind: 'svg'; description: string };
 
 /** A request header an operation reads, as documented. */
 export interface HeaderSpec {
@@ -88,7 +90,16 @@ export interface DocumentedOperation {
   /** OpenAPI path, `{id}` for parameters (mounted as express's `:id`). */
   path: string;
   operationId: string;
-  tag: 'Sessions' | 'Refunds' | 'Checkout' | 'Webhooks' | 'Bank' | 'Testing' | 'Service' | 'Portal';
+  tag:
+    | 'Sessions'
+    | 'Refunds'
+    | 'PaymentLinks'
+    | 'Checkout'
+    | 'Webhooks'
+    | 'Bank'
+    | 'Testing'
+    | 'Service'
+    | 'Portal';
   summary: string;
   description?: string;
   security: SecurityName[];
@@ -110,6 +121,7 @@ export interface OperationDeps {
   store: Store;
   sessions: SessionService;
   refunds: RefundService;
+  paymentLinks: PaymentLinkService;
   testEndings: TestEndings;
   webhooks: Webhooks;
   pushStreams: PushStreams;
