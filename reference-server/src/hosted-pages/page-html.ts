@@ -53,7 +53,7 @@ export interface HostedPage {
 export function sendPage(req: IncomingMessage, res: ServerResponse, version: string, page: HostedPage): void {
   const script = page.script ? `\n<script src="${escapeHtml(page.script)}" defer></script>` : '';
   const banner = page.testMode
-    ? '<p class="test-mode" role="note"><strong>Test mode</strong>: no real money moves.</p>'
+    ? '<header><p class="test-mode"><strong>Test mode</strong>: no real money moves.</p></header>\n'
     : '';
   const html = `<!doctype html>
 <html lang="en">

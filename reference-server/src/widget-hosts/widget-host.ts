@@ -90,6 +90,13 @@ export function widgetHostHandler(options: WidgetHostOptions) {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Referrer-Policy', 'no-referrer');
+    // Browsers ask every page's host for one: nothing, rather than a 404 in the payer's console.
+    if (path === '/favicon.ico') {
+      res.statusCode = 204;
+      res.setHeader('Cache-Control', 'public, max-age=86400');
+      res.end();
+      return;
+    }
     const hosted = hostedPath(path);
     if (hosted && options.pages) {
       const release = options.release();
