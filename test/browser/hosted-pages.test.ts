@@ -109,10 +109,15 @@ async function walk(page: Page, steps: FlowStep[]): Promise<void> {
 /**
  * What the console said that the test did not cause on purpose. Two lines are expected: Chromium's warning that
  * a sandboxed frame of the page's own origin could leave its sandbox (on the hosted page the checkout frame is
- * served by the same widget host, and both are ours), and a 410 the test navigated to on purpose.
+ * served by the same widget host, and both are ours), and the 400 and 410 pages the test asked for on purpose.
  */
 const unexpected = (problems: string[]) =>
-  problems.filter((line) => !line.includes('can escape its sandboxing') && !line.includes('status of 410'));
+  problems.filter(
+    (line) =>
+      !line.includes('can escape its sandboxing') &&
+      !line.includes('status of 410') &&
+      !line.includes('status of 400'),
+  );
 
 /** The page is no wider than the phone (no sideways scrolling). */
 const scrollsSideways = (page: Page) =>

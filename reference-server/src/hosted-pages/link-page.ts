@@ -95,13 +95,14 @@ async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefin
 
 /**
  * Whether the post comes from this host's own page: a browser says where a request comes from
- * (`Sec-Fetch-Site`, `Origin`); either, when sent, must name this host. The signed form token is checked too.
+ * (`Sec-Fetch-Site`, else `Origin`); when sent, it must name this host. The signed form token is checked too.
  */
 function sameOrigin(req: IncomingMessage, origin: string): boolean {
   const site = req.headers['sec-fetch-site'];
-  if (site !== undefined && site !== 'same-origin') return false;
+  if (site !== undefined) return site === 'same-origin';
+  // Under `Referrer-Policy: no-referrer` a browser sends `Origin: null` for its own form: the token decides then.
   const from = req.headers.origin;
-  return from === undefined || from === origin;
+  return from === undefined || from === 'null' || from === origin;
 }
 
 /**

@@ -24,7 +24,14 @@ export function checkRedirectUrls(
   for (const path of ['successUrl', 'cancelUrl'] as const) {
     const value = urls[path];
     if (value === undefined) continue;
-    const url = new URL(value);
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      // The schema's URL check and WHATWG's parser can disagree on odd input: the parser decides.
+      errors.push({ path, message: 'must be an absolute https URL' });
+      continue;
+    }
     if (url.protocol === 'https:') continue;
     if (environment === 'live') {
       errors.push({ path, message: 'must be an https URL in the live environment' });
