@@ -24,7 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['openapi'],
   ['app.ts'],
   ['service.ts'],
-  ['cli.ts', 'index.ts', 'operator-lists.ts'],
+  ['cli.ts', 'index.ts', 'operator-lists.ts', 'payment-links-cli.ts'],
 ];
 
 /** The layer of a module of the service, by its first path segment under `src/`. */

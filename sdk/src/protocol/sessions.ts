@@ -62,6 +62,8 @@ export const RedirectUrlSchema = z
   .url({ protocol: /^https?$/ })
   .max(2048)
   .refine((value) => {
+    // Runs even when the URL check above failed: an unparsable value is that check's to report.
+    if (!URL.canParse(value)) return true;
     const url = new URL(value);
     return url.username === '' && url.password === '';
   }, 'must not carry a user name or password');
