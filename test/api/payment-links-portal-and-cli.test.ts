@@ -70,7 +70,7 @@ describe("the portal's Payment links page", () => {
     const url = api.body.data.url as string;
     const visit = await openLinkPage(url);
     const posted = await submitLinkForm(url, visit, { name: 'Bola Ade', email: 'bola@example.com' });
-    const { clientSecret } = checkoutLocation(posted.headers.get('location'));
+    const { sessionId, clientSecret } = checkoutLocation(posted.headers.get('location'));
     const opened = await bootstrap(server.baseUrl, clientSecret);
     await testTransfer(server.baseUrl, key, opened.virtualAccount.accountNumber, 750_050);
     const detail = await client.request('GET', linkPath);
@@ -79,6 +79,9 @@ describe("the portal's Payment links page", () => {
     expect(detail.text).toContain('data:image/svg+xml;base64,');
     expect(detail.text).toContain('Bola Ade');
     expect(detail.text).toContain('Closed: paid once');
+    // The session's own page names the link too.
+    const sessionPage = await client.request('GET', `/portal/sessions/${sessionId}`);
+    expect(sessionPage.text).toContain(`href="/portal/payment-links/${id}"`);
 
     // A reusable one, deactivated from its page.
     const second = await client.request('POST', '/portal/payment-links', {
