@@ -197,7 +197,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       paymentLinks,
       // Derived from the secrets key: every instance signs and checks the same forms, and nothing else uses it.
       formTokens: new LinkFormTokens(createHmac('sha256', secretsKey).update('payment-link-forms').digest()),
-      limiters: linkLimiters,
+      limiters: { ...linkLimiters, pages: limiters.widget },
       trustedProxy: trustedProxyMatcher(config.trustedProxies),
     }),
   });
