@@ -20,6 +20,7 @@ import { rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import type { RequestLog } from './middleware/request-log.ts';
 import { openApiDocument } from './openapi/openapi-document.ts';
+import type { PaymentLinkService } from './payment-links/payment-link-service.ts';
 import { PAGE_WORDS, sendErrorPage } from './portal/pages/error-page.ts';
 import type { RefundService } from './refunds/refund-service.ts';
 import { apiEdge } from './routes/api-edge.ts';
@@ -43,6 +44,7 @@ export interface AppDeps {
   processor: BankNotificationProcessor;
   sessions: SessionService;
   refunds: RefundService;
+  paymentLinks: PaymentLinkService;
   /** Test mode's "expire now" (`/api/test/sessions/{id}/expire`, `…/account/expire`, the portal's button). */
   testEndings: TestEndings;
   broadcaster: Broadcaster;
@@ -123,6 +125,7 @@ export function createApp(deps: AppDeps): Express {
       store: deps.store,
       sessions: deps.sessions,
       refunds: deps.refunds,
+      paymentLinks: deps.paymentLinks,
       testEndings: deps.testEndings,
       webhooks: deps.webhooks,
       pushStreams: deps.pushStreams,

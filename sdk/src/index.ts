@@ -40,6 +40,7 @@ export type {
 export { BalanceResource } from './resources/balance-resource.ts';
 export { BalanceTransactions, type ListBalanceTransactionsParams } from './resources/balance-transactions.ts';
 export { Events } from './resources/events.ts';
+export { type ListPaymentLinksParams, PaymentLinks } from './resources/payment-links.ts';
 export { type ListRefundsParams, Refunds } from './resources/refunds.ts';
 export { type ListSessionsParams, Sessions } from './resources/sessions.ts';
 export { TestHelpers, type TestPayParams } from './resources/test-helpers.ts';
@@ -57,6 +58,7 @@ export type {
   DeletedWebhookEndpoint,
   KnownWebhookEvent,
   Mismatch,
+  PaymentLink,
   Refund,
   ResendEventResult,
   Session,

@@ -7,6 +7,7 @@ import {
   type CreatedSession as ContractCreatedSession,
   type DeletedWebhookEndpoint as ContractDeletedWebhookEndpoint,
   type Mismatch as ContractMismatch,
+  type PaymentLink as ContractPaymentLink,
   type Refund as ContractRefund,
   type ResendEventResult as ContractResendEventResult,
   type Session as ContractSession,
@@ -24,6 +25,7 @@ import {
   type Environment,
   envelopeOf,
   listEnvelopeOf,
+  PaymentLinkSchema,
   RefundSchema,
   ResendEventResultSchema,
   SessionSchema,
@@ -192,6 +194,16 @@ export type BalanceTransaction = Lenient<ContractBalanceTransaction>;
  */
 export type Balance = Lenient<ContractBalance>;
 
+/**
+ * A payment link (`pl_…`): a page (`url`) payers open to pay a fixed amount; `active` false once turned off or,
+ * for a one-time link, once paid.
+ *
+ * @example
+ * import type { PaymentLink } from '@servicepay/node';
+ * const shareable = (link: PaymentLink) => link.active && link.url;
+ */
+export type PaymentLink = Lenient<ContractPaymentLink>;
+
 type KnownEventBody = Omit<Lenient<ContractWebhookEvent>, 'type'>;
 
 /**
@@ -262,6 +274,8 @@ export const Envelopes = {
   balanceTransaction: lenient(envelopeOf(BalanceTransactionSchema)),
   balanceTransactionList: lenient(listEnvelopeOf(BalanceTransactionSchema)),
   balance: lenient(envelopeOf(BalanceSchema)),
+  paymentLink: lenient(envelopeOf(PaymentLinkSchema)),
+  paymentLinkList: lenient(listEnvelopeOf(PaymentLinkSchema)),
   endpoint: lenient(envelopeOf(WebhookEndpointSchema)),
   endpointWithSecret: lenient(envelopeOf(WebhookEndpointWithSecretSchema)),
   endpointList: lenient(listEnvelopeOf(WebhookEndpointSchema)),

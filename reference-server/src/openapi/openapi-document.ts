@@ -68,6 +68,10 @@ export function buildOpenApiDocument(operations: readonly DocumentedOperation[] 
         description: 'The ledger: every movement of money once, and the balance per currency (secret key).',
       },
       {
+        name: 'PaymentLinks',
+        description: 'Payment links: a page payers open to pay a fixed amount, and its QR code (secret key).',
+      },
+      {
         name: 'Checkout',
         description: 'What the widget calls (client secret, widget token, publishable key).',
       },

@@ -118,6 +118,13 @@ export function responsesOf(operation: DocumentedOperation, schemas: SchemaCompo
             : { 'application/json': { schema: { type: 'object' } } },
         };
         break;
+      case 'svg':
+        responses[status] = {
+          description: success.description,
+          headers: headersFor(Number(status)),
+          content: { 'image/svg+xml': { schema: { type: 'string' } } },
+        };
+        break;
     }
   }
   // A HEAD answer has no body, whatever its status.

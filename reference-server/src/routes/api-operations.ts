@@ -1,6 +1,7 @@
 import { BALANCE_TRANSACTION_OPERATIONS } from './balance-transactions.ts';
 import { BANK_OPERATIONS } from './bank.ts';
 import type { AnyOperation } from './operation.ts';
+import { PAYMENT_LINK_OPERATIONS } from './payment-links.ts';
 import { REFUND_OPERATIONS } from './refunds.ts';
 import { SERVICE_OPERATIONS } from './service-operations.ts';
 import { SESSION_EVENT_OPERATIONS } from './session-events.ts';
@@ -23,6 +24,7 @@ export const API_OPERATIONS: readonly AnyOperation[] = [
   ...SESSION_OPERATIONS,
   ...REFUND_OPERATIONS,
   ...BALANCE_TRANSACTION_OPERATIONS,
+  ...PAYMENT_LINK_OPERATIONS,
   ...WIDGET_OPERATIONS,
   ...SESSION_EVENT_OPERATIONS,
   ...TEST_HELPER_OPERATIONS,

@@ -9,6 +9,7 @@ import type { PushStreams } from '../events/push-streams.ts';
 import type { Webhooks } from '../events/webhooks.ts';
 import type { WidgetCaller } from '../middleware/authenticate.ts';
 import type { SuccessStatus } from '../middleware/envelope.ts';
+import type { PaymentLinkService } from '../payment-links/payment-link-service.ts';
 import type { RefundService } from '../refunds/refund-service.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { TestEndings } from '../sessions/test-endings.ts';
@@ -87,7 +88,8 @@ export type SuccessSpec<S extends z.ZodType = z.ZodType> =
   | { kind: 'redirect'; description: string }
   | { kind: 'event-stream'; description: string }
   | { kind: 'stream-head'; description: string }
-  | { kind: 'asset'; description: string };
+  | { kind: 'asset'; description: string }
+  | { kind: 'svg'; description: string };
 
 /** A request header an operation reads, as documented. */
 export interface HeaderSpec {
@@ -123,6 +125,7 @@ export interface DocumentedOperation {
     | 'Sessions'
     | 'Refunds'
     | 'Balance'
+    | 'PaymentLinks'
     | 'Checkout'
     | 'Webhooks'
     | 'Bank'
@@ -176,6 +179,7 @@ export interface OperationDeps {
   store: Store;
   sessions: SessionService;
   refunds: RefundService;
+  paymentLinks: PaymentLinkService;
   testEndings: TestEndings;
   webhooks: Webhooks;
   pushStreams: PushStreams;

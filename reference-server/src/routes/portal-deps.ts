@@ -7,6 +7,7 @@ import type { Logger } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import type { RateLimiter } from '../internal/sliding-window-limiter.ts';
 import type { RequestLog } from '../middleware/request-log.ts';
+import type { PaymentLinkService } from '../payment-links/payment-link-service.ts';
 import type { RefundService } from '../refunds/refund-service.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { TestEndings } from '../sessions/test-endings.ts';
@@ -24,6 +25,8 @@ export interface PortalDeps {
   sessions: SessionService;
   /** The session page's refunds and its Refund form. */
   refunds: RefundService;
+  /** The Payment links page (issue 36): create, deactivate, the QR code. */
+  paymentLinks: PaymentLinkService;
   /** Test mode's "expire now", for the session page's buttons. */
   testEndings: TestEndings;
   webhooks: Webhooks;

@@ -3,6 +3,7 @@ import type {
   BootstrapResult,
   CreatedSession,
   CreateSessionParams,
+  Environment,
   NewAccountResult,
   PublicSession,
   Session,
@@ -24,8 +25,12 @@ import { isTerminal } from '../views/session-status.ts';
 import { toPublicSession, toSessionView } from '../views/session-views.ts';
 import { AccountOpening } from './account-opening.ts';
 import { newClientSecret } from './client-secret.ts';
+import { checkRedirectUrls } from './redirect-urls.ts';
 import type { SessionLifecycle } from './session-lifecycle.ts';
 import { ownedSession, sessionView } from './session-reads.ts';
+
+/** The hosted checkout's address of a session (`widget-hosts/hosted-pages.ts`): made by the service's wiring. */
+export type HostedCheckoutUrl = (environment: Environment, sessionId: string, clientSecret: string) => string;
 
 /**
  * The rules of a payment session, behind the routes: create, read, list, cancel. Every write runs in the write
@@ -41,6 +46,7 @@ export class SessionService {
     bank: BankGateway,
     private readonly clock: Clock,
     private readonly config: ServerConfig,
+    private readonly hostedUrl: HostedCheckoutUrl = () => '',
   ) {
     this.accounts = new AccountOpening(store, lifecycle, bank, clock, config);
   }
@@ -55,8 +61,10 @@ export class SessionService {
     caller: ApiCaller,
     params: CreateSessionParams,
     alongside?: (tx: Repositories, created: CreatedSession) => Promise<void>,
+    paymentLinkId: string | null = null,
   ): Promise<CreatedSession> {
     this.checkMoney(params);
+    checkRedirectUrls(caller.environment, { successUrl: params.successUrl, cancelUrl: params.cancelUrl });
     return this.store.writes.run(async (tx, context) => {
       const now = this.clock.now();
       context.afterCommit(() => sessionCreated(caller.environment));
@@ -81,6 +89,9 @@ export class SessionService {
         createdAt: now,
         updatedAt: now,
         expiresAt: now + (params.expiresInMinutes ?? this.config.sessionLifetimeMinutes) * 60_000,
+        paymentLinkId,
+        successUrl: params.successUrl ?? null,
+        cancelUrl: params.cancelUrl ?? null,
       });
       if (!session) {
         throw new DomainError(
@@ -89,7 +100,8 @@ export class SessionService {
           [{ path: 'reference', message: 'already used by another session' }],
         );
       }
-      const created: CreatedSession = { ...toSessionView(session, undefined), clientSecret };
+      const url = this.hostedUrl(session.environment, session.id, clientSecret);
+      const created: CreatedSession = { ...toSessionView(session, undefined), clientSecret, url };
       await alongside?.(tx, created);
       return created;
     });
@@ -119,6 +131,7 @@ export class SessionService {
       environment: caller.environment,
       status: query.status,
       reference: query.reference,
+      paymentLinkId: query.paymentLinkId,
       beforeSeq,
       limit: query.limit + 1,
     });
@@ -229,7 +242,8 @@ export class SessionService {
     }));
   }
 
-  private checkMoney(params: CreateSessionParams): void {
+  /** Refuses a currency the service does not take, or an amount outside its bounds (payment links use it too). */
+  checkMoney(params: Pick<CreateSessionParams, 'amount' | 'currency'>): void {
     const bounds = this.config.currencies[params.currency];
     if (!bounds) {
       throw new DomainError('unsupported_currency', `Currency ${params.currency} is not supported.`, [

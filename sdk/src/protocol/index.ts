@@ -11,6 +11,7 @@ export * from './balance-transactions.ts';
 export * from './bank.ts';
 export * from './common.ts';
 export * from './keys.ts';
+export * from './payment-links.ts';
 export * from './push.ts';
 export * from './refunds.ts';
 export * from './sessions.ts';
