@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { fillSessionId } from '../sessions/redirect-urls.ts';
 import { isTerminal } from '../views/session-status.ts';
-import type { HostedPagesDeps } from './hosted-pages.ts';
+import type { HostedPagesDeps } from './hosted-pages-deps.ts';
 import { escapeHtml, messagePage, payerAmount, redirect, sendPage } from './page-html.ts';
 
 interface CheckoutPageContext {

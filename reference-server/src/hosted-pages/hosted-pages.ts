@@ -1,31 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Store } from '../db/store.ts';
-import type { Clock } from '../internal/clock.ts';
-import type { Logger } from '../internal/logger.ts';
 import { addressKeyOf } from '../internal/peer-address.ts';
-import type { RateLimiter } from '../internal/sliding-window-limiter.ts';
-import type { PaymentLinkService } from '../payment-links/payment-link-service.ts';
 import type { HostedPath } from '../widget-hosts/hosted-paths.ts';
 import { checkoutPage, checkoutReturn } from './checkout-page.ts';
-import type { LinkFormTokens } from './link-form-token.ts';
+import type { HostedPagesDeps } from './hosted-pages-deps.ts';
 import { linkPage } from './link-page.ts';
 import { messagePage, sendPage } from './page-html.ts';
-
-/** What the payer-facing pages read and call. */
-export interface HostedPagesDeps {
-  store: Store;
-  clock: Clock;
-  logger: Logger;
-  paymentLinks: PaymentLinkService;
-  formTokens: LinkFormTokens;
-  /**
-   * The link pages' session budgets (per link, and per client address across links), and `pages`: the
-   * checkout's per-address budget (`checkout:<address>`, the one bootstrap spends), which every page spends.
-   */
-  limiters: { perLink: RateLimiter; perAddress: RateLimiter; pages: RateLimiter };
-  /** Whether a peer is a proxy whose `X-Forwarded-For` is believed (`SERVICEPAY_TRUST_PROXY`). */
-  trustedProxy: (address: string) => boolean;
-}
 
 /** What a widget host tells a page: its environment, origin and the widget version its assets are under. */
 export interface HostedRequest {

@@ -3,7 +3,7 @@ import { type FieldError, type Payer, PayerSchema } from '@servicepay/node/proto
 import type { PaymentLinkRecord } from '../db/payment-links.ts';
 import { DomainError } from '../domain-errors.ts';
 import { hostedCheckoutUrl } from '../widget-hosts/hosted-paths.ts';
-import type { HostedPagesDeps } from './hosted-pages.ts';
+import type { HostedPagesDeps } from './hosted-pages-deps.ts';
 import { cookieValue, FORM_COOKIE } from './link-form-token.ts';
 import { escapeHtml, type HostedPage, messagePage, payerAmount, redirect, sendPage } from './page-html.ts';
 
