@@ -193,6 +193,15 @@ function handOver(node, args, env) {
   for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM', 'SIGHUP'])) {
     process.on(signal, () => child.kill(signal));
   }
+  // npm passes a `kill <npm pid>` to the shell it ran the script in, which dies without passing it on: then this
+  // process is orphaned, and so must stop what it started rather than leave it holding every port.
+  const parent = process.ppid;
+  const orphanWatch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(orphanWatch); // once: a second signal would be a second press, a forced stop
+    child.kill('SIGTERM');
+  }, 250);
+  orphanWatch.unref();
   child.on('exit', (code, signal) => process.exit(code ?? 128 + (signal ? constants.signals[signal] : 0)));
 }
 
