@@ -3,6 +3,7 @@ import { type AuditLogRepository, SqlAuditLogRepository } from './audit-log.ts';
 import { type BankNotificationRepository, SqlBankNotificationRepository } from './bank-notifications.ts';
 import { type BusinessRepository, SqlBusinessRepository } from './businesses.ts';
 import { type EventRepository, SqlEventRepository } from './events.ts';
+import { type ExportPageRepository, SqlExportPageRepository } from './export-pages.ts';
 import { type IdempotencyKeyRepository, SqlIdempotencyKeyRepository } from './idempotency-keys.ts';
 import { type PortalSessionRepository, SqlPortalSessionRepository } from './portal-sessions.ts';
 import { type RefundRepository, SqlRefundRepository } from './refunds.ts';
@@ -42,6 +43,8 @@ export interface Repositories {
   webhookEndpoints: WebhookEndpointRepository;
   webhookDeliveries: WebhookDeliveryRepository;
   requestLog: RequestLogRepository;
+  /** The keyset pages the CSV exports stream (issue 37). */
+  exportPages: ExportPageRepository;
 }
 
 /**
@@ -69,6 +72,7 @@ export function repositoriesOn(db: SqlRunner, options: WebhookDeliveryOptions = 
     webhookEndpoints: new SqlWebhookEndpointRepository(db),
     webhookDeliveries: new SqlWebhookDeliveryRepository(db, options),
     requestLog: new SqlRequestLogRepository(db),
+    exportPages: new SqlExportPageRepository(db),
   };
 }
 

@@ -223,6 +223,12 @@ const HEADERS: Record<string, Json> = {
     description: 'The answer depends on `Origin` (its CORS headers do).',
     schema: { type: 'string', const: 'Origin' },
   },
+  ContentDisposition: {
+    description:
+      'A download and its file name: `attachment; filename="servicepay-<kind>-<environment>-<from>-to-<to>.csv"`.',
+    required: true,
+    schema: { type: 'string', pattern: '^attachment; filename="[A-Za-z0-9.-]+\\.csv"$', maxLength: 200 },
+  },
 };
 
 /**
@@ -411,6 +417,25 @@ export function buildOpenApiDocument(operations: readonly DocumentedOperation[] 
         case 'stream-head':
           responses[status] = { description: success.description, headers: headersFor(Number(status)) };
           break;
+        case 'csv':
+          // A download streamed row by row (RFC 4180, UTF-8 with a BOM): no length is known in advance.
+          responses[status] = {
+            description: success.description,
+            headers: {
+              ...(portal ? {} : headersFor(Number(status))),
+              'Content-Disposition': header('ContentDisposition'),
+            },
+            content: {
+              'text/csv': {
+                schema: {
+                  type: 'string',
+                  maxLength: 1_073_741_824,
+                  description: 'A header row, then one row per record; CRLF after each.',
+                },
+              },
+            },
+          };
+          break;
         case 'asset':
           responses[status] = {
             description: success.description,
@@ -512,6 +537,7 @@ export function buildOpenApiDocument(operations: readonly DocumentedOperation[] 
     tags: [
       { name: 'Sessions', description: 'Payment sessions (secret key).' },
       { name: 'Refunds', description: "Money sent back to the payer's account (secret key)." },
+      { name: 'Exports', description: 'CSV downloads of the books, streamed (secret key).' },
       {
         name: 'Checkout',
         description: 'What the widget calls (client secret, widget token, publishable key).',

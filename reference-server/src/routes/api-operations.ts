@@ -1,4 +1,5 @@
 import { BANK_OPERATIONS } from './bank.ts';
+import { EXPORT_OPERATIONS } from './exports.ts';
 import type { AnyOperation } from './operation.ts';
 import { REFUND_OPERATIONS } from './refunds.ts';
 import { SERVICE_OPERATIONS } from './service-operations.ts';
@@ -26,4 +27,5 @@ export const API_OPERATIONS: readonly AnyOperation[] = [
   ...TEST_HELPER_OPERATIONS,
   ...BANK_OPERATIONS,
   ...WEBHOOK_ENDPOINT_OPERATIONS,
+  ...EXPORT_OPERATIONS,
 ];

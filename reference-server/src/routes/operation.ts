@@ -6,6 +6,7 @@ import type { ApiCaller } from '../businesses/ownership.ts';
 import type { Store } from '../db/store.ts';
 import type { PushStreams } from '../events/push-streams.ts';
 import type { Webhooks } from '../events/webhooks.ts';
+import type { ExportService } from '../exports/export-service.ts';
 import type { WidgetCaller } from '../middleware/authenticate.ts';
 import type { RefundService } from '../refunds/refund-service.ts';
 import type { SessionService } from '../sessions/session-service.ts';
@@ -49,14 +50,18 @@ export type PathParams<P extends string> = P extends `${string}{${infer Name}}${
 /** A security scheme of the document; several on one operation are alternatives. */
 export type SecurityName = 'secretKey' | 'publishableKey' | 'widgetToken' | 'bankSignature' | 'portalSession';
 
-/** A success answer: `data` in the envelope (`list`: an array with pagination), or a page, a redirect, a stream. */
+/**
+ * A success answer: `data` in the envelope (`list`: an array with pagination), or a page, a redirect, a stream,
+ * a CSV download (`text/csv` with `Content-Disposition: attachment`).
+ */
 export type SuccessSpec<S extends z.ZodType = z.ZodType> =
   | { kind: 'json'; description: string; data: S; name: string; list?: boolean }
   | { kind: 'html'; description: string }
   | { kind: 'redirect'; description: string }
   | { kind: 'event-stream'; description: string }
   | { kind: 'stream-head'; description: string }
-  | { kind: 'asset'; description: string };
+  | { kind: 'asset'; description: string }
+  | { kind: 'csv'; description: string };
 
 /** A request header an operation reads, as documented. */
 export interface HeaderSpec {
@@ -88,7 +93,16 @@ export interface DocumentedOperation {
   /** OpenAPI path, `{id}` for parameters (mounted as express's `:id`). */
   path: string;
   operationId: string;
-  tag: 'Sessions' | 'Refunds' | 'Checkout' | 'Webhooks' | 'Bank' | 'Testing' | 'Service' | 'Portal';
+  tag:
+    | 'Sessions'
+    | 'Refunds'
+    | 'Checkout'
+    | 'Webhooks'
+    | 'Bank'
+    | 'Testing'
+    | 'Service'
+    | 'Portal'
+    | 'Exports';
   summary: string;
   description?: string;
   security: SecurityName[];
@@ -110,6 +124,8 @@ export interface OperationDeps {
   store: Store;
   sessions: SessionService;
   refunds: RefundService;
+  /** The CSV exports (`routes/exports.ts`). */
+  exports: ExportService;
   testEndings: TestEndings;
   webhooks: Webhooks;
   pushStreams: PushStreams;

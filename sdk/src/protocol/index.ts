@@ -9,6 +9,7 @@
  */
 export * from './bank.ts';
 export * from './common.ts';
+export * from './exports.ts';
 export * from './keys.ts';
 export * from './push.ts';
 export * from './refunds.ts';
