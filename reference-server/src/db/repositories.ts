@@ -1,5 +1,9 @@
 import { type ApiKeyRepository, SqlApiKeyRepository } from './api-keys.ts';
 import { type AuditLogRepository, SqlAuditLogRepository } from './audit-log.ts';
+import {
+  type BalanceTransactionRepository,
+  SqlBalanceTransactionRepository,
+} from './balance-transactions.ts';
 import { type BankNotificationRepository, SqlBankNotificationRepository } from './bank-notifications.ts';
 import { type BusinessRepository, SqlBusinessRepository } from './businesses.ts';
 import { type EventRepository, SqlEventRepository } from './events.ts';
@@ -39,6 +43,7 @@ export interface Repositories {
   settledTransfers: SettledTransferRepository;
   unappliedCredits: UnappliedCreditRepository;
   refunds: RefundRepository;
+  balanceTransactions: BalanceTransactionRepository;
   auditLog: AuditLogRepository;
   webhookEndpoints: WebhookEndpointRepository;
   webhookDeliveries: WebhookDeliveryRepository;
@@ -68,6 +73,7 @@ export function repositoriesOn(db: SqlRunner, options: WebhookDeliveryOptions = 
     settledTransfers: new SqlSettledTransferRepository(db),
     unappliedCredits: new SqlUnappliedCreditRepository(db),
     refunds: new SqlRefundRepository(db),
+    balanceTransactions: new SqlBalanceTransactionRepository(db),
     auditLog: new SqlAuditLogRepository(db),
     webhookEndpoints: new SqlWebhookEndpointRepository(db),
     webhookDeliveries: new SqlWebhookDeliveryRepository(db, options),

@@ -7,6 +7,7 @@
  * import { CreateSessionParamsSchema } from '@servicepay/node/protocol';
  * const params = CreateSessionParamsSchema.parse({ amount: 500000, currency: 'NGN', payer: { name: 'Ada', email: 'ada@example.com' } });
  */
+export * from './balance-transactions.ts';
 export * from './bank.ts';
 export * from './common.ts';
 export * from './exports.ts';
