@@ -1,5 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BalanceTransactionRecord } from '../../reference-server/src/db/balance-transactions.ts';
 import { ManualClock } from '../../reference-server/src/internal/clock.ts';
 import { bootstrap, call, createSession, expectError, retrieveSession } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
@@ -206,5 +207,139 @@ describe('GET /api/exports/sessions', () => {
     }
     // The next export is whole again.
     expect(recordsOf((await download('/api/exports/sessions')).text)).toHaveLength(made.length + 1);
+  });
+});
+
+describe('GET /api/exports/balance-transactions', () => {
+  let ledgerKey: string;
+  const entries: Array<Omit<BalanceTransactionRecord, 'seq'>> = [];
+
+  beforeAll(async () => {
+    const business = await server.createBusiness({ name: 'Ledger Shop' });
+    ledgerKey = business.keys.test.secretKey;
+    const session = await createSession(server.baseUrl, ledgerKey, { amount: 5000 });
+    // The ledger's rows as its writer records them (known data, inserted through the ledger's own repository).
+    const entry = (at: number, n: number, fields: Partial<Omit<BalanceTransactionRecord, 'seq'>>) => ({
+      id: `txn_export${n}`,
+      businessId: business.business.id,
+      environment: 'test' as const,
+      type: 'payment' as const,
+      amount: 5000,
+      currency: 'NGN',
+      sessionId: null,
+      refundId: null,
+      transferId: `trf_export${n}`,
+      payerAccount: '******6789',
+      createdAt: at,
+      ...fields,
+    });
+    entries.push(
+      entry(DAY - 1, 1, { type: 'unapplied_credit', amount: 700 }),
+      entry(DAY, 2, { sessionId: session.id }),
+      entry(DAY + 3600_000, 3, {
+        type: 'refund',
+        amount: -2000,
+        sessionId: session.id,
+        refundId: 'rfd_export3',
+        transferId: 'trf_export2',
+      }),
+      entry(DAY + 7200_000, 4, {
+        type: 'transfer_received',
+        amount: 150,
+        currency: 'USD',
+        payerAccount: null,
+      }),
+      entry(DAY + 7200_000, 5, {
+        type: 'transfer_return',
+        amount: -150,
+        currency: 'USD',
+        transferId: 'trf_export4',
+      }),
+      entry(DAY + 24 * 3600_000, 6, { amount: 900 }),
+    );
+    await server.service.deps.store.writes.run(async (tx) => {
+      for (const row of entries) await tx.balanceTransactions.insert(row);
+    });
+  });
+
+  const rowOf = (entry: Omit<BalanceTransactionRecord, 'seq'>) => [
+    entry.id,
+    new Date(entry.createdAt).toISOString(),
+    entry.type,
+    String(entry.amount),
+    entry.currency,
+    entry.sessionId ?? '',
+    entry.refundId ?? '',
+    entry.transferId,
+    entry.payerAccount ?? '',
+  ];
+
+  it('streams the day’s movements with signed amounts, transfer ids and masked accounts, oldest first', async () => {
+    const got = await download(
+      '/api/exports/balance-transactions?createdFrom=2026-12-01&createdTo=2026-12-02&environment=test',
+      ledgerKey,
+    );
+    expect(got.status).toBe(200);
+    expect(got.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(got.headers.get('content-disposition')).toBe(
+      'attachment; filename="servicepay-balance-transactions-test-2026-12-01-to-2026-12-02.csv"',
+    );
+    expect(recordsOf(got.text)).toEqual([
+      [
+        'id',
+        'createdAt',
+        'type',
+        'amount',
+        'currency',
+        'sessionId',
+        'refundId',
+        'transferId',
+        'payerAccount',
+      ],
+      ...entries.slice(1, 5).map(rowOf),
+    ]);
+    // Negative amounts are numbers a spreadsheet sums, not neutralised text.
+    expect(got.text).toContain(',refund,-2000,NGN,');
+    const sumOf = (currency: string) =>
+      recordsOf(got.text)
+        .slice(1)
+        .filter((row) => row[4] === currency)
+        .reduce((sum, row) => sum + Number(row[3]), 0);
+    expect(sumOf('NGN')).toBe(3000);
+    expect(sumOf('USD')).toBe(0);
+  });
+
+  it('refuses another environment, a bad range and a missing key in the envelope', async () => {
+    expectError(
+      await call(server.baseUrl, 'GET', '/api/exports/balance-transactions?environment=live', {
+        token: ledgerKey,
+      }),
+      403,
+      'environment_mismatch',
+    );
+    expectError(
+      await call(server.baseUrl, 'GET', '/api/exports/balance-transactions'),
+      401,
+      'authentication_required',
+    );
+    expectError(
+      await call(server.baseUrl, 'GET', '/api/exports/balance-transactions?createdTo=12/01/2026', {
+        token: ledgerKey,
+      }),
+      400,
+      'validation_failed',
+    );
+  });
+
+  it('gives a business only its own movements', async () => {
+    const own = await download('/api/exports/balance-transactions', ledgerKey);
+    expect(recordsOf(own.text).slice(1)).toEqual(entries.map(rowOf));
+    const other = await download('/api/exports/balance-transactions', otherKey);
+    const ours = new Set(entries.map((entry) => entry.id));
+    expect(
+      recordsOf(other.text)
+        .slice(1)
+        .filter((row) => ours.has(row[0] ?? '')),
+    ).toEqual([]);
   });
 });

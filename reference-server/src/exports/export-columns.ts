@@ -1,3 +1,4 @@
+import type { BalanceTransactionRecord } from '../db/balance-transactions.ts';
 import type { SessionRecord } from '../db/sessions.ts';
 import type { CsvCell } from './csv-writer.ts';
 
@@ -31,4 +32,24 @@ export const SESSION_COLUMNS: readonly ExportColumn<SessionRecord>[] = [
   { header: 'payerEmail', cell: (session) => session.payerEmail },
   { header: 'payerPhone', cell: (session) => session.payerPhone },
   { header: 'paidAt', cell: (session) => isoTime(session.paidAt) },
+];
+
+/**
+ * The columns of the balance transactions export, named as the API's `BalanceTransaction` fields: one row per
+ * movement of money, the signed amount a number (in positive, out negative), the bank's transfer id and the
+ * payer's masked account on every row, so each line can be matched to the bank statement.
+ *
+ * @example
+ * BALANCE_TRANSACTION_COLUMNS.map((column) => column.header); // ['id', 'createdAt', 'type', 'amount', …]
+ */
+export const BALANCE_TRANSACTION_COLUMNS: readonly ExportColumn<BalanceTransactionRecord>[] = [
+  { header: 'id', cell: (entry) => entry.id },
+  { header: 'createdAt', cell: (entry) => isoTime(entry.createdAt) },
+  { header: 'type', cell: (entry) => entry.type },
+  { header: 'amount', cell: (entry) => entry.amount },
+  { header: 'currency', cell: (entry) => entry.currency },
+  { header: 'sessionId', cell: (entry) => entry.sessionId },
+  { header: 'refundId', cell: (entry) => entry.refundId },
+  { header: 'transferId', cell: (entry) => entry.transferId },
+  { header: 'payerAccount', cell: (entry) => entry.payerAccount },
 ];

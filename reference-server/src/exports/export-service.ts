@@ -2,10 +2,10 @@ import { type Environment, exportBoundMs } from '@servicepay/node/protocol';
 import type { ExportPageQuery } from '../db/export-pages.ts';
 import type { Store } from '../db/store.ts';
 import type { CsvCell } from './csv-writer.ts';
-import { type ExportColumn, SESSION_COLUMNS } from './export-columns.ts';
+import { BALANCE_TRANSACTION_COLUMNS, type ExportColumn, SESSION_COLUMNS } from './export-columns.ts';
 
 /** What can be exported. */
-export type ExportKind = 'sessions';
+export type ExportKind = 'balance-transactions' | 'sessions';
 
 /** Whose rows, and which: the owner, and the range as the query gave it (`YYYY-MM-DD` or ISO 8601 instants). */
 export interface ExportRequest {
@@ -23,6 +23,12 @@ interface ExportSource<R extends { seq: number }> {
 
 // biome-ignore lint/suspicious/noExplicitAny: each source is typed where it is declared; the map holds them all.
 const SOURCES: Record<ExportKind, ExportSource<any>> = {
+  // The ledger's own keyset read, oldest first (db/balance-transactions.ts).
+  'balance-transactions': {
+    page: (store, { afterSeq, ...query }) =>
+      store.balanceTransactions.listBalanceTransactions({ ...query, after: afterSeq, order: 'oldest_first' }),
+    columns: BALANCE_TRANSACTION_COLUMNS,
+  },
   sessions: { page: (store, query) => store.exportPages.sessions(query), columns: SESSION_COLUMNS },
 };
 

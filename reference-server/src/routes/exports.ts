@@ -48,4 +48,7 @@ const exportOperation = <const K extends ExportKind, const Id extends string>(
  * @example
  * mountOperations(app, EXPORT_OPERATIONS, deps); // as createApp mounts every table
  */
-export const EXPORT_OPERATIONS = [exportOperation('sessions', 'exportSessions', 'Export sessions as CSV')];
+export const EXPORT_OPERATIONS = [
+  exportOperation('balance-transactions', 'exportBalanceTransactions', 'Export balance transactions as CSV'),
+  exportOperation('sessions', 'exportSessions', 'Export sessions as CSV'),
+];
