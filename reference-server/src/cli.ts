@@ -6,6 +6,7 @@ import { approveKyc, createBusiness, rollKey } from './businesses/onboarding.ts'
 import { defaultConfig } from './config.ts';
 import { openBackend } from './db/backend.ts';
 import type { Store } from './db/store.ts';
+import { EXPORT_USAGE, runExportCommand } from './export-command.ts';
 import { isPostgresUrl, redactDatabaseUrl, storeLocation } from './internal/database-url.ts';
 import { isLogLevel, LOG_LEVELS, type LogLevel, silentLogger } from './internal/logger.ts';
 import { parseTrustedProxies, TrustedProxiesError } from './internal/trusted-proxies.ts';
@@ -24,6 +25,7 @@ const USAGE = `servicepay-server: the ServicePay reference service
   servicepay-server credits list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
   servicepay-server audit list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
   servicepay-server refunds list [--business ID] [--session ID] [--limit N] [--db PATH|--database-url URL] [--json]
+  ${EXPORT_USAGE}
 
 --database-url postgres://… (or SERVICEPAY_DATABASE_URL) keeps the service's data, and the simulated bank's
 books, in PostgreSQL; several instances may share it, and no SQLite file is opened.
@@ -395,6 +397,7 @@ async function run(argv: string[]): Promise<void> {
  * process.exitCode = await main(['transfer', '--account', '1000000000', '--amount', '500000']);
  */
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'export') return runExportCommand(argv.slice(1));
   try {
     await run(argv);
     return 0;
