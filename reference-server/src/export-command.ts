@@ -36,13 +36,12 @@ const OPTIONS = {
 
 class UsageError extends Error {}
 
-/** Counts the rows that pass (the header excluded), for the closing line. */
-async function* counted<T>(rows: AsyncIterable<T>, count: { rows: number }): AsyncGenerator<T> {
-  let header = true;
-  for await (const row of rows) {
-    if (header) header = false;
-    else count.rows += 1;
-    yield row;
+/** Counts the rows of the pages that pass (the header excluded), for the closing line. */
+async function* counted<T>(pages: AsyncIterable<T[]>, count: { rows: number }): AsyncGenerator<T[]> {
+  count.rows = -1;
+  for await (const page of pages) {
+    count.rows += page.length;
+    yield page;
   }
 }
 
@@ -97,7 +96,7 @@ async function run(argv: string[], stdout: Writable): Promise<void> {
     };
     const exports = new ExportService(backend.store);
     const count = { rows: 0 };
-    const rows = Readable.from(counted(exports.rows(kind, request), count));
+    const rows = Readable.from(counted(exports.pages(kind, request), count));
     if (values.out === undefined) {
       await pipeline(rows, csvWriter(), stdout, { end: false });
       return;

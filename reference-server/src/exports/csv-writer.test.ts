@@ -5,7 +5,7 @@ import { type CsvCell, csvWriter, neutraliseFormula } from './csv-writer.ts';
 
 /** The CSV the writer makes of `rows`, its bytes decoded as UTF-8 (the BOM kept: TextDecoder would drop it). */
 const csvOf = async (rows: CsvCell[][]) =>
-  (await buffer(Readable.from(rows).pipe(csvWriter()))).toString('utf8');
+  (await buffer(Readable.from([rows]).pipe(csvWriter()))).toString('utf8');
 const BOM = '\uFEFF';
 
 describe('csvWriter', () => {
@@ -53,6 +53,16 @@ describe('csvWriter', () => {
     await expect(csvOf([[1.5]])).rejects.toThrow(/safe integer/);
     await expect(csvOf([[Number.NaN]])).rejects.toThrow(/safe integer/);
   });
+});
+
+it('writes a page as one chunk, the BOM once at the start of the first', async () => {
+  const chunks = await Readable.from([
+    [['id'], ['a']],
+    [['b'], ['c']],
+  ])
+    .pipe(csvWriter())
+    .toArray();
+  expect(chunks.map((chunk: Buffer) => chunk.toString('utf8'))).toEqual([`${BOM}id\r\na\r\n`, 'b\r\nc\r\n']);
 });
 
 describe('neutraliseFormula', () => {

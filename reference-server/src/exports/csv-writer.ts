@@ -1,5 +1,5 @@
-import type { Transform } from 'node:stream';
-import { stringify } from 'csv-stringify';
+import { Transform } from 'node:stream';
+import { type Options, stringify } from 'csv-stringify/sync';
 
 /**
  * What a cell may hold. A `number` is a value the service computed itself (an amount in minor units, a count):
@@ -28,8 +28,7 @@ export function neutraliseFormula(text: string): string {
  * Options of the CSV: RFC 4180 (CRLF after every record, `"` doubled inside quotes), UTF-8 with a byte-order
  * mark so that Excel reads it as UTF-8 (docs/decisions/ledger-and-exports.md, "A BOM at the start").
  */
-const OPTIONS = {
-  bom: true,
+const OPTIONS: Options = {
   record_delimiter: 'windows',
   // csv-stringify quotes a cell holding the record delimiter (CRLF) by itself, but not a lone LF or CR once the
   // delimiter is CRLF: a payer's name with "\n" would break the row in a spreadsheet. Quote those too.
@@ -44,16 +43,39 @@ const OPTIONS = {
       return String(value);
     },
   },
-} as const;
+};
+
+/** UTF-8's byte-order mark, written once at the start of the file. */
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /**
- * A stream that takes rows (arrays of `CsvCell`, the first one the header) and gives out the CSV's bytes:
- * csv-stringify's, which keeps to the stream's backpressure, so a row is read from the database only when the
- * client has taken the bytes before it.
+ * A stream that takes pages of rows (arrays of rows of `CsvCell`; the header is the first row of the first
+ * page) and gives out the CSV's bytes, one chunk per page, each encoded by csv-stringify. A page at a time, not
+ * a row: csv-stringify's own stream costs about 16 µs a row and writes each row as a chunk of its own, where
+ * a page of 1,000 encodes at about 2 µs a row and leaves the socket in one write. The stream keeps to its
+ * reader's backpressure, so the next page is read from the database only when the client has taken this one.
  *
  * @example
- * await pipeline(Readable.from([['id', 'amount'], ['txn_1', -500]]), csvWriter(), res);
+ * await pipeline(Readable.from([[['id', 'amount'], ['txn_1', -500]]]), csvWriter(), res);
  */
 export function csvWriter(): Transform {
-  return stringify(OPTIONS);
+  let first = true;
+  return new Transform({
+    writableObjectMode: true,
+    // A page waiting to be encoded, not 16 (the object-mode default).
+    writableHighWaterMark: 1,
+    transform(page: CsvCell[][], _encoding, done) {
+      try {
+        const text = Buffer.from(stringify(page, OPTIONS), 'utf8');
+        done(null, first ? Buffer.concat([BOM, text]) : text);
+        first = false;
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+    flush(done) {
+      // An export with no page at all is still a file: its BOM.
+      done(null, first ? BOM : undefined);
+    },
+  });
 }

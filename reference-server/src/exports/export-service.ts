@@ -44,8 +44,8 @@ const nameOf = (ms: number): string => {
  * all stream these rows through `csvWriter`.
  *
  * @example
- * const rows = new ExportService(store).rows('sessions', { businessId, environment: 'test', createdFrom: '2026-12-01' });
- * await pipeline(Readable.from(rows), csvWriter(), createWriteStream('sessions.csv'));
+ * const pages = new ExportService(store).pages('sessions', { businessId, environment: 'test', createdFrom: '2026-12-01' });
+ * await pipeline(Readable.from(pages), csvWriter(), createWriteStream('sessions.csv'));
  */
 export class ExportService {
   constructor(
@@ -55,11 +55,12 @@ export class ExportService {
   ) {}
 
   /**
-   * The header, then each row as cells, oldest first. The first page is read before the header is given out,
-   * so a caller that takes the first item before it answers (`sendCsv`) reports a database that does not
-   * answer as an error, not as a file that stops after its header.
+   * The export's pages of cells, oldest row first: the header and the first page's rows, then a page at a
+   * time. The first page is read before anything is given out, so a caller that takes the first item before
+   * it answers (`sendCsv`) reports a database that does not answer as an error, not as a file that stops
+   * after its header.
    */
-  async *rows(kind: ExportKind, request: ExportRequest): AsyncGenerator<CsvCell[]> {
+  async *pages(kind: ExportKind, request: ExportRequest): AsyncGenerator<CsvCell[][]> {
     const source = SOURCES[kind];
     const query: ExportPageQuery = {
       businessId: request.businessId,
@@ -69,13 +70,14 @@ export class ExportService {
       afterSeq: 0,
       limit: this.pageSize,
     };
+    const cellsOf = (row: unknown) => source.columns.map((column) => column.cell(row));
     let page = await source.page(this.store, query);
-    yield source.columns.map((column) => column.header);
+    yield [source.columns.map((column) => column.header), ...page.map(cellsOf)];
     for (;;) {
-      for (const row of page) yield source.columns.map((column) => column.cell(row));
       const last = page.at(-1);
       if (page.length < this.pageSize || last === undefined) return;
       page = await source.page(this.store, { ...query, afterSeq: last.seq });
+      if (page.length > 0) yield page.map(cellsOf);
     }
   }
 

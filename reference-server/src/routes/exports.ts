@@ -37,7 +37,7 @@ const exportOperation = <const K extends ExportKind, const Id extends string>(
     errors: SECRET_KEY_ERRORS,
     handler: async ({ caller, query, res }, { exports }) => {
       const request = requestOf(caller, query);
-      await sendCsv(res, exports.filename(kind, request), exports.rows(kind, request));
+      await sendCsv(res, exports.filename(kind, request), exports.pages(kind, request));
       return undefined;
     },
   });
