@@ -24,9 +24,10 @@ import type { RequestLog } from './middleware/request-log.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiDocument } from './openapi/openapi-document.ts';
 import type { RefundService } from './refunds/refund-service.ts';
+import { apiEdge } from './routes/api-edge.ts';
 import { API_OPERATIONS } from './routes/api-operations.ts';
 import { healthHandlers } from './routes/health.ts';
-import { type MountDeps, mountOperations } from './routes/mount-operations.ts';
+import { mountOperations } from './routes/mount-operations.ts';
 import type { AnyOperation } from './routes/operation.ts';
 import type { SessionService } from './sessions/session-service.ts';
 import type { TestEndings } from './sessions/test-endings.ts';
@@ -111,7 +112,7 @@ export function createApp(deps: AppDeps): Express {
   // A business over its budget is answered 429 before routing and before its body is read (issue 12): by the
   // server before express (`refuseOverBudgetEarly`), here for the checkout's routes (their CORS headers).
   app.use(refuseOverBudget(auth));
-  const operations: MountDeps = {
+  const operations = apiEdge({
     auth,
     perAddressLimit,
     bankSignature: {
@@ -134,7 +135,7 @@ export function createApp(deps: AppDeps): Express {
       ...healthHandlers(deps.store, deps.logger, deps.storageHealth),
       openApiDocument,
     },
-  };
+  });
   // Before the JSON parser: the bank signs raw bytes, so its notification reads the body itself; health and
   // this document read none.
   const readsOwnBody = (operation: AnyOperation) =>
