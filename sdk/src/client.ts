@@ -2,6 +2,8 @@ import type { Dispatcher } from 'undici';
 import { environmentOfSecretKey } from './internal/api-key.ts';
 import { environmentVariable, HttpTransport } from './internal/http-transport.ts';
 import type { Environment } from './protocol/index.ts';
+import { BalanceResource } from './resources/balance-resource.ts';
+import { BalanceTransactions } from './resources/balance-transactions.ts';
 import { Events } from './resources/events.ts';
 import { Refunds } from './resources/refunds.ts';
 import { Sessions } from './resources/sessions.ts';
@@ -116,6 +118,10 @@ export class ServicePay {
   readonly sessions: Sessions;
   /** Refunds of successful sessions: create, retrieve, list. */
   readonly refunds: Refunds;
+  /** The ledger: every movement of money once (list, retrieve). */
+  readonly balanceTransactions: BalanceTransactions;
+  /** The balance per currency of the key's environment (retrieve). */
+  readonly balance: BalanceResource;
   /** Where the service sends webhooks: create, list, retrieve, update, delete, roll secret, deliveries. */
   readonly webhookEndpoints: WebhookEndpoints;
   /** Events: resend one to your endpoints. */
@@ -137,6 +143,8 @@ export class ServicePay {
     this.#transport = new HttpTransport(key, this.environment, options);
     this.sessions = new Sessions(this.#transport);
     this.refunds = new Refunds(this.#transport);
+    this.balanceTransactions = new BalanceTransactions(this.#transport);
+    this.balance = new BalanceResource(this.#transport);
     this.webhookEndpoints = new WebhookEndpoints(this.#transport);
     this.events = new Events(this.#transport);
     this.testHelpers = new TestHelpers(this.#transport);

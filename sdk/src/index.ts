@@ -22,6 +22,7 @@ export { type ListParams, Page, PagePromise } from './pagination.ts';
 // The types of what the methods take, for convenience; the schemas (and every type) live in
 // '@servicepay/node/protocol'.
 export type {
+  BalanceTransactionType,
   CreateRefundParams,
   CreateSessionParams,
   CreateWebhookEndpointParams,
@@ -38,6 +39,8 @@ export type {
   WebhookDeliveryStatus,
   WebhookEventType,
 } from './protocol/index.ts';
+export { BalanceResource } from './resources/balance-resource.ts';
+export { BalanceTransactions, type ListBalanceTransactionsParams } from './resources/balance-transactions.ts';
 export { Events } from './resources/events.ts';
 export { type ListRefundsParams, Refunds } from './resources/refunds.ts';
 export { type ListSessionsParams, Sessions } from './resources/sessions.ts';
@@ -50,6 +53,8 @@ export {
 } from './resources/webhook-endpoints.ts';
 // The types of what the methods return: the contract's, read leniently (values and fields added later pass).
 export type {
+  Balance,
+  BalanceTransaction,
   CreatedSession,
   DeletedWebhookEndpoint,
   KnownWebhookEvent,

@@ -1,5 +1,9 @@
 import { type Lenient, lenient } from './internal/lenient.ts';
 import {
+  BalanceSchema,
+  BalanceTransactionSchema,
+  type Balance as ContractBalance,
+  type BalanceTransaction as ContractBalanceTransaction,
   type CreatedSession as ContractCreatedSession,
   type DeletedWebhookEndpoint as ContractDeletedWebhookEndpoint,
   type Mismatch as ContractMismatch,
@@ -169,6 +173,25 @@ export type UnappliedCredit = Lenient<ContractUnappliedCredit>;
  */
 export type Refund = Lenient<ContractRefund>;
 
+/**
+ * One movement of money in the ledger (`txn_…`): `type` is one of today's types or, from a later service
+ * version, another string (its signed `amount` still says which way the money went).
+ *
+ * @example
+ * import type { BalanceTransaction } from '@servicepay/node';
+ * const isIn = (entry: BalanceTransaction) => entry.amount > 0;
+ */
+export type BalanceTransaction = Lenient<ContractBalanceTransaction>;
+
+/**
+ * The balance of an environment per currency: collected, refunded, returned, net (minor units).
+ *
+ * @example
+ * import type { Balance } from '@servicepay/node';
+ * const net = (balance: Balance, currency: string) => balance.currencies.find((row) => row.currency === currency)?.net ?? 0;
+ */
+export type Balance = Lenient<ContractBalance>;
+
 type KnownEventBody = Omit<Lenient<ContractWebhookEvent>, 'type'>;
 
 /**
@@ -236,6 +259,9 @@ export const Envelopes = {
   sessionList: lenient(listEnvelopeOf(SessionSchema)),
   refund: lenient(envelopeOf(RefundSchema)),
   refundList: lenient(listEnvelopeOf(RefundSchema)),
+  balanceTransaction: lenient(envelopeOf(BalanceTransactionSchema)),
+  balanceTransactionList: lenient(listEnvelopeOf(BalanceTransactionSchema)),
+  balance: lenient(envelopeOf(BalanceSchema)),
   endpoint: lenient(envelopeOf(WebhookEndpointSchema)),
   endpointWithSecret: lenient(envelopeOf(WebhookEndpointWithSecretSchema)),
   endpointList: lenient(listEnvelopeOf(WebhookEndpointSchema)),

@@ -1,11 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import {
+  BalanceSchema,
+  BalanceTransactionSchema,
   BootstrapResultSchema,
   CreatedSessionSchema,
   DeletedWebhookEndpointSchema,
   ErrorBodySchema,
   envelopeOf,
   listEnvelopeOf,
+  RefundSchema,
   ResendEventResultSchema,
   SessionSchema,
   SimulatedTransferSchema,
@@ -36,6 +39,10 @@ const ROUTES: ReadonlyArray<[string, RegExp, number, z.ZodType]> = [
   ['POST', /^\/api\/webhooks\/[^/]+\/roll-secret$/, 200, envelopeOf(WebhookEndpointWithSecretSchema)],
   ['GET', /^\/api\/webhooks\/[^/]+\/deliveries$/, 200, listEnvelopeOf(WebhookDeliverySchema)],
   ['POST', /^\/api\/events\/[^/]+\/resend$/, 202, envelopeOf(ResendEventResultSchema)],
+  ['POST', /^\/api\/widget\/sessions\/[^/]+\/refunds$/, 201, envelopeOf(RefundSchema)],
+  ['GET', /^\/api\/balance-transactions$/, 200, listEnvelopeOf(BalanceTransactionSchema)],
+  ['GET', /^\/api\/balance-transactions\/[^/]+$/, 200, envelopeOf(BalanceTransactionSchema)],
+  ['GET', /^\/api\/balance$/, 200, envelopeOf(BalanceSchema)],
 ];
 
 /** One answer the suite saw, as checked against the contract. */

@@ -14,7 +14,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['errors.ts', 'domain-errors.ts', 'widget-hosts'],
   ['internal'],
   ['db', 'config.ts', 'metrics'],
-  ['businesses', 'views'],
+  ['businesses', 'views', 'ledger'],
   ['events', 'middleware'],
   ['bank'],
   ['sessions', 'refunds'],

@@ -6,6 +6,7 @@ import type { Store } from '../db/store.ts';
 import type { UnappliedReason } from '../db/unapplied-credits.ts';
 import type { VirtualAccountRecord } from '../db/virtual-accounts.ts';
 import type { Clock } from '../internal/clock.ts';
+import { LedgerEntries } from '../ledger/ledger-entries.ts';
 import { bankNotificationStarted, notificationMatched } from '../metrics/metrics.ts';
 import { isTerminal } from '../views/session-status.ts';
 import type { UnappliedCredits } from './unapplied-credits.ts';
@@ -83,6 +84,13 @@ export class BankNotificationProcessor {
           result,
           source: 'notification',
           settledAt: now,
+        });
+        // The ledger's entries of this transfer, in the job that settles it: once, as the settling is.
+        await LedgerEntries.transferSettled(tx, {
+          transfer,
+          session,
+          result,
+          now,
         });
       }
       await tx.bankNotifications.insert({

@@ -1,3 +1,4 @@
+import { DEFAULT_TEST_PAYER_ACCOUNT } from '@servicepay/node/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrap, createSession, eventTypes, retrieveSession } from '../../../test/support/api.ts';
 import { type RunningServer, startServer } from '../../../test/support/server.ts';
@@ -83,7 +84,14 @@ describe('simulated bank: closing an account and refunding, by its own books', (
     const bank = bankOver();
     const accountNumber = opened.virtualAccount.accountNumber;
     const transfer = await bank.transfer(accountNumber, created.amount);
-    const credit = { id: transfer.id, accountNumber, amount: created.amount, currency: 'NGN' };
+    // With the payer's account it came from: the ledger's entry of a credit settled by the close names it.
+    const credit = {
+      id: transfer.id,
+      accountNumber,
+      amount: created.amount,
+      currency: 'NGN',
+      payerAccount: DEFAULT_TEST_PAYER_ACCOUNT,
+    };
     expect(await bank.closeAccount(accountNumber)).toEqual({ alreadyCredited: credit });
     expect(await bank.closeAccount(accountNumber)).toEqual({ alreadyCredited: credit });
   });

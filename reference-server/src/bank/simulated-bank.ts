@@ -180,6 +180,9 @@ export class SimulatedBank implements BankGateway {
         currency: account.currency,
         outcome,
         returnReason,
+        // The account the money came from, as a bank's credit notification gives it: the ledger keeps it
+        // masked, so a bookkeeper can match a line of the bank statement (issue 37).
+        payerAccount,
       },
     };
     // This instance delivers it now; the others retry it only if that fails and the lease runs out.

@@ -9,6 +9,7 @@ import { toIso } from '../internal/clock.ts';
 import { KeyedTasks } from '../internal/keyed-tasks.ts';
 import type { Logger } from '../internal/logger.ts';
 import { newId } from '../internal/random.ts';
+import { LedgerEntries } from '../ledger/ledger-entries.ts';
 import { creditUnapplied } from '../metrics/metrics.ts';
 import { toSessionView } from '../views/session-views.ts';
 import type { BankGateway, CreditedTransfer } from './bank-gateway.ts';
@@ -135,7 +136,11 @@ export class UnappliedCredits {
         refundStatus: outcome.refundStatus,
         refundId: outcome.refundStatus === 'refunded' ? outcome.refundId : null,
       };
-      await this.recordOutcome(tx, context, settled, answer, this.clock.now());
+      const now = this.clock.now();
+      await this.recordOutcome(tx, context, settled, answer, now);
+      // Sent back: the ledger's mirror of the credit's entry. Refused, nothing left the bank: no entry.
+      if (outcome.refundStatus === 'refunded')
+        await LedgerEntries.creditReturned(tx, { credit: settled, now });
       return true;
     });
     if (recorded && 'refused' in answer) {

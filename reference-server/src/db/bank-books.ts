@@ -8,6 +8,8 @@ export interface CreditedTransfer {
   accountNumber: string;
   amount: number;
   currency: string;
+  /** The account the payer's money came from, as the bank booked it (null: booked before it was kept). */
+  payerAccount?: string | null | undefined;
 }
 
 /**
@@ -163,7 +165,7 @@ const statements = {
     'UPDATE bank_accounts SET closed_at = @now WHERE account_number = @accountNumber AND closed_at IS NULL',
   ),
   creditedTo: sql<CreditedTransfer>(
-    `SELECT id, account_number AS "accountNumber", amount, currency FROM bank_transfers
+    `SELECT id, account_number AS "accountNumber", amount, currency, payer_account AS "payerAccount" FROM bank_transfers
      WHERE account_number = @accountNumber AND outcome = 'credited' ORDER BY created_at LIMIT 1`,
   ),
   insertTransfer: sql(bankTransfers.insert()),

@@ -539,6 +539,10 @@ export function buildOpenApiDocument(operations: readonly DocumentedOperation[] 
       { name: 'Refunds', description: "Money sent back to the payer's account (secret key)." },
       { name: 'Exports', description: 'CSV downloads of the books, streamed (secret key).' },
       {
+        name: 'Balance',
+        description: 'The ledger: every movement of money once, and the balance per currency (secret key).',
+      },
+      {
         name: 'Checkout',
         description: 'What the widget calls (client secret, widget token, publishable key).',
       },

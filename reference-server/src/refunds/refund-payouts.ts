@@ -7,6 +7,7 @@ import type { Clock } from '../internal/clock.ts';
 import { KeyedTasks } from '../internal/keyed-tasks.ts';
 import type { Logger } from '../internal/logger.ts';
 import { newId } from '../internal/random.ts';
+import { LedgerEntries } from '../ledger/ledger-entries.ts';
 import { toSessionView } from '../views/session-views.ts';
 import { toRefundView } from './refund-views.ts';
 
@@ -103,6 +104,11 @@ export class RefundPayouts {
     if (!(await tx.refunds.settle(refund.id, settlement, now))) return false;
     // A failed refund moved nothing: its amount is refundable again.
     if (settlement.status === 'failed') await tx.sessions.releaseRefund(refund.sessionId, refund.amount, now);
+    // Paid out: the ledger's entry, with the account the money went back to. A refused refund moved nothing,
+    // so it makes none (docs/decisions/ledger-and-exports.md).
+    if ('refunded' in answer) {
+      await LedgerEntries.refundPaid(tx, { refund, payerAccount: answer.refunded.payerAccount, now });
+    }
     const settled: RefundRecord = {
       ...refund,
       status: settlement.status,

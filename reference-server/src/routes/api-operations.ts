@@ -1,3 +1,4 @@
+import { BALANCE_TRANSACTION_OPERATIONS } from './balance-transactions.ts';
 import { BANK_OPERATIONS } from './bank.ts';
 import { EXPORT_OPERATIONS } from './exports.ts';
 import type { AnyOperation } from './operation.ts';
@@ -22,6 +23,7 @@ export const API_OPERATIONS: readonly AnyOperation[] = [
   ...SERVICE_OPERATIONS,
   ...SESSION_OPERATIONS,
   ...REFUND_OPERATIONS,
+  ...BALANCE_TRANSACTION_OPERATIONS,
   ...WIDGET_OPERATIONS,
   ...SESSION_EVENT_OPERATIONS,
   ...TEST_HELPER_OPERATIONS,

@@ -118,6 +118,7 @@ export interface DocumentedOperation {
   tag:
     | 'Sessions'
     | 'Refunds'
+    | 'Balance'
     | 'Checkout'
     | 'Webhooks'
     | 'Bank'

@@ -7,6 +7,7 @@ import type { SessionRecord } from '../db/sessions.ts';
 import { DomainError, WriteConflict } from '../domain-errors.ts';
 import type { WebhookOutbox } from '../events/outbox.ts';
 import { newId } from '../internal/random.ts';
+import { LedgerEntries } from '../ledger/ledger-entries.ts';
 import { sessionEnded } from '../metrics/metrics.ts';
 import { isTerminal } from '../views/session-status.ts';
 import { toSessionView, toStatusMessage } from '../views/session-views.ts';
@@ -184,6 +185,13 @@ export class SessionLifecycle {
       result,
       source: 'account_close',
       settledAt: now,
+    });
+    // The bank answered the credit as the account closed: its ledger entry, in the job that settles it.
+    await LedgerEntries.transferSettled(tx, {
+      transfer: { ...transfer, outcome: 'credited' },
+      session,
+      result,
+      now,
     });
   }
 

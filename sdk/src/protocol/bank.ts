@@ -27,6 +27,14 @@ export const BankNotificationSchema = z.object({
     currency: z.string().regex(/^[A-Z]{3}$/),
     outcome: TransferOutcomeSchema,
     returnReason: ReturnReasonSchema.nullable(),
+    /**
+     * The payer's account the money came from. Absent from notifications a bank queued before it sent it: the
+     * ledger then records no payer account for that transfer.
+     */
+    payerAccount: z
+      .string()
+      .regex(/^\d{10}$/)
+      .optional(),
   }),
 });
 export type BankNotification = z.infer<typeof BankNotificationSchema>;
