@@ -1,5 +1,6 @@
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
+import { pipeline } from 'node:stream/promises';
 import { describe, expect, it } from 'vitest';
 import { type CsvCell, csvWriter, neutraliseFormula } from './csv-writer.ts';
 
@@ -56,13 +57,22 @@ describe('csvWriter', () => {
 });
 
 it('writes a page as one chunk, the BOM once at the start of the first', async () => {
-  const chunks = await Readable.from([
-    [['id'], ['a']],
-    [['b'], ['c']],
-  ])
-    .pipe(csvWriter())
-    .toArray();
-  expect(chunks.map((chunk: Buffer) => chunk.toString('utf8'))).toEqual([`${BOM}id\r\na\r\n`, 'b\r\nc\r\n']);
+  const chunks: string[] = [];
+  const collect = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  await pipeline(
+    Readable.from([
+      [['id'], ['a']],
+      [['b'], ['c']],
+    ]),
+    csvWriter(),
+    collect,
+  );
+  expect(chunks).toEqual([`${BOM}id\r\na\r\n`, 'b\r\nc\r\n']);
 });
 
 describe('neutraliseFormula', () => {
