@@ -169,6 +169,11 @@ const probes: Record<PortalOperationId, { named: Probe; byId?: Probe }> = {
     },
   },
   portalKyc: { named: { path: '/portal/kyc?environment=live' } },
+  portalReports: { named: { path: '/portal/reports?environment=live' } },
+  portalReportBalanceTransactions: {
+    named: { path: '/portal/reports/balance-transactions.csv?environment=live' },
+  },
+  portalReportSessions: { named: { path: '/portal/reports/sessions.csv?environment=live' } },
   // Last: were it not refused, the session would end.
   portalSignOut: { named: { path: '/portal/sign-out', form: { environment: 'live' } } },
 };

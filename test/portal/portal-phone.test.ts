@@ -96,6 +96,9 @@ const PAGES: Record<GetRouteName, (() => string) | null> = {
   portalSession: () => `/portal/sessions/${ids.session}`,
   portalBank: () => '/portal/bank',
   portalKyc: () => '/portal/kyc',
+  portalReports: () => '/portal/reports',
+  portalReportBalanceTransactions: null, // a CSV download
+  portalReportSessions: null,
 };
 
 /** What does not fit a screen `width` wide, as a list of findings (empty: it fits). */
@@ -159,7 +162,7 @@ describe.each([320, 390])('the portal at %i px', (width) => {
       }
       // Every tab of the bar in sight, on one line or two, none cut.
       const tabs = page.locator('.nav a');
-      expect(await tabs.count()).toBe(7);
+      expect(await tabs.count()).toBe(8);
 
       // What the forms answer with: a revealed signing secret, a new key shown once, an error page.
       await page.goto(`${server.baseUrl}/portal/webhooks/${ids.endpoint}`);
