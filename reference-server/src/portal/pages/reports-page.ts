@@ -110,12 +110,16 @@ function dailyTable(report: BooksReport, currency: string, nets: number[], id: s
 export function reportsPage(context: PortalContext, report: BooksReport): SafeHtml {
   const { range } = report;
   const query = queryOf(range).toString();
+  // Out is shown negative, as it moves the balance; nothing out is 0, not "-0".
+  const out = (minor: number, currency: string) => formatMoney(minor === 0 ? 0 : -minor, currency);
   const totals = report.totals.map(
     (total) => html`<tr>
   <th scope="row">${total.currency}</th>
   <td class="num" data-label="In">${formatMoney(total.collected, total.currency)}</td>
-  <td class="num" data-label="Out">${formatMoney(-(total.refunded + total.returned), total.currency)}<span class="cell-help">refunded ${formatMoney(total.refunded, total.currency)}, returned ${formatMoney(total.returned, total.currency)}</span></td>
+  <td class="num" data-label="Out">${out(total.refunded + total.returned, total.currency)}</td>
   <td class="num" data-label="Net"><strong>${formatMoney(total.net, total.currency)}</strong></td>
+  <td class="num" data-label="Refunded">${out(total.refunded, total.currency)}</td>
+  <td class="num" data-label="Returned">${out(total.returned, total.currency)}</td>
   <td class="num" data-label="Entries">${total.count}</td>
 </tr>`,
   );
@@ -160,7 +164,7 @@ ${
     ? html`<p class="empty">No money moved in these days.</p>`
     : html`<div class="table-wrap" role="region" aria-labelledby="totals-caption" tabindex="0"><table class="stack">
   <caption id="totals-caption">Totals per currency</caption>
-  <thead><tr><th scope="col">Currency</th><th scope="col">In</th><th scope="col">Out</th><th scope="col">Net</th><th scope="col">Entries</th></tr></thead>
+  <thead><tr><th scope="col">Currency</th><th scope="col">In</th><th scope="col">Out</th><th scope="col">Net</th><th scope="col">Refunded</th><th scope="col">Returned</th><th scope="col">Entries</th></tr></thead>
   <tbody>${totals}</tbody>
 </table></div>
 ${charts}`
