@@ -14,6 +14,15 @@ let server: RunningServer;
 let key: string;
 let publishableKey: string;
 let otherKey: string;
+/** What the service logged as an error, to see a failed export named there. */
+const errorsLogged: Array<{ message: string; fields?: Record<string, unknown> }> = [];
+const logger = {
+  info() {},
+  warn() {},
+  error(message: string, fields?: Record<string, unknown>) {
+    errorsLogged.push({ message, ...(fields ? { fields } : {}) });
+  },
+};
 const made: Array<{ id: string; at: number; name: string; phone?: string; reference: string }> = [];
 
 /** A download as the client gets it: status, headers, and the body's bytes decoded with its BOM kept. */
@@ -48,7 +57,7 @@ async function makeSession(at: number, name: string, reference: string, phone?: 
 
 beforeAll(async () => {
   // Pages of 2 rows: the five sessions take three pages, so the keyset's page boundaries are crossed.
-  server = await startServer({ rateLimit: { perMinute: 10_000 }, exportPageSize: 2 }, { clock });
+  server = await startServer({ rateLimit: { perMinute: 10_000 }, exportPageSize: 2 }, { clock, logger });
   const business = await server.createBusiness({ name: 'Export Shop' });
   key = business.keys.test.secretKey;
   publishableKey = business.keys.test.publishableKey;
@@ -202,6 +211,10 @@ describe('GET /api/exports/sessions', () => {
       expect(response.status).toBe(200);
       await expect(response.arrayBuffer()).rejects.toThrow(/terminated/);
       expect(calls).toBe(2);
+      await expect
+        .poll(() => errorsLogged.map((entry) => entry.message))
+        .toContain('response failed after its first byte');
+      expect(JSON.stringify(errorsLogged)).toContain('injected: the database went away mid-export');
     } finally {
       pages.sessions = real;
     }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../support/api.ts';
+import { createSession, paySession } from '../support/api.ts';
 import { type RunningServer, startServer, testDatabaseUrl } from '../support/server.ts';
 
 // `servicepay-server export …` (issue 37) as a real process on the database a running server writes: the same
@@ -51,6 +51,8 @@ beforeAll(async () => {
   key = created.keys.test.secretKey;
   for (const name of ['=cmd|"/c calc"!A1', 'Ada Obi', '+1 formula'])
     await createSession(server.baseUrl, key, { payer: { name, email: 'payer@example.com' } });
+  // Two payments: two entries in the ledger.
+  for (const amount of [5_000, 7_000]) await paySession(server.baseUrl, key, { amount });
   const url = await testDatabaseUrl(dbPath);
   store = ['--db', dbPath, ...(url ? ['--database-url', url] : [])];
 });
@@ -67,7 +69,11 @@ describe('servicepay-server export', () => {
     expect(run.code).toBe(0);
     expect(run.stdout.equals(await apiDownload('/api/exports/sessions'))).toBe(true);
     const records: string[][] = parse(run.stdout, { bom: true });
-    expect(records.slice(1).map((row) => row[7])).toEqual([`'=cmd|"/c calc"!A1`, 'Ada Obi', "'+1 formula"]);
+    expect(records.slice(1, 4).map((row) => row[7])).toEqual([
+      `'=cmd|"/c calc"!A1`,
+      'Ada Obi',
+      "'+1 formula",
+    ]);
   });
 
   it('writes --out whole, for a range, and says how many rows', async () => {
@@ -85,11 +91,15 @@ describe('servicepay-server export', () => {
       out,
     ]);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/^\d+ rows written to /);
+    expect(run.stderr).toBe(`2 rows written to ${out}\n`);
     expect(
       readFileSync(out).equals(await apiDownload(`/api/exports/balance-transactions?createdFrom=${today}`)),
     ).toBe(true);
     expect(existsSync(`${out}.partial`)).toBe(false);
+    const amounts = parse(readFileSync(out), { bom: true })
+      .slice(1)
+      .map((row: string[]) => Number(row[3]));
+    expect(amounts).toEqual([5_000, 7_000]);
   });
 
   it('answers a usage mistake with exit code 2 and writes no file', async () => {

@@ -96,6 +96,13 @@ export function errorHandler(
 ): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     if (res.headersSent) {
+      // Too late for a status (a CSV export streaming, routes/csv-response.ts): the connection is closed so the
+      // client sees a truncated answer, never a short one that looks complete, and the cause is logged.
+      logger.error('response failed after its first byte', {
+        requestId: requestIdOf(res),
+        route: req.route?.path,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      });
       res.destroy();
       return;
     }

@@ -71,6 +71,12 @@ export function portalRoutes(portalDeps: PortalDeps): Router {
 function portalErrorHandler(logger: Logger): ErrorRequestHandler {
   return (raised: unknown, req: Request, res: Response, _next) => {
     if (res.headersSent) {
+      // A download streaming (the Reports page's CSV): closed, so the browser reports it failed; logged.
+      logger.error('portal response failed after its first byte', {
+        requestId: requestIdOf(res),
+        method: req.method,
+        error: raised instanceof Error ? `${raised.name}: ${raised.message}` : String(raised),
+      });
       res.destroy();
       return;
     }
