@@ -246,6 +246,14 @@ describe("the SDK through Prism's validating proxy", () => {
       );
       const sessions = await servicepay.sessions.list({ limit: 2 });
       expect(sessions.data).toHaveLength(2);
+      // The ledger (issue 37): the payment above and the returned 1,199 (received and returned).
+      const ledger = await servicepay.balanceTransactions.list({ limit: 2 });
+      expect(ledger.data.map((entry) => entry.amount)).toEqual([-1_199, 1_199]);
+      const payment = await servicepay.balanceTransactions.list({ type: 'payment', sessionId: created.id });
+      expect((await servicepay.balanceTransactions.retrieve(payment.data[0]?.id ?? '')).amount).toBe(5_000);
+      expect((await servicepay.balance.retrieve()).currencies).toEqual([
+        { currency: 'NGN', collected: 6_199, refunded: 0, returned: 1_199, net: 5_000 },
+      ]);
 
       // The CSV exports (issue 37): a download (text/csv, Content-Disposition) and a refused range, as documented.
       const exported = (path: string) =>
@@ -265,6 +273,9 @@ describe("the SDK through Prism's validating proxy", () => {
 
       // Errors the SDK maps, each answered by the service and let through by the proxy as documented.
       await expect(servicepay.sessions.retrieve('ses_unknown')).rejects.toMatchObject({ statusCode: 404 });
+      await expect(servicepay.balanceTransactions.retrieve('txn_unknown')).rejects.toMatchObject({
+        statusCode: 404,
+      });
       await expect(servicepay.sessions.cancel(created.id)).rejects.toMatchObject({ statusCode: 409 });
       await expect(
         new ServicePay(`sk_test_${'x'.repeat(32)}`, { baseUrl: proxied, maxRetries: 0 }).sessions.list(),

@@ -1,9 +1,14 @@
 import type { Environment } from '@servicepay/node/protocol';
-import type { CloseAccountResult, CreditedTransfer, PaymentRefundResult } from '../db/bank-books.ts';
+import type {
+  CloseAccountResult,
+  CreditedTransfer,
+  PaymentRefundResult,
+  SentBack,
+} from '../db/bank-books.ts';
 
 // The bank's books (db/bank-books.ts) and this gateway speak the same answers; they are defined with the books,
 // the lower module, and named here too for the gateway's callers.
-export type { CloseAccountResult, CreditedTransfer, PaymentRefundResult };
+export type { CloseAccountResult, CreditedTransfer, PaymentRefundResult, SentBack };
 
 export interface AccountRequest {
   environment: Environment;
@@ -21,7 +26,7 @@ export interface ProvisionedAccount {
 }
 
 /** What the bank did with a refund request: sent back to the payer, or refused (it holds no such credit). */
-export type RefundResult = { refunded: { id: string } } | { refused: 'unknown_transfer' | 'not_credited' };
+export type RefundResult = { refunded: SentBack } | { refused: 'unknown_transfer' | 'not_credited' };
 
 /** A merchant's refund of (part of) a credited transfer, as the service asks the bank for it. */
 export interface PaymentRefundRequest {

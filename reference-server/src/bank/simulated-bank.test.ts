@@ -112,7 +112,14 @@ describe('simulated bank: closing an account and refunding, by its own books', (
     const bank = bankOver();
     const transfer = await bank.transfer(opened.virtualAccount.accountNumber, 77_700);
     const first = await bank.refund(transfer.id, 'session_ended');
-    expect(first).toEqual({ refunded: { id: expect.stringMatching(/^rfd_[0-9A-Za-z]{24}$/) } });
+    expect(first).toEqual({
+      refunded: {
+        id: expect.stringMatching(/^rfd_[0-9A-Za-z]{24}$/),
+        payerAccount: DEFAULT_TEST_PAYER_ACCOUNT,
+        amount: 77_700,
+        currency: 'NGN',
+      },
+    });
     expect(await bank.refund(transfer.id, 'session_ended')).toEqual(first);
     const books = await server.bankRows(
       'SELECT amount, currency, reason FROM bank_refunds WHERE transfer_id = ?',

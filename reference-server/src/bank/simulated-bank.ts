@@ -80,11 +80,13 @@ export class SimulatedBank implements BankGateway {
   /** Only a credited transfer goes back, once: a second request answers the first refund. */
   async refund(transferId: string, reason: string): Promise<RefundResult> {
     const { books, clock } = this.options;
-    const outcome = await books.transferOutcome(transferId);
-    if (outcome === undefined) return { refused: 'unknown_transfer' };
-    if (outcome !== 'credited') return { refused: 'not_credited' };
+    const transfer = await books.findTransfer(transferId);
+    if (transfer === undefined) return { refused: 'unknown_transfer' };
+    if (transfer.outcome !== 'credited') return { refused: 'not_credited' };
     const id = await books.recordRefund({ id: newId('rfd'), transferId, reason, now: clock.now() });
-    return { refunded: { id } };
+    // Back to the account the money came from: the service's ledger names it (masked).
+    const { payerAccount, amount, currency } = transfer;
+    return { refunded: { id, payerAccount, amount, currency } };
   }
 
   /**

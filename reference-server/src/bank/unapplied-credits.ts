@@ -138,9 +138,10 @@ export class UnappliedCredits {
       };
       const now = this.clock.now();
       await this.recordOutcome(tx, context, settled, answer, now);
-      // Sent back: the ledger's mirror of the credit's entry. Refused, nothing left the bank: no entry.
-      if (outcome.refundStatus === 'refunded')
-        await LedgerEntries.creditReturned(tx, { credit: settled, now });
+      // Sent back: the credit and its return on the ledger. Refused, the bank holds no such money: no entry.
+      if ('refunded' in answer) {
+        await LedgerEntries.creditReturned(tx, { credit: settled, sentBack: answer.refunded, now });
+      }
       return true;
     });
     if (recorded && 'refused' in answer) {

@@ -131,4 +131,57 @@ describe('balance transactions', () => {
     expect((await ledger.forTransfer('trf_1')).map((row) => row.id)).toEqual(['txn_1', 'txn_3', 'txn_4']);
     expect(await ledger.find('txn_4')).toMatchObject({ amount: -100, refundId: 'rfd_2', seq: 3 });
   });
+
+  it('reads a page of a date range, in either order, straight from the owner index: never a sort of the range', async () => {
+    for (let n = 1; n <= 200; n++) await ledger.insert(entry(n, 'payment', n));
+    db.exec('ANALYZE');
+    for (const order of ['oldest_first', 'newest_first'] as const) {
+      const query = {
+        businessId: 'biz_a',
+        environment: 'test' as const,
+        createdFrom: 50_000,
+        createdTo: 150_000,
+        after: 80,
+        order,
+        limit: 10,
+      };
+      const plan = ledger.explainList(query).join(' | ');
+      expect(plan).toContain('USING INDEX balance_transactions_by_owner');
+      expect(plan).not.toContain('TEMP B-TREE');
+      const page = await ledger.listBalanceTransactions(query);
+      expect(page.map((row) => row.seq)).toEqual(
+        order === 'oldest_first'
+          ? [81, 82, 83, 84, 85, 86, 87, 88, 89, 90]
+          : [79, 78, 77, 76, 75, 74, 73, 72, 71, 70],
+      );
+    }
+  });
+
+  it('orders by time, then seq: an entry written later with an earlier time comes in its time', async () => {
+    await ledger.insert(entry(1, 'payment', 100, { createdAt: 5_000 }));
+    await ledger.insert(entry(2, 'payment', 200, { createdAt: 3_000 }));
+    await ledger.insert(entry(3, 'payment', 300, { createdAt: 5_000 }));
+    const oldest = await ledger.listBalanceTransactions({
+      businessId: 'biz_a',
+      environment: 'test',
+      order: 'oldest_first',
+      limit: 10,
+    });
+    expect(oldest.map((row) => row.id)).toEqual(['txn_2', 'txn_1', 'txn_3']);
+    const afterFirst = await ledger.listBalanceTransactions({
+      businessId: 'biz_a',
+      environment: 'test',
+      order: 'oldest_first',
+      after: oldest[0]?.seq,
+      limit: 10,
+    });
+    expect(afterFirst.map((row) => row.id)).toEqual(['txn_1', 'txn_3']);
+    const newest = await ledger.listBalanceTransactions({
+      businessId: 'biz_a',
+      environment: 'test',
+      after: 3,
+      limit: 10,
+    });
+    expect(newest.map((row) => row.id)).toEqual(['txn_1', 'txn_2']);
+  });
 });

@@ -1,5 +1,6 @@
 import type { BalanceTransactionType, Environment } from '@servicepay/node/protocol';
-import { type SqlRunner, sql } from './sql.ts';
+import { type Params, type Sql, type SqlRunner, sql } from './sql.ts';
+import { SqliteRunner } from './sqlite-runner.ts';
 import { column, type RecordOf, table } from './table.ts';
 
 /**
@@ -32,8 +33,10 @@ export const RETURN_TYPES: readonly BalanceTransactionType[] = ['unapplied_credi
 
 /**
  * One read of a business's ledger in one environment. Every filter is optional but the owner; `createdFrom`
- * is inclusive, `createdTo` exclusive (epoch ms). Keyset pages: `after` is the `seq` of the last row of the
- * previous page (rows after it in `order`), so a stream of any length reads each row once, in constant memory.
+ * is inclusive, `createdTo` exclusive (epoch ms). The ledger's order is time order, `(createdAt, seq)`.
+ * Keyset pages: `after` is the `seq` of the last row of the previous page (rows after it in `order`), so a
+ * stream of any length reads each row once, in constant memory, each page read straight from the owner's
+ * index within the range (never sorted).
  */
 export interface BalanceTransactionQuery {
   businessId: string;
@@ -86,14 +89,19 @@ export interface BalanceTransactionRepository {
 
 const SELECT = `SELECT ${balanceTransactions.select()} FROM balance_transactions`;
 // Filters the caller left out pass as null (text) or as the widest range (times), so one statement per order
-// serves every combination; the owner's index (or the time index for a narrow range) does the reading.
+// serves every combination; the owner's index (business_id, environment, created_at, seq) does the reading.
 const FILTERS = `business_id = @businessId AND environment = @environment
   AND (CAST(@type AS text) IS NULL OR type = @type)
   AND (CAST(@sessionId AS text) IS NULL OR session_id = @sessionId)
   AND created_at >= @createdFrom AND created_at < @createdTo`;
+// The cursor row's (created_at, seq), looked up by its seq in the same statement; none (the first page) is
+// the edge of the order (@edge).
 const list = (order: 'ASC' | 'DESC') =>
   sql<BalanceTransactionRecord>(
-    `${SELECT} WHERE ${FILTERS} AND seq ${order === 'ASC' ? '>' : '<'} @after ORDER BY seq ${order} LIMIT @limit`,
+    `${SELECT} WHERE ${FILTERS}
+       AND (created_at, seq) ${order === 'ASC' ? '>' : '<'}
+           (coalesce((SELECT created_at FROM balance_transactions WHERE seq = @after), @edge), @after)
+     ORDER BY created_at ${order}, seq ${order} LIMIT @limit`,
   );
 const sumOf = (types: readonly string[]) =>
   `CAST(sum(CASE WHEN type IN (${types.map((type) => `'${type}'`).join(', ')}) THEN -amount ELSE 0 END) AS bigint)`;
@@ -119,6 +127,33 @@ const statements = {
 };
 
 /**
+ * The statement `listBalanceTransactions` runs for `query`, and its parameters.
+ *
+ * @example
+ * const { statement, params } = balanceListStatement({ businessId, environment: 'test', limit: 21 });
+ */
+export function balanceListStatement(query: BalanceTransactionQuery): {
+  statement: Sql<BalanceTransactionRecord>;
+  params: Params;
+} {
+  const oldestFirst = query.order === 'oldest_first';
+  return {
+    statement: oldestFirst ? statements.oldestFirst : statements.newestFirst,
+    params: {
+      businessId: query.businessId,
+      environment: query.environment,
+      type: query.type ?? null,
+      sessionId: query.sessionId ?? null,
+      createdFrom: query.createdFrom ?? 0,
+      createdTo: query.createdTo ?? Number.MAX_SAFE_INTEGER,
+      after: query.after ?? (oldestFirst ? 0 : Number.MAX_SAFE_INTEGER),
+      edge: oldestFirst ? -1 : Number.MAX_SAFE_INTEGER,
+      limit: query.limit,
+    },
+  };
+}
+
+/**
  * `BalanceTransactionRepository` on either store.
  *
  * @example
@@ -140,17 +175,25 @@ export class SqlBalanceTransactionRepository implements BalanceTransactionReposi
   }
 
   async listBalanceTransactions(query: BalanceTransactionQuery): Promise<BalanceTransactionRecord[]> {
-    const oldestFirst = query.order === 'oldest_first';
-    return this.db.all(oldestFirst ? statements.oldestFirst : statements.newestFirst, {
-      businessId: query.businessId,
-      environment: query.environment,
-      type: query.type ?? null,
-      sessionId: query.sessionId ?? null,
-      createdFrom: query.createdFrom ?? 0,
-      createdTo: query.createdTo ?? Number.MAX_SAFE_INTEGER,
-      after: query.after ?? (oldestFirst ? 0 : Number.MAX_SAFE_INTEGER),
-      limit: query.limit,
-    });
+    const { statement, params } = balanceListStatement(query);
+    return this.db.all(statement, params);
+  }
+
+  /**
+   * How SQLite runs `listBalanceTransactions(query)`: the `detail` lines of `EXPLAIN QUERY PLAN` for the very
+   * statement and parameters (SQLite only).
+   *
+   * @example
+   * repository.explainList({ businessId, environment: 'test', createdFrom, createdTo, limit: 500 });
+   * // ['SEARCH balance_transactions USING INDEX balance_transactions_by_owner (business_id=? AND …)']
+   */
+  explainList(query: BalanceTransactionQuery): string[] {
+    if (!(this.db instanceof SqliteRunner)) throw new Error('explainList reads SQLite plans only');
+    const { statement, params } = balanceListStatement(query);
+    return this.db.db
+      .prepare<Params, { detail: string }>(`EXPLAIN QUERY PLAN ${statement.sqlite}`)
+      .all(params)
+      .map((row) => row.detail);
   }
 
   async forTransfer(transferId: string): Promise<BalanceTransactionRecord[]> {

@@ -13,6 +13,18 @@ export interface CreditedTransfer {
 }
 
 /**
+ * A credit the bank sent back, as its books have it: the bank's refund id and, for the ledger, what moved
+ * (the transfer's own amount and currency, whatever a notification said) and the account it went back to.
+ * The optional fields are absent from a bank that does not say.
+ */
+export interface SentBack {
+  id: string;
+  payerAccount?: string | null;
+  amount?: number;
+  currency?: string;
+}
+
+/**
  * The bank's answer to closing an account: closed (later transfers go back to the payer), or the account had
  * already been credited, in which case that credit is the truth and the caller must settle it.
  */
@@ -119,6 +131,8 @@ export interface BankBooks {
   ): Promise<BookedTransfer | undefined>;
   /** What the bank did with a transfer it booked; undefined when it booked no such transfer. */
   transferOutcome(transferId: string): Promise<TransferOutcome | undefined>;
+  /** A transfer the bank booked, as booked (the payer's account included); undefined when it booked none. */
+  findTransfer(transferId: string): Promise<BankTransferRecord | undefined>;
   /**
    * Records the refund of a booked transfer, of its amount and currency, once per transfer: a second request
    * (from any instance) records nothing and answers the first refund's id. The caller decides whether the
@@ -170,6 +184,7 @@ const statements = {
   ),
   insertTransfer: sql(bankTransfers.insert()),
   findTransfer: sql<{ outcome: TransferOutcome }>('SELECT outcome FROM bank_transfers WHERE id = @id'),
+  findBookedTransfer: sql<BankTransferRecord>(FIND_TRANSFER),
   // One refund per transfer (unique transfer_id): a request racing another, from any instance, inserts nothing.
   insertRefund: sql(
     `INSERT INTO bank_refunds (id, transfer_id, amount, currency, reason, created_at)
@@ -258,6 +273,10 @@ export class SqlBankBooks implements BankBooks {
 
   async transferOutcome(transferId: string): Promise<TransferOutcome | undefined> {
     return (await this.db.get(statements.findTransfer, { id: transferId }))?.outcome;
+  }
+
+  async findTransfer(transferId: string): Promise<BankTransferRecord | undefined> {
+    return this.db.get(statements.findBookedTransfer, { id: transferId });
   }
 
   async recordRefund(input: {

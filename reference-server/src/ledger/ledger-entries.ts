@@ -1,5 +1,6 @@
-import type { BalanceTransactionType, TransferOutcome } from '@servicepay/node/protocol';
+import type { TransferOutcome } from '@servicepay/node/protocol';
 import type { BalanceTransactionRecord } from '../db/balance-transactions.ts';
+import type { SentBack } from '../db/bank-books.ts';
 import type { NotificationResult } from '../db/bank-notifications.ts';
 import type { RefundRecord } from '../db/refunds.ts';
 import type { Repositories } from '../db/repositories.ts';
@@ -33,9 +34,10 @@ export interface SettledTransfer {
 type Entry = Pick<BalanceTransactionRecord, 'type' | 'amount'>;
 
 /**
- * The entries a settled transfer makes (docs/decisions/ledger-and-exports.md): a credit that paid the session
- * is a `payment`; a credit no session took an `unapplied_credit` (its return is booked when the bank sends it
- * back); a transfer the bank returned as it arrived a `transfer_received` and its `transfer_return`, both now.
+ * The entries a settled transfer makes now (docs/decisions/ledger-and-exports.md): a credit that paid the
+ * session is a `payment`; a transfer the bank returned as it arrived is a `transfer_received` and its
+ * `transfer_return`, both at once. A credit no session took makes none yet: its pair is written when the bank
+ * has sent it back (`creditReturned`), so the ledger never shows money the bank says it does not hold.
  */
 function entriesOf(transfer: SettledTransfer, result: NotificationResult): Entry[] {
   if (transfer.outcome === 'returned') {
@@ -44,12 +46,13 @@ function entriesOf(transfer: SettledTransfer, result: NotificationResult): Entry
       { type: 'transfer_return', amount: -transfer.amount },
     ];
   }
-  return [{ type: result === 'credited' ? 'payment' : 'unapplied_credit', amount: transfer.amount }];
+  return result === 'credited' ? [{ type: 'payment', amount: transfer.amount }] : [];
 }
 
 /**
- * Writes the ledger, always inside the write job that moved the money, so an entry exists exactly when its
- * movement is recorded: the settled transfer, the refund's `succeeded`, the unapplied credit's `refunded`.
+ * Writes the ledger, always inside the write job that records the money's movement, so an entry exists exactly
+ * when its movement is recorded: the settled transfer, the refund's `succeeded`, the unapplied credit's
+ * `refunded`.
  * Each of those is recorded once (a unique transfer id, a conditional update), and the ledger's unique
  * indexes hold the same line underneath. Money on an account no business owns (the service knows no session
  * for it) has no ledger to go to: it stays the operator's, in the unapplied credits.
@@ -112,25 +115,38 @@ export const LedgerEntries = {
   },
 
   /**
-   * An unapplied credit the bank sent back: the mirror of its `unapplied_credit` entry (same owner, session,
-   * amount and payer account), called as its `refunded` is recorded. None when the credit made no entry.
+   * An unapplied credit the bank sent back: its `unapplied_credit` and its `unapplied_credit_return`, both
+   * now, called as its `refunded` is recorded, with the amount, currency and payer account the bank says moved
+   * (the credit's own where the bank does not say). None for a credit on an account no business owns. A credit
+   * the bank refused to send back (it holds no such credit) makes none: nothing moved.
    */
   async creditReturned(
     tx: Repositories,
-    input: { credit: UnappliedCreditRecord; now: number },
-  ): Promise<BalanceTransactionRecord | undefined> {
-    const { credit, now } = input;
-    const received = (await tx.balanceTransactions.forTransfer(credit.transferId)).find(
-      (entry) => entry.type === 'unapplied_credit',
-    );
-    if (!received) return undefined;
-    const { seq: _seq, ...mirrored } = received;
-    return tx.balanceTransactions.insert({
-      ...mirrored,
-      id: newId('txn'),
-      type: 'unapplied_credit_return' satisfies BalanceTransactionType,
-      amount: -received.amount,
-      createdAt: now,
-    });
+    input: { credit: UnappliedCreditRecord; sentBack: SentBack; now: number },
+  ): Promise<BalanceTransactionRecord[]> {
+    const { credit, sentBack, now } = input;
+    if (credit.businessId === null || credit.environment === null) return [];
+    const amount = sentBack.amount ?? credit.amount;
+    const written: BalanceTransactionRecord[] = [];
+    for (const entry of [
+      { type: 'unapplied_credit', amount },
+      { type: 'unapplied_credit_return', amount: -amount },
+    ] satisfies Entry[]) {
+      written.push(
+        await tx.balanceTransactions.insert({
+          id: newId('txn'),
+          businessId: credit.businessId,
+          environment: credit.environment,
+          ...entry,
+          currency: sentBack.currency ?? credit.currency,
+          sessionId: credit.sessionId,
+          refundId: null,
+          transferId: credit.transferId,
+          payerAccount: maskAccount(sentBack.payerAccount),
+          createdAt: now,
+        }),
+      );
+    }
+    return written;
   },
 };
