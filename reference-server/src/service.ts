@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createApiServer } from './api-server.ts';
 import { type AppDeps, createApp } from './app.ts';
 import { BankNotificationProcessor } from './bank/notification-processor.ts';
 import { SimulatedBank } from './bank/simulated-bank.ts';
@@ -16,7 +17,6 @@ import { PushStreams } from './events/push-streams.ts';
 import { RETRY_SCHEDULES, retrySpanMs } from './events/retry-schedule.ts';
 import { dnsResolver } from './events/webhook-url-policy.ts';
 import { Webhooks } from './events/webhooks.ts';
-import { createApiServer } from './internal/client-error.ts';
 import { type Clock, systemClock } from './internal/clock.ts';
 import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';

@@ -21,7 +21,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['routes'],
   ['portal'],
   ['openapi'],
-  ['app.ts'],
+  ['app.ts', 'api-server.ts'],
   ['service.ts'],
   ['cli.ts', 'index.ts', 'operator-lists.ts'],
 ];

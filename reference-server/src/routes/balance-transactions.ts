@@ -5,7 +5,7 @@ import {
   RetrieveBalanceParamsSchema,
 } from '@servicepay/node/protocol';
 import { BalanceService } from '../ledger/balance-service.ts';
-import { defineOperation, json, SECRET_KEY_ERRORS } from './operation.ts';
+import { defineOperation, json } from './operation.ts';
 
 /**
  * The merchant's API for its books (secret key, issue 37): the ledger's entries, one or a page, and the
@@ -29,7 +29,7 @@ export const BALANCE_TRANSACTION_OPERATIONS = [
     success: {
       200: json('A page of balance transactions.', BalanceTransactionSchema, 'BalanceTransaction', true),
     },
-    errors: SECRET_KEY_ERRORS,
+    errors: [],
     handler: async ({ caller, query }, { store }) => ({
       page: await new BalanceService(store).list(caller, query),
     }),
@@ -43,7 +43,7 @@ export const BALANCE_TRANSACTION_OPERATIONS = [
     auth: 'secretKey',
     query: RetrieveBalanceParamsSchema,
     success: { 200: json('The balance transaction.', BalanceTransactionSchema, 'BalanceTransaction') },
-    errors: [...SECRET_KEY_ERRORS, 404],
+    errors: [404],
     handler: async ({ caller, params }, { store }) => ({
       data: await new BalanceService(store).retrieve(caller, params.id),
     }),
@@ -59,7 +59,7 @@ export const BALANCE_TRANSACTION_OPERATIONS = [
     auth: 'secretKey',
     query: RetrieveBalanceParamsSchema,
     success: { 200: json('The balance.', BalanceSchema, 'Balance') },
-    errors: SECRET_KEY_ERRORS,
+    errors: [],
     handler: async ({ caller }, { store }) => ({ data: await new BalanceService(store).balance(caller) }),
   }),
 ];

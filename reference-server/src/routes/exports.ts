@@ -2,7 +2,7 @@ import { ExportParamsSchema } from '@servicepay/node/protocol';
 import type { ApiCaller } from '../businesses/ownership.ts';
 import type { ExportKind, ExportRequest } from '../exports/export-service.ts';
 import { sendCsv } from './csv-response.ts';
-import { defineOperation, SECRET_KEY_ERRORS } from './operation.ts';
+import { defineOperation } from './operation.ts';
 
 /** The export's owner and range, from the caller (its business and environment) and the checked query. */
 const requestOf = (
@@ -34,7 +34,8 @@ const exportOperation = <const K extends ExportKind, const Id extends string>(
     auth: 'secretKey',
     query: ExportParamsSchema,
     success: { 200: { kind: 'csv', description: `The ${kind.replace('-', ' ')} as a CSV download.` } },
-    errors: SECRET_KEY_ERRORS,
+    // A bad range is the query's validation (400), declared with it; the key's refusals with its auth.
+    errors: [],
     handler: async ({ caller, query, res }, { exports }) => {
       const request = requestOf(caller, query);
       await sendCsv(res, exports.filename(kind, request), exports.pages(kind, request));

@@ -16,7 +16,6 @@ import { html, type SafeHtml } from '../html.ts';
 import { page, sendPage } from '../layout.ts';
 import { netChart } from '../net-chart.ts';
 import type { PortalContext } from '../portal-auth.ts';
-import { PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
 /** The range a query asks for, or the 400 page that says what is wrong with it. */
 function rangeOf(query: ReportQuery, now: number): ReportRange {
@@ -46,7 +45,8 @@ const download = <const K extends ExportKind, const Id extends string>(kind: K, 
       200: { kind: 'csv', description: `The ${kind.replace('-', ' ')} as a CSV download.` },
       303: seeOther('Not signed in.'),
     },
-    errors: PORTAL_PAGE_ERRORS,
+    // A range the page cannot chart (backwards, over 92 days) is refused by the handler.
+    errors: [400],
     handler: async ({ caller, query, res }, { store, clock }) => {
       const range = rangeOf(query, clock.now());
       const request = {
@@ -74,7 +74,8 @@ export const REPORTS_PAGE = [
       200: htmlPage('Totals in, out and net per currency, and a chart of each day.'),
       303: seeOther('Not signed in.'),
     },
-    errors: PORTAL_PAGE_ERRORS,
+    // A range the page cannot chart (backwards, over 92 days) is refused by the handler.
+    errors: [400],
     handler: async ({ caller, query, res }, { store, clock }) => {
       const range = rangeOf(query, clock.now());
       const owner = { businessId: caller.business.id, environment: caller.environment };
