@@ -16,7 +16,7 @@ export interface ExportRequest {
 }
 
 /** How one kind is read: its pages and its columns. */
-interface ExportSource<R extends { seq: number }> {
+interface ExportSource<R extends { seq: number; createdAt: number }> {
   page(store: Store, query: ExportPageQuery): Promise<R[]>;
   columns: readonly ExportColumn<R>[];
 }
@@ -25,8 +25,7 @@ interface ExportSource<R extends { seq: number }> {
 const SOURCES: Record<ExportKind, ExportSource<any>> = {
   // The ledger's own keyset read, oldest first (db/balance-transactions.ts).
   'balance-transactions': {
-    page: (store, { afterSeq, ...query }) =>
-      store.balanceTransactions.listBalanceTransactions({ ...query, after: afterSeq, order: 'oldest_first' }),
+    page: (store, query) => store.exportPages.balanceTransactions(query),
     columns: BALANCE_TRANSACTION_COLUMNS,
   },
   sessions: { page: (store, query) => store.exportPages.sessions(query), columns: SESSION_COLUMNS },
@@ -62,12 +61,15 @@ export class ExportService {
    */
   async *pages(kind: ExportKind, request: ExportRequest): AsyncGenerator<CsvCell[][]> {
     const source = SOURCES[kind];
+    const createdFrom = request.createdFrom === undefined ? 0 : exportBoundMs(request.createdFrom);
     const query: ExportPageQuery = {
       businessId: request.businessId,
       environment: request.environment,
-      createdFrom: request.createdFrom === undefined ? 0 : exportBoundMs(request.createdFrom),
+      createdFrom,
       createdTo: request.createdTo === undefined ? Number.MAX_SAFE_INTEGER : exportBoundMs(request.createdTo),
+      // The first page: from the range's start, before any row.
       afterSeq: 0,
+      afterCreatedAt: createdFrom,
       limit: this.pageSize,
     };
     const cellsOf = (row: unknown) => source.columns.map((column) => column.cell(row));
@@ -76,7 +78,7 @@ export class ExportService {
     for (;;) {
       const last = page.at(-1);
       if (page.length < this.pageSize || last === undefined) return;
-      page = await source.page(this.store, { ...query, afterSeq: last.seq });
+      page = await source.page(this.store, { ...query, afterSeq: last.seq, afterCreatedAt: last.createdAt });
       if (page.length > 0) yield page.map(cellsOf);
     }
   }
