@@ -7,6 +7,7 @@ import type { StorageHealth } from './db/storage-health.ts';
 import type { Store } from './db/store.ts';
 import type { PushStreams } from './events/push-streams.ts';
 import type { Webhooks } from './events/webhooks.ts';
+import { ExportService } from './exports/export-service.ts';
 import type { Clock } from './internal/clock.ts';
 import type { Logger } from './internal/logger.ts';
 import type { SecretBox } from './internal/secret-box.ts';
@@ -126,6 +127,7 @@ export function createApp(deps: AppDeps): Express {
       sessions: deps.sessions,
       refunds: deps.refunds,
       paymentLinks: deps.paymentLinks,
+      exports: new ExportService(deps.store, deps.config.exportPageSize),
       testEndings: deps.testEndings,
       webhooks: deps.webhooks,
       pushStreams: deps.pushStreams,

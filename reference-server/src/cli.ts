@@ -3,6 +3,7 @@ import { UsageError } from './cli/command-errors.ts';
 import { start } from './cli/start-command.ts';
 import { businessCreate, keysRoll, kycApprove, list } from './cli/store-commands.ts';
 import { transfer } from './cli/transfer-command.ts';
+import { EXPORT_USAGE, runExportCommand } from './export-command.ts';
 import { PAYMENT_LINKS_USAGE, paymentLinksCli } from './payment-links-cli.ts';
 
 // The command line: the usage text, the flags, and which command runs. Each command group is a module of
@@ -22,6 +23,7 @@ const USAGE = `servicepay-server: the ServicePay reference service
   servicepay-server audit list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
   servicepay-server refunds list [--business ID] [--session ID] [--limit N] [--db PATH|--database-url URL] [--json]
 ${PAYMENT_LINKS_USAGE}
+  ${EXPORT_USAGE}
 
 --database-url postgres://… (or SERVICEPAY_DATABASE_URL) keeps the service's data, and the simulated bank's
 books, in PostgreSQL; several instances may share it, and no SQLite file is opened.
@@ -107,6 +109,7 @@ async function run(argv: string[]): Promise<void> {
  */
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'links') return paymentLinksCli(argv.slice(1));
+  if (argv[0] === 'export') return runExportCommand(argv.slice(1));
   try {
     await run(argv);
     return 0;

@@ -105,6 +105,11 @@ export interface ServerConfig {
     /** Whether the unauthenticated payer counter `POST /bank/transfers` (test accounts only) is open. */
     publicCounter: boolean;
   };
+  /**
+   * Rows a CSV export reads from the database at a time (issue 37): its memory is about one page, whatever the
+   * export's size.
+   */
+  exportPageSize: number;
   webhooks: {
     /** `standard`: retries over about three days; `fast`: within seconds, for development and tests. */
     schedule: 'standard' | 'fast';
@@ -161,6 +166,7 @@ export function defaultConfig(): ServerConfig {
     bodyLimitBytes: 64 * 1024,
     idempotencyKeyTtlHours: 24,
     sweepIntervalMs: 1000,
+    exportPageSize: 1000,
     bank: {
       // A fresh secret per process (the simulated bank lives in the same process as its verifier), unless
       // SERVICEPAY_BANK_SECRET gives one that several instances share: then a notification one instance's

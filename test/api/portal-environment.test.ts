@@ -190,6 +190,11 @@ const probes: Record<PortalOperationId, { named: Probe; byId?: Probe }> = {
     named: { path: '/portal/payment-links/{link}', form: { environment: 'live', active: 'false' } },
     byId: { path: '/portal/payment-links/{link}', form: { active: 'false' } },
   },
+  portalReports: { named: { path: '/portal/reports?environment=live' } },
+  portalReportBalanceTransactions: {
+    named: { path: '/portal/reports/balance-transactions.csv?environment=live' },
+  },
+  portalReportSessions: { named: { path: '/portal/reports/sessions.csv?environment=live' } },
   // Last: were it not refused, the session would end.
   portalSignOut: { named: { path: '/portal/sign-out', form: { environment: 'live' } } },
 };

@@ -19,6 +19,7 @@ const GUIDES = [
   'webhooks.md',
   'without-a-website.md',
   'troubleshooting.md',
+  'books-and-exports.md',
   'going-live.md',
 ];
 

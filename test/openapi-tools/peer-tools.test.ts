@@ -276,6 +276,22 @@ describe("the SDK through Prism's validating proxy", () => {
       expect(qr.status).toBe(200);
       expect((await qr.text()).startsWith('<svg')).toBe(true);
 
+      // The CSV exports (issue 37): a download (text/csv, Content-Disposition) and a refused range, as documented.
+      const exported = (path: string) =>
+        fetch(`${proxied}${path}`, { headers: { authorization: `Bearer ${shop.keys.test.secretKey}` } });
+      for (const path of [
+        '/api/exports/sessions?environment=test',
+        `/api/exports/balance-transactions?createdFrom=${new Date().toISOString().slice(0, 10)}`,
+      ]) {
+        const download = await exported(path);
+        expect(download.status, path).toBe(200);
+        expect(download.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+        expect((await download.text()).split('\r\n').length).toBeGreaterThan(2);
+      }
+      expect(
+        (await exported('/api/exports/sessions?createdFrom=2026-12-02&createdTo=2026-12-01')).status,
+      ).toBe(400);
+
       // Errors the SDK maps, each answered by the service and let through by the proxy as documented.
       await expect(servicepay.sessions.retrieve('ses_unknown')).rejects.toMatchObject({ statusCode: 404 });
       await expect(servicepay.balanceTransactions.retrieve('txn_unknown')).rejects.toMatchObject({

@@ -109,6 +109,9 @@ const PAGES: Record<GetRouteName, (() => string) | null> = {
   portalKyc: () => '/portal/kyc',
   portalPaymentLinks: () => '/portal/payment-links',
   portalPaymentLink: () => `/portal/payment-links/${ids.link}`,
+  portalReports: () => '/portal/reports',
+  portalReportBalanceTransactions: null, // a CSV download
+  portalReportSessions: null,
 };
 
 /** What does not fit a screen `width` wide, as a list of findings (empty: it fits). */

@@ -14,7 +14,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['errors.ts', 'domain-errors.ts', 'widget-hosts'],
   ['internal'],
   ['db', 'config.ts', 'metrics'],
-  ['businesses', 'views', 'ledger'],
+  ['businesses', 'views', 'ledger', 'exports'],
   ['events', 'middleware'],
   ['bank'],
   ['sessions', 'refunds'],
@@ -24,7 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['openapi'],
   ['app.ts', 'api-server.ts'],
   ['service.ts'],
-  ['cli.ts', 'cli', 'index.ts', 'operator-lists.ts', 'payment-links-cli.ts'],
+  ['cli.ts', 'cli', 'index.ts', 'operator-lists.ts', 'payment-links-cli.ts', 'export-command.ts'],
 ];
 
 /** The layer of a module of the service, by its first path segment under `src/`. */

@@ -7,6 +7,7 @@ import {
 import { type BankNotificationRepository, SqlBankNotificationRepository } from './bank-notifications.ts';
 import { type BusinessRepository, SqlBusinessRepository } from './businesses.ts';
 import { type EventRepository, SqlEventRepository } from './events.ts';
+import { type ExportPageRepository, SqlExportPageRepository } from './export-pages.ts';
 import { type IdempotencyKeyRepository, SqlIdempotencyKeyRepository } from './idempotency-keys.ts';
 import { type PaymentLinkRepository, SqlPaymentLinkRepository } from './payment-links.ts';
 import { type PortalSessionRepository, SqlPortalSessionRepository } from './portal-sessions.ts';
@@ -49,6 +50,8 @@ export interface Repositories {
   webhookDeliveries: WebhookDeliveryRepository;
   requestLog: RequestLogRepository;
   paymentLinks: PaymentLinkRepository;
+  /** The keyset pages the CSV exports stream (issue 37). */
+  exportPages: ExportPageRepository;
 }
 
 /**
@@ -78,6 +81,7 @@ export function repositoriesOn(db: SqlRunner, options: WebhookDeliveryOptions = 
     webhookDeliveries: new SqlWebhookDeliveryRepository(db, options),
     requestLog: new SqlRequestLogRepository(db),
     paymentLinks: new SqlPaymentLinkRepository(db),
+    exportPages: new SqlExportPageRepository(db),
   };
 }
 

@@ -34,6 +34,13 @@ export function errorHandler(options: ErrorAnswers): ErrorRequestHandler {
   const { logger, onStorageFull = () => {}, words = API_WORDS, answer = sendError } = options;
   return (raised: unknown, req, res, _next) => {
     if (res.headersSent) {
+      // Too late for a status (a CSV export streaming, routes/csv-response.ts): the connection is closed so the
+      // client sees a truncated answer, never a short one that looks complete, and the cause is logged.
+      logger.error('response failed after its first byte', {
+        requestId: requestIdOf(res),
+        route: req.route?.path,
+        error: raised instanceof Error ? `${raised.name}: ${raised.message}` : String(raised),
+      });
       res.destroy();
       return;
     }

@@ -170,6 +170,12 @@ export const HEADERS: Record<string, Json> = {
     description: 'The answer depends on `Origin` (its CORS headers do).',
     schema: { type: 'string', const: 'Origin' },
   },
+  ContentDisposition: {
+    description:
+      'A download and its file name: `attachment; filename="servicepay-<kind>-<environment>-<from>-to-<to>.csv"`.',
+    required: true,
+    schema: { type: 'string', pattern: '^attachment; filename="[A-Za-z0-9.-]+\\.csv"$', maxLength: 200 },
+  },
 };
 
 /**

@@ -67,6 +67,7 @@ export function buildOpenApiDocument(operations: readonly DocumentedOperation[] 
         name: 'Balance',
         description: 'The ledger: every movement of money once, and the balance per currency (secret key).',
       },
+      { name: 'Exports', description: 'CSV downloads of the books, streamed (secret key).' },
       {
         name: 'PaymentLinks',
         description: 'Payment links: a page payers open to pay a fixed amount, and its QR code (secret key).',

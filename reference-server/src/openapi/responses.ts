@@ -107,6 +107,25 @@ export function responsesOf(operation: DocumentedOperation, schemas: SchemaCompo
       case 'stream-head':
         responses[status] = { description: success.description, headers: headersFor(Number(status)) };
         break;
+      case 'csv':
+        // A download streamed page by page (RFC 4180, UTF-8 with a BOM): no length is known in advance.
+        responses[status] = {
+          description: success.description,
+          headers: {
+            ...(portal ? {} : headersFor(Number(status))),
+            'Content-Disposition': header('ContentDisposition'),
+          },
+          content: {
+            'text/csv': {
+              schema: {
+                type: 'string',
+                maxLength: 1_073_741_824,
+                description: 'A header row, then one row per record; CRLF after each.',
+              },
+            },
+          },
+        };
+        break;
       case 'asset':
         responses[status] = {
           description: success.description,

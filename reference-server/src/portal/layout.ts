@@ -13,6 +13,7 @@ export const SECTIONS = [
   { id: 'sessions', label: 'Sessions', path: '/portal/sessions' },
   { id: 'events', label: 'Events', path: '/portal/events' },
   { id: 'requests', label: 'Requests', path: '/portal/requests' },
+  { id: 'reports', label: 'Reports', path: '/portal/reports' },
   { id: 'bank', label: 'Test bank', path: '/portal/bank' },
   { id: 'payment-links', label: 'Payment links', path: '/portal/payment-links' },
   { id: 'webhooks', label: 'Webhooks', path: '/portal/webhooks' },

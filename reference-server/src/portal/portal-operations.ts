@@ -5,6 +5,7 @@ import { EVENTS_PAGE } from './pages/events-page.ts';
 import { KEYS_PAGE } from './pages/keys-page.ts';
 import { KYC_PAGE } from './pages/kyc-page.ts';
 import { PAYMENT_LINKS_PAGE } from './pages/payment-links-page.ts';
+import { REPORTS_PAGE } from './pages/reports-page.ts';
 import { REQUESTS_PAGE } from './pages/requests-page.ts';
 import { SESSION_PAGE } from './pages/session-page.ts';
 import { SESSIONS_PAGE } from './pages/sessions-page.ts';
@@ -33,6 +34,7 @@ export const PORTAL_OPERATIONS = [
   ...ENDPOINT_PAGE,
   ...EVENTS_PAGE,
   ...REQUESTS_PAGE,
+  ...REPORTS_PAGE,
   ...KYC_PAGE,
 ] as const;
 

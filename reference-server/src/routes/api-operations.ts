@@ -1,5 +1,6 @@
 import { BALANCE_TRANSACTION_OPERATIONS } from './balance-transactions.ts';
 import { BANK_OPERATIONS } from './bank.ts';
+import { EXPORT_OPERATIONS } from './exports.ts';
 import type { AnyOperation } from './operation.ts';
 import { PAYMENT_LINK_OPERATIONS } from './payment-links.ts';
 import { REFUND_OPERATIONS } from './refunds.ts';
@@ -30,4 +31,5 @@ export const API_OPERATIONS: readonly AnyOperation[] = [
   ...TEST_HELPER_OPERATIONS,
   ...BANK_OPERATIONS,
   ...WEBHOOK_ENDPOINT_OPERATIONS,
+  ...EXPORT_OPERATIONS,
 ];

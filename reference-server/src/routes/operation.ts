@@ -7,6 +7,7 @@ import type { PortalContext } from '../businesses/portal-sessions.ts';
 import type { Store } from '../db/store.ts';
 import type { PushStreams } from '../events/push-streams.ts';
 import type { Webhooks } from '../events/webhooks.ts';
+import type { ExportService } from '../exports/export-service.ts';
 import type { WidgetCaller } from '../middleware/authenticate.ts';
 import type { SuccessStatus } from '../middleware/envelope.ts';
 import type { PaymentLinkService } from '../payment-links/payment-link-service.ts';
@@ -81,7 +82,10 @@ export type PathParams<P extends string> = P extends `${string}{${infer Name}}${
 /** A security scheme of the document; several on one operation are alternatives. */
 export type SecurityName = 'secretKey' | 'publishableKey' | 'widgetToken' | 'bankSignature' | 'portalSession';
 
-/** A success answer: `data` in the envelope (`list`: an array with pagination), or a page, a redirect, a stream. */
+/**
+ * A success answer: `data` in the envelope (`list`: an array with pagination), or a page, a redirect, a stream,
+ * a CSV download (`text/csv` with `Content-Disposition: attachment`).
+ */
 export type SuccessSpec<S extends z.ZodType = z.ZodType> =
   | { kind: 'json'; description: string; data: S; name: string; list?: boolean }
   | { kind: 'html'; description: string }
@@ -89,7 +93,8 @@ export type SuccessSpec<S extends z.ZodType = z.ZodType> =
   | { kind: 'event-stream'; description: string }
   | { kind: 'stream-head'; description: string }
   | { kind: 'asset'; description: string }
-  | { kind: 'svg'; description: string };
+  | { kind: 'svg'; description: string }
+  | { kind: 'csv'; description: string };
 
 /** A request header an operation reads, as documented. */
 export interface HeaderSpec {
@@ -131,7 +136,8 @@ export interface DocumentedOperation {
     | 'Bank'
     | 'Testing'
     | 'Service'
-    | 'Portal';
+    | 'Portal'
+    | 'Exports';
   summary: string;
   description?: string;
   security: SecurityName[];
@@ -180,6 +186,8 @@ export interface OperationDeps {
   sessions: SessionService;
   refunds: RefundService;
   paymentLinks: PaymentLinkService;
+  /** The CSV exports (`routes/exports.ts`). */
+  exports: ExportService;
   testEndings: TestEndings;
   webhooks: Webhooks;
   pushStreams: PushStreams;

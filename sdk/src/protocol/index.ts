@@ -10,6 +10,7 @@
 export * from './balance-transactions.ts';
 export * from './bank.ts';
 export * from './common.ts';
+export * from './exports.ts';
 export * from './keys.ts';
 export * from './payment-links.ts';
 export * from './push.ts';
