@@ -46,6 +46,8 @@ export const TEST_REQUIREMENTS = [
     why: 'the browser suites in WebKit (MiniBrowser)',
   },
   { program: 'xvfb-run', packages: ['xvfb'], why: 'a display for MiniBrowser' },
+  // xvfb-run needs xauth, which xvfb only recommends (and the launcher installs without recommends).
+  { program: 'xauth', packages: ['xauth'], why: 'xvfb-run' },
   { program: 'phpunit', packages: ['phpunit'], why: 'the WooCommerce plugin suites' },
   { program: 'unzip', packages: ['unzip'], why: 'the plugin zip check' },
   { program: 'xgettext', packages: ['gettext'], why: "the plugin's translation template" },
