@@ -136,12 +136,14 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   const outbox = new WebhookOutbox();
   const credits = new UnappliedCredits(store, outbox, bank, clock, logger);
   const lifecycle = new SessionLifecycle(outbox, broadcaster, bank, credits);
-  // The hosted pages' addresses are on the widget host of each environment, known once the hosts listen.
+  // The hosted pages' addresses are on the widget host of each environment, known once the hosts listen; a
+  // service used without listening (the CLI's store commands, tests) makes sessions whose `url` is empty.
   let widgetHosts: WidgetHosts | undefined;
-  const hostUrl = (environment: 'test' | 'live') => widgetHosts?.urls[environment] ?? '';
-  const sessions = new SessionService(store, lifecycle, bank, clock, config, (environment, id, secret) =>
-    hostedCheckoutUrl(hostUrl(environment), id, secret),
-  );
+  const hostUrl = (environment: 'test' | 'live') => widgetHosts?.listeningUrls?.[environment] ?? '';
+  const sessions = new SessionService(store, lifecycle, bank, clock, config, (environment, id, secret) => {
+    const host = hostUrl(environment);
+    return host === '' ? '' : hostedCheckoutUrl(host, id, secret);
+  });
   const paymentLinks = new PaymentLinkService(store, sessions, clock, (environment, id) =>
     paymentLinkUrl(hostUrl(environment), id),
   );

@@ -110,6 +110,10 @@ export function generateTestEvent<T extends WebhookEventType>(
     expiresAt: new Date(Date.parse(started) + 120 * 60_000).toISOString(),
     paidAt: status === 'successful' ? createdAt : null,
     amountRefunded: type === 'refund.succeeded' ? amount : 0,
+    // A session made by the API, not through a payment link or for the hosted checkout (issue 36).
+    paymentLink: null,
+    successUrl: null,
+    cancelUrl: null,
     ...options.session,
   };
   const event: ContractWebhookEvent = {

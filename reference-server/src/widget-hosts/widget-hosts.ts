@@ -49,6 +49,11 @@ export class WidgetHosts {
     return this.current;
   }
 
+  /** Base URLs once listening, `undefined` before (a service used without `start`, as tools and tests do). */
+  get listeningUrls(): WidgetUrls | undefined {
+    return this.current;
+  }
+
   /** The exact origins of both hosts (with the `localhost` spelling of a loopback address). */
   origins(): ReadonlySet<string> {
     return this.allowed;
