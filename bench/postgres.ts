@@ -70,10 +70,7 @@ const start = async (args: string[], nodeArgs: string[] = []) => {
 
 type Kind = 'sqlite' | 'pg1' | 'pg2';
 const results: Record<Kind, LoadResult[]> = { sqlite: [], pg1: [], pg2: [] };
-/**
- * CPU seconds each kind's runs cost, from /proc around each run (warm-up included): the server process(es), and
- * PostgreSQL's processes (postmaster, reaped and live backends); `answers` is every answer of those runs.
- */
+/** CPU seconds of each kind's runs (/proc, warm-up included): server process(es), PostgreSQL's; every answer. */
 const cpu: Record<Kind, { server: number; database: number; answers: number }> = {
   sqlite: { server: 0, database: 0, answers: 0 },
   pg1: { server: 0, database: 0, answers: 0 },
@@ -199,8 +196,7 @@ try {
   const databaseCpu = (kind: Kind) => (kind === 'sqlite' ? 0 : postgresCpuSeconds(postgres.dataDir));
   for (let round = 0; round < ROUNDS; round++) {
     for (const kind of round % 2 === 0 ? order : [...order].reverse()) {
-      const serverBefore = serverCpu(kind);
-      const databaseBefore = databaseCpu(kind);
+      const [serverBefore, databaseBefore] = [serverCpu(kind), databaseCpu(kind)];
       let result: LoadResult;
       if (kind === 'sqlite') result = await runLoad(createOn(sqlite, sqliteKey, CONNECTIONS));
       else if (kind === 'pg1') result = await runLoad(createOn(pgA, pgKey, CONNECTIONS));
