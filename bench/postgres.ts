@@ -40,6 +40,7 @@ import {
   fmt,
   type LoadOptions,
   type LoadResult,
+  machineLoad,
   runLoad,
   startBenchServer,
   stopBenchServer,
@@ -69,6 +70,12 @@ const start = async (args: string[], nodeArgs: string[] = []) => {
 
 type Kind = 'sqlite' | 'pg1' | 'pg2';
 const results: Record<Kind, LoadResult[]> = { sqlite: [], pg1: [], pg2: [] };
+/** CPU seconds of each kind's runs (/proc, warm-up included): server process(es), PostgreSQL's; every answer. */
+const cpu: Record<Kind, { server: number; database: number; answers: number }> = {
+  sqlite: { server: 0, database: 0, answers: 0 },
+  pg1: { server: 0, database: 0, answers: 0 },
+  pg2: { server: 0, database: 0, answers: 0 },
+};
 type PushPath = 'sqlite' | 'pg1' | 'pg2';
 const push: Record<PushPath, number[]> = { sqlite: [], pg1: [], pg2: [] };
 const createOn = (server: BenchServer, token: string, connections: number): LoadOptions => ({
@@ -183,18 +190,28 @@ try {
   const pgKey = pgA.secretKey as string;
 
   const order: Kind[] = ['sqlite', 'pg1', 'pg2'];
+  const serversOf: Record<Kind, BenchServer[]> = { sqlite: [sqlite], pg1: [pgA], pg2: [pgA, pgB] };
+  const serverCpu = (kind: Kind) =>
+    serversOf[kind].reduce((sum, server) => sum + cpuSeconds(server.child), 0);
+  const databaseCpu = (kind: Kind) => (kind === 'sqlite' ? 0 : postgresCpuSeconds(postgres.dataDir));
   for (let round = 0; round < ROUNDS; round++) {
     for (const kind of round % 2 === 0 ? order : [...order].reverse()) {
-      if (kind === 'sqlite') results.sqlite.push(await runLoad(createOn(sqlite, sqliteKey, CONNECTIONS)));
-      else if (kind === 'pg1') results.pg1.push(await runLoad(createOn(pgA, pgKey, CONNECTIONS)));
+      const [serverBefore, databaseBefore] = [serverCpu(kind), databaseCpu(kind)];
+      let result: LoadResult;
+      if (kind === 'sqlite') result = await runLoad(createOn(sqlite, sqliteKey, CONNECTIONS));
+      else if (kind === 'pg1') result = await runLoad(createOn(pgA, pgKey, CONNECTIONS));
       else {
         const half = Math.ceil(CONNECTIONS / 2);
         const parts = await Promise.all([
           runLoad(createOn(pgA, pgKey, half)),
           runLoad(createOn(pgB, pgKey, CONNECTIONS - half)),
         ]);
-        results.pg2.push(concurrent(parts));
+        result = concurrent(parts);
       }
+      cpu[kind].server += serverCpu(kind) - serverBefore;
+      cpu[kind].database += databaseCpu(kind) - databaseBefore;
+      cpu[kind].answers += result.allResponses;
+      results[kind].push(result);
     }
     const paths: PushPath[] = ['sqlite', 'pg1', 'pg2'];
     for (const path of round % 2 === 0 ? paths : [...paths].reverse()) {
@@ -270,8 +287,16 @@ console.log(
 console.log(
   `\nSession create with Idempotency-Key, autocannon -c ${CONNECTIONS} in its own process(es), ${ROUNDS} × ${DURATION_MS / 1000} s per kind, alternated`,
 );
-console.log('| server | answers/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | vs SQLite |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+console.log(
+  `| server | answers/s | p50 ms | p99 ms | p99.9 ms | max ms | errors | vs SQLite | server CPU µs/create | PostgreSQL CPU µs/create | total CPU vs SQLite |`,
+);
+console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+/** CPU per create (µs), from /proc: the server process(es), the database's processes, and both. */
+const cpuPerCreate = (kind: Kind) => {
+  const server = (cpu[kind].server / cpu[kind].answers) * 1e6;
+  const database = (cpu[kind].database / cpu[kind].answers) * 1e6;
+  return { server, database, total: server + database };
+};
 const labels: Record<Kind, string> = {
   sqlite: 'SQLite, 1 instance (baseline)',
   pg1: 'PostgreSQL, 1 instance',
@@ -280,9 +305,12 @@ const labels: Record<Kind, string> = {
 for (const kind of ['sqlite', 'pg1', 'pg2'] as const) {
   const r = all[kind];
   console.log(
-    `| ${labels[kind]} | ${fmt(r.perSecond, 0)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.p999Ms, 2)} | ${fmt(r.maxMs, 2)} | ${r.errors} | ${fmt(r.perSecond / all.sqlite.perSecond, 2)}× |`,
+    `| ${labels[kind]} | ${fmt(r.perSecond, 0)} | ${fmt(r.p50Ms, 2)} | ${fmt(r.p99Ms, 2)} | ${fmt(r.p999Ms, 2)} | ${fmt(r.maxMs, 2)} | ${r.errors} | ${fmt(r.perSecond / all.sqlite.perSecond, 2)}× | ${fmt(cpuPerCreate(kind).server, 0)} | ${kind === 'sqlite' ? '(in process)' : fmt(cpuPerCreate(kind).database, 0)} | ${fmt(cpuPerCreate(kind).total / cpuPerCreate('sqlite').total, 2)}× |`,
   );
 }
+console.log(
+  `(CPU per create: utime+stime from /proc over every answer of the kind's runs, warm-up included; PostgreSQL's is the postmaster's reaped children plus its live backends; ${machineLoad()} at the end of the run, so read CPU, not rates.)`,
+);
 for (const [name, result] of Object.entries(all)) {
   if (result.errors > 0) console.log(`${name}: unexpected answers ${JSON.stringify(result.statuses)}`);
 }
@@ -329,6 +357,14 @@ reportTarget({
   baseline: `SQLite 1 instance ${describeCreate('sqlite')}`,
   target: '≥ 0.5×',
   met: pgOne >= 0.5,
+});
+reportTarget({
+  measure: 'CPU per create (/proc, µs): PostgreSQL 1 instance, server + database, vs SQLite',
+  figure: `${fmt(cpuPerCreate('pg1').total, 0)} µs (server ${fmt(cpuPerCreate('pg1').server, 0)} + PostgreSQL ${fmt(cpuPerCreate('pg1').database, 0)}) = ${fmt(cpuPerCreate('pg1').total / cpuPerCreate('sqlite').total, 2)}×; 2 instances ${fmt(cpuPerCreate('pg2').server, 0)} + ${fmt(cpuPerCreate('pg2').database, 0)} µs; ${machineLoad()}`,
+  baseline: `SQLite 1 instance ${fmt(cpuPerCreate('sqlite').server, 0)} µs (server process, SQLite in it)`,
+  target: 'no target (measured: the next regression is this number)',
+  met: true,
+  verdict: 'measured',
 });
 const scaleOut = all.pg2.perSecond / all.pg1.perSecond;
 reportTarget({

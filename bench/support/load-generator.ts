@@ -52,6 +52,7 @@ let expected = 0;
 let unexpected = 0;
 let socketErrors = 0;
 let measuring = false;
+let allResponses = 0;
 
 const instance = autocannon(
   {
@@ -83,6 +84,7 @@ const instance = autocannon(
 let measuredFrom = 0;
 let cpuFrom = process.cpuUsage();
 instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+  allResponses++;
   if (!measuring) return;
   latencies.push(responseTime);
   statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
@@ -106,6 +108,7 @@ instance.on('done', () => {
     latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
   const result: LoadResult = {
     requests: latencies.length,
+    allResponses,
     expected,
     errors: unexpected + socketErrors,
     statuses,

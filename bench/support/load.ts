@@ -7,6 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -43,6 +44,11 @@ export interface LoadOptions {
 export interface LoadResult {
   /** Responses during the measured window, of any status. */
   requests: number;
+  /**
+   * Responses over the whole run, warm-up included, of any status: what a server's CPU read from `/proc` around
+   * the run (warm-up included) is divided by, so CPU per answer counts the answers it was spent on.
+   */
+  allResponses: number;
   /** Responses with `expectStatus`. */
   expected: number;
   /** Responses with another status, and socket errors. */
@@ -85,6 +91,7 @@ export function combine(results: readonly LoadResult[]): LoadResult {
   const expected = sum((result) => result.expected);
   return {
     requests: sum((result) => result.requests),
+    allResponses: sum((result) => result.allResponses),
     expected,
     errors: sum((result) => result.errors),
     statuses,
@@ -181,6 +188,17 @@ export function cpuSeconds(child: ChildProcess): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * The machine's load average over the last minute and its core count, printed beside every CPU figure: CPU per
+ * answer holds on a loaded machine where a rate does not, but a reader should know the machine was loaded.
+ *
+ * @example
+ * console.log(`CPU per create … (${machineLoad()})`); // "load 15.2 on 2 cores"
+ */
+export function machineLoad(): string {
+  return `load ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores`;
 }
 
 export const fmt = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : 'n/a');

@@ -104,6 +104,37 @@ describe.runIf(postgresAvailable)(
       expect(await row('api:biz_concurrent:test')).toEqual({ seconds: [String(T0 / 1000)], counts: [150] });
     });
 
+    it("an instance's concurrent hits of one key go together in few statements, still counted one by one (issue 38)", async () => {
+      // Each instance's statements counted on its real pool: the hits that wait for one key's statement go in
+      // the next one together, and the decisions are the same as one statement per hit would give.
+      const sent = { a: 0, b: 0 };
+      const counting = (pool: pg.Pool, name: 'a' | 'b') => ({
+        query: (text: string, values?: unknown[]) => {
+          sent[name]++;
+          return pool.query(text, values);
+        },
+      });
+      const a = new PostgresRateLimiter(counting(poolA, 'a'), { name: 'api', limit: 150, windowMs: WINDOW });
+      const b = new PostgresRateLimiter(counting(poolB, 'b'), { name: 'api', limit: 150, windowMs: WINDOW });
+      const decisions = await Promise.all(
+        Array.from({ length: 240 }, (_, i) => (i % 2 === 0 ? a : b).hit('biz_batched:test', T0 + (i % 1000))),
+      );
+      expect(decisions.filter((decision) => decision.allowed)).toHaveLength(150);
+      expect(
+        decisions
+          .filter((decision) => decision.allowed)
+          .map((decision) => decision.remaining)
+          .sort((x, y) => x - y),
+      ).toEqual(Array.from({ length: 150 }, (_, i) => i));
+      for (const decision of decisions.filter((each) => !each.allowed)) expect(decision.remaining).toBe(0);
+      expect(await row('api:biz_batched:test')).toEqual({ seconds: [String(T0 / 1000)], counts: [150] });
+      // 120 hits each: the first goes alone, the rest wait and go in batches of at most 64.
+      expect(sent.a).toBeGreaterThanOrEqual(3);
+      expect(sent.a).toBeLessThan(10);
+      expect(sent.b).toBeGreaterThanOrEqual(3);
+      expect(sent.b).toBeLessThan(10);
+    });
+
     it('over the limit under concurrency: 400 hits at once over two instances allow exactly 150', async () => {
       const [a, b] = instances('api', 150);
       // Spread over two seconds, so that the count is a sum over pairs, not one counter.
