@@ -175,7 +175,7 @@ describe.each([320, 390])('the portal at %i px', (width) => {
       }
       // Every tab of the bar in sight, on one line or two, none cut.
       const tabs = page.locator('.nav a');
-      expect(await tabs.count()).toBe(8);
+      expect(await tabs.count()).toBe(9);
 
       // What the forms answer with: a revealed signing secret, a new key shown once, an error page.
       await page.goto(`${server.baseUrl}/portal/webhooks/${ids.endpoint}`);
