@@ -22,10 +22,12 @@ import { requestId } from './middleware/request-id.ts';
 import type { RequestLog } from './middleware/request-log.ts';
 import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiDocument } from './openapi/openapi-document.ts';
+import type { PaymentLinkService } from './payment-links/payment-link-service.ts';
 import type { RefundService } from './refunds/refund-service.ts';
+import { apiEdge } from './routes/api-edge.ts';
 import { API_OPERATIONS } from './routes/api-operations.ts';
 import { healthHandlers } from './routes/health.ts';
-import { type MountDeps, mountOperations } from './routes/mount-operations.ts';
+import { mountOperations } from './routes/mount-operations.ts';
 import type { AnyOperation } from './routes/operation.ts';
 import type { SessionService } from './sessions/session-service.ts';
 import type { TestEndings } from './sessions/test-endings.ts';
@@ -42,6 +44,7 @@ export interface AppDeps {
   processor: BankNotificationProcessor;
   sessions: SessionService;
   refunds: RefundService;
+  paymentLinks: PaymentLinkService;
   /** Test mode's "expire now" (`/api/test/sessions/{id}/expire`, `…/account/expire`, the portal's button). */
   testEndings: TestEndings;
   broadcaster: Broadcaster;
@@ -110,7 +113,7 @@ export function createApp(deps: AppDeps): Express {
   // A business over its budget is answered 429 before routing and before its body is read (issue 12): by the
   // server before express (`refuseOverBudgetEarly`), here for the checkout's routes (their CORS headers).
   app.use(refuseOverBudget(auth));
-  const operations: MountDeps = {
+  const operations = apiEdge({
     auth,
     perAddressLimit,
     bankSignature: {
@@ -122,6 +125,7 @@ export function createApp(deps: AppDeps): Express {
       store: deps.store,
       sessions: deps.sessions,
       refunds: deps.refunds,
+      paymentLinks: deps.paymentLinks,
       testEndings: deps.testEndings,
       webhooks: deps.webhooks,
       pushStreams: deps.pushStreams,
@@ -132,7 +136,7 @@ export function createApp(deps: AppDeps): Express {
       ...healthHandlers(deps.store, deps.logger, deps.storageHealth),
       openApiDocument,
     },
-  };
+  });
   // Before the JSON parser: the bank signs raw bytes, so its notification reads the body itself; health and
   // this document read none.
   const readsOwnBody = (operation: AnyOperation) =>

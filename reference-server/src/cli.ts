@@ -10,6 +10,7 @@ import { isPostgresUrl, redactDatabaseUrl, storeLocation } from './internal/data
 import { isLogLevel, LOG_LEVELS, type LogLevel, silentLogger } from './internal/logger.ts';
 import { parseTrustedProxies, TrustedProxiesError } from './internal/trusted-proxies.ts';
 import { listAudit, listCredits, listRefunds } from './operator-lists.ts';
+import { PAYMENT_LINKS_USAGE, paymentLinksCli } from './payment-links-cli.ts';
 import { createService } from './service.ts';
 
 const USAGE = `servicepay-server: the ServicePay reference service
@@ -24,6 +25,7 @@ const USAGE = `servicepay-server: the ServicePay reference service
   servicepay-server credits list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
   servicepay-server audit list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
   servicepay-server refunds list [--business ID] [--session ID] [--limit N] [--db PATH|--database-url URL] [--json]
+\${PAYMENT_LINKS_USAGE}
 
 --database-url postgres://… (or SERVICEPAY_DATABASE_URL) keeps the service's data, and the simulated bank's
 books, in PostgreSQL; several instances may share it, and no SQLite file is opened.
@@ -395,6 +397,7 @@ async function run(argv: string[]): Promise<void> {
  * process.exitCode = await main(['transfer', '--account', '1000000000', '--amount', '500000']);
  */
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'links') return paymentLinksCli(argv.slice(1));
   try {
     await run(argv);
     return 0;

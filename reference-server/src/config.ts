@@ -70,6 +70,13 @@ export interface ServerConfig {
     streamsPerWidgetToken: number;
     /** Push streams one client address may hold open at once, across widget tokens; per instance too. */
     streamsPerAddress: number;
+    /**
+     * Sessions a payment link's page may make per client address in 10 rolling minutes, across every link
+     * (issue 36): a payer who retries is never stopped, a script on one address is.
+     */
+    linkSessionsPerAddress: number;
+    /** Sessions one payment link may make in 10 rolling minutes, whoever asks: a link cannot flood its merchant. */
+    linkSessionsPerLink: number;
   };
   /** How long a client may take to send its request headers before 408 (slow-header attacks). */
   headersTimeoutMs: number;
@@ -144,6 +151,8 @@ export function defaultConfig(): ServerConfig {
       failedAuthPerMinutePerAddress: 300,
       streamsPerWidgetToken: 10,
       streamsPerAddress: 100,
+      linkSessionsPerAddress: 10,
+      linkSessionsPerLink: 60,
     },
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,

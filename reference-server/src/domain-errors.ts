@@ -27,7 +27,10 @@ export type DomainReason =
   // Refunds
   | 'session_not_refundable'
   | 'session_fully_refunded'
-  | 'refund_exceeds_remaining';
+  | 'refund_exceeds_remaining'
+  // Payment links
+  | 'payment_link_inactive'
+  | 'payment_link_completed';
 
 /**
  * What a service throws when it refuses: a reason from `DomainReason`, a message a merchant or payer can act

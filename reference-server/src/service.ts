@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +17,8 @@ import { PushStreams } from './events/push-streams.ts';
 import { RETRY_SCHEDULES, retrySpanMs } from './events/retry-schedule.ts';
 import { dnsResolver } from './events/webhook-url-policy.ts';
 import { Webhooks } from './events/webhooks.ts';
+import { hostedPages } from './hosted-pages/hosted-pages.ts';
+import { LinkFormTokens } from './hosted-pages/link-form-token.ts';
 import { createApiServer } from './internal/client-error.ts';
 import { type Clock, systemClock } from './internal/clock.ts';
 import { createJsonLogger, type Logger } from './internal/logger.ts';
@@ -26,6 +29,7 @@ import { observeService, startRecording, stopRecording, timedWrites } from './me
 import { listenForMetrics } from './metrics/metrics-server.ts';
 import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
 import { RequestLog } from './middleware/request-log.ts';
+import { PaymentLinkService } from './payment-links/payment-link-service.ts';
 import { portalRoutes } from './portal/portal-routes.ts';
 import { RefundPayouts } from './refunds/refund-payouts.ts';
 import { RefundService } from './refunds/refund-service.ts';
@@ -34,6 +38,7 @@ import { SessionExpiry } from './sessions/session-expiry.ts';
 import { SessionLifecycle } from './sessions/session-lifecycle.ts';
 import { SessionService } from './sessions/session-service.ts';
 import { TestEndings } from './sessions/test-endings.ts';
+import { hostedCheckoutUrl, paymentLinkUrl } from './widget-hosts/hosted-paths.ts';
 import { WidgetHosts, type WidgetUrls } from './widget-hosts/widget-hosts.ts';
 
 export interface ServiceOptions {
@@ -131,7 +136,15 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   const outbox = new WebhookOutbox();
   const credits = new UnappliedCredits(store, outbox, bank, clock, logger);
   const lifecycle = new SessionLifecycle(outbox, broadcaster, bank, credits);
-  const sessions = new SessionService(store, lifecycle, bank, clock, config);
+  // The hosted pages' addresses are on the widget host of each environment, known once the hosts listen.
+  let widgetHosts: WidgetHosts | undefined;
+  const hostUrl = (environment: 'test' | 'live') => widgetHosts?.urls[environment] ?? '';
+  const sessions = new SessionService(store, lifecycle, bank, clock, config, (environment, id, secret) =>
+    hostedCheckoutUrl(hostUrl(environment), id, secret),
+  );
+  const paymentLinks = new PaymentLinkService(store, sessions, clock, (environment, id) =>
+    paymentLinkUrl(hostUrl(environment), id),
+  );
   const processor = new BankNotificationProcessor(store, lifecycle, credits, clock);
   const refundPayouts = new RefundPayouts(store, outbox, bank, clock, logger);
   const refunds = new RefundService(store, refundPayouts, clock);
@@ -167,12 +180,28 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     resolver: dnsResolver({ servers: config.webhooks.dnsServers, deadlineMs: config.webhooks.dnsDeadlineMs }),
   });
   // The widget hosts: the checkout's routes allow exactly their origins by CORS.
-  const widgetHosts = new WidgetHosts({
+  // The payment links' pages spend budgets of their own (issue 36), counted like the API's on PostgreSQL.
+  const linkLimiters = {
+    perLink: backend.limiter('link', config.rateLimit.linkSessionsPerLink, 600_000),
+    perAddress: backend.limiter('link-address', config.rateLimit.linkSessionsPerAddress, 600_000),
+  };
+  widgetHosts = new WidgetHosts({
     host: config.host,
     testPort: config.testWidgetPort,
     livePort: config.liveWidgetPort,
     apiUrl: () => listeningUrl ?? '',
+    pages: hostedPages({
+      store,
+      clock,
+      logger,
+      paymentLinks,
+      // Derived from the secrets key: every instance signs and checks the same forms, and nothing else uses it.
+      formTokens: new LinkFormTokens(createHmac('sha256', secretsKey).update('payment-link-forms').digest()),
+      limiters: linkLimiters,
+      trustedProxy: trustedProxyMatcher(config.trustedProxies),
+    }),
   });
+  const hosts = widgetHosts;
   // Each request made with an API key, written in batches off the request's path, for the portal.
   const requestLog = new RequestLog({ store, clock, logger });
   const deps: AppDeps = {
@@ -191,7 +220,8 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     pushStreams,
     webhooks,
     requestLog,
-    widgetOrigins: () => widgetHosts.origins(),
+    widgetOrigins: () => hosts.origins(),
+    paymentLinks,
     storageHealth,
   };
   let server: Server | undefined;
@@ -213,6 +243,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     logger,
     sessions,
     refunds,
+    paymentLinks,
     testEndings,
     webhooks,
     bank,
@@ -255,7 +286,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       await once(server, 'listening');
       const { port } = server.address() as AddressInfo;
       listeningUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-      const widgetUrls = await widgetHosts.listen();
+      const widgetUrls = await hosts.listen();
       if (config.metricsPort !== null) {
         metrics = await listenForMetrics({ host: config.metricsHost, port: config.metricsPort });
         startRecording();
@@ -276,7 +307,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       for (const task of tasks) await task.start();
       pruneTimer = setInterval(() => {
         const now = clock.now();
-        for (const limiter of Object.values(limiters)) {
+        for (const limiter of [...Object.values(limiters), ...Object.values(linkLimiters)]) {
           Promise.resolve(limiter.prune(now)).catch((error: unknown) =>
             logger.warn('rate-limit prune failed', {
               error: error instanceof Error ? error.message : String(error),
@@ -290,7 +321,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     async close() {
       clearInterval(pruneTimer);
       for (const task of [...tasks].reverse()) await task.stop();
-      await widgetHosts.close();
+      await hosts.close();
       if (metrics) {
         stopObserving?.();
         stopRecording();

@@ -3,6 +3,7 @@ import { environmentOfSecretKey } from './internal/api-key.ts';
 import { environmentVariable, HttpTransport } from './internal/http-transport.ts';
 import type { Environment } from './protocol/index.ts';
 import { Events } from './resources/events.ts';
+import { PaymentLinks } from './resources/payment-links.ts';
 import { Refunds } from './resources/refunds.ts';
 import { Sessions } from './resources/sessions.ts';
 import { TestHelpers } from './resources/test-helpers.ts';
@@ -116,6 +117,8 @@ export class ServicePay {
   readonly sessions: Sessions;
   /** Refunds of successful sessions: create, retrieve, list. */
   readonly refunds: Refunds;
+  /** Payment links (a page payers open to pay a fixed amount): create, retrieve, update, list. */
+  readonly paymentLinks: PaymentLinks;
   /** Where the service sends webhooks: create, list, retrieve, update, delete, roll secret, deliveries. */
   readonly webhookEndpoints: WebhookEndpoints;
   /** Events: resend one to your endpoints. */
@@ -137,6 +140,7 @@ export class ServicePay {
     this.#transport = new HttpTransport(key, this.environment, options);
     this.sessions = new Sessions(this.#transport);
     this.refunds = new Refunds(this.#transport);
+    this.paymentLinks = new PaymentLinks(this.#transport);
     this.webhookEndpoints = new WebhookEndpoints(this.#transport);
     this.events = new Events(this.#transport);
     this.testHelpers = new TestHelpers(this.#transport);

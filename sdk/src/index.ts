@@ -39,6 +39,7 @@ export type {
   WebhookEventType,
 } from './protocol/index.ts';
 export { Events } from './resources/events.ts';
+export { type ListPaymentLinksParams, PaymentLinks } from './resources/payment-links.ts';
 export { type ListRefundsParams, Refunds } from './resources/refunds.ts';
 export { type ListSessionsParams, Sessions } from './resources/sessions.ts';
 export { TestHelpers, type TestPayParams } from './resources/test-helpers.ts';
@@ -54,6 +55,7 @@ export type {
   DeletedWebhookEndpoint,
   KnownWebhookEvent,
   Mismatch,
+  PaymentLink,
   Refund,
   ResendEventResult,
   Session,

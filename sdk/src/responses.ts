@@ -3,6 +3,7 @@ import {
   type CreatedSession as ContractCreatedSession,
   type DeletedWebhookEndpoint as ContractDeletedWebhookEndpoint,
   type Mismatch as ContractMismatch,
+  type PaymentLink as ContractPaymentLink,
   type Refund as ContractRefund,
   type ResendEventResult as ContractResendEventResult,
   type Session as ContractSession,
@@ -20,6 +21,7 @@ import {
   type Environment,
   envelopeOf,
   listEnvelopeOf,
+  PaymentLinkSchema,
   RefundSchema,
   ResendEventResultSchema,
   SessionSchema,
@@ -169,6 +171,16 @@ export type UnappliedCredit = Lenient<ContractUnappliedCredit>;
  */
 export type Refund = Lenient<ContractRefund>;
 
+/**
+ * A payment link (`pl_…`): a page (`url`) payers open to pay a fixed amount; `active` false once turned off or,
+ * for a one-time link, once paid.
+ *
+ * @example
+ * import type { PaymentLink } from '@servicepay/node';
+ * const shareable = (link: PaymentLink) => link.active && link.url;
+ */
+export type PaymentLink = Lenient<ContractPaymentLink>;
+
 type KnownEventBody = Omit<Lenient<ContractWebhookEvent>, 'type'>;
 
 /**
@@ -236,6 +248,8 @@ export const Envelopes = {
   sessionList: lenient(listEnvelopeOf(SessionSchema)),
   refund: lenient(envelopeOf(RefundSchema)),
   refundList: lenient(listEnvelopeOf(RefundSchema)),
+  paymentLink: lenient(envelopeOf(PaymentLinkSchema)),
+  paymentLinkList: lenient(listEnvelopeOf(PaymentLinkSchema)),
   endpoint: lenient(envelopeOf(WebhookEndpointSchema)),
   endpointWithSecret: lenient(envelopeOf(WebhookEndpointWithSecretSchema)),
   endpointList: lenient(listEnvelopeOf(WebhookEndpointSchema)),

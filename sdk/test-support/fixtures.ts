@@ -31,6 +31,7 @@ export const session = (overrides: Partial<Session> = {}): Session => ({
 export const createdSession = (overrides: Partial<CreatedSession> = {}): CreatedSession => ({
   ...session(),
   clientSecret: 'cs_test_abc123',
+  url: 'http://127.0.0.1:4243/checkout/ses_1#cs_test_abc123',
   ...overrides,
 });
 

@@ -3,8 +3,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '../../reference-server/src/openapi/openapi-document.ts';
-import { PORTAL_OPERATIONS } from '../../reference-server/src/openapi/portal-operations.ts';
-import { PORTAL_ROUTES } from '../../reference-server/src/portal/portal-route-table.ts';
+import { PORTAL_OPERATIONS } from '../../reference-server/src/portal/portal-operations.ts';
 import { API_OPERATIONS } from '../../reference-server/src/routes/api-operations.ts';
 import { mountOperations } from '../../reference-server/src/routes/mount-operations.ts';
 import {
@@ -229,30 +228,38 @@ describe('GET /openapi.json', () => {
     }
   });
 
-  it('the API is mounted from its table alone, and the portal documented route for route', () => {
-    const mounted: string[] = [];
-    const recorder = new Proxy(
-      {},
-      { get: (_target, method: string) => (path: string) => mounted.push(`${method.toUpperCase()} ${path}`) },
-    ) as unknown as Parameters<typeof mountOperations>[0];
-    // Nothing is run, only mounted: the checks and handlers need no working parts.
-    mountOperations(recorder, API_OPERATIONS, {} as Parameters<typeof mountOperations>[2]);
+  it('the API and the portal are mounted from their tables alone', () => {
     const expressPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
-    expect(mounted.sort()).toEqual(
-      API_OPERATIONS.map(
-        (operation) => `${operation.method.toUpperCase()} ${expressPath(operation.path)}`,
-      ).sort(),
-    );
-    const ids = new Set(API_OPERATIONS.map((operation) => operation.operationId));
-    expect(ids.size).toBe(API_OPERATIONS.length);
-    // The portal mounts its own routes from PORTAL_ROUTES; the document describes each once.
-    const portalRoutes = Object.values(PORTAL_ROUTES).map(
-      (route) => `${route.method.toUpperCase()} /portal${route.path === '/' ? '' : expressPath(route.path)}`,
-    );
-    const portalDocumented = PORTAL_OPERATIONS.map(
-      (operation) => `${operation.method.toUpperCase()} ${expressPath(operation.path)}`,
-    );
-    expect(portalDocumented.sort()).toEqual(portalRoutes.sort());
+    const mountedBy = (operations: typeof API_OPERATIONS, base = '') => {
+      const mounted: string[] = [];
+      const recorder = new Proxy(
+        {},
+        {
+          get: (_target, method: string) => (path: string) =>
+            mounted.push(`${method.toUpperCase()} ${base}${path === '/' ? '' : path}`),
+        },
+      ) as unknown as Parameters<typeof mountOperations>[0];
+      // Nothing is run, only mounted: the checks and handlers need no working parts.
+      mountOperations(
+        recorder,
+        operations,
+        { guards: () => [], callerOf: () => undefined, handlers: {} },
+        base,
+      );
+      return mounted.sort();
+    };
+    for (const [operations, base] of [
+      [API_OPERATIONS, ''],
+      [PORTAL_OPERATIONS, '/portal'],
+    ] as const) {
+      expect(mountedBy(operations, base)).toEqual(
+        operations
+          .map((operation) => `${operation.method.toUpperCase()} ${expressPath(operation.path)}`)
+          .sort(),
+      );
+      const ids = new Set(operations.map((operation) => operation.operationId));
+      expect(ids.size).toBe(operations.length);
+    }
   });
 });
 

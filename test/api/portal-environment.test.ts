@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PORTAL_ROUTES, type PortalRouteName } from '../../reference-server/src/portal/portal-route-table.ts';
+import {
+  PORTAL_OPERATIONS,
+  type PortalOperationId,
+} from '../../reference-server/src/portal/portal-operations.ts';
 import { bootstrap, call, createSession } from '../support/api.ts';
 import { PortalClient } from '../support/portal-client.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // Issue 24: a portal session reaches only the environment of the key that signed in. A session opened with a
-// test key walks every route of the portal's route table (GET and POST, same origin, a valid CSRF token, so
+// test key walks every route of the portal's operations table (GET and POST, same origin, a valid CSRF token, so
 // what refuses is the environment check) against live resources, and gets a refusal; afterwards nothing live
 // has changed and no answer carried anything live. The walk is driven by the table itself: a route added to
 // the portal without a probe here does not compile, and one left unwalked fails the test.
@@ -75,6 +78,10 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** The portal's operation of that id. */
+const portalOperation = (id: PortalOperationId) =>
+  PORTAL_OPERATIONS.find((operation) => operation.operationId === id) ?? PORTAL_OPERATIONS[0];
+
 /** One request of the walk: a path (with its query) and, for a post, the form without `_csrf`. */
 interface Probe {
   path: string;
@@ -86,72 +93,72 @@ interface Probe {
  * `environment` field or query) and, where the route takes a resource, a live one. `byId`: a route that takes a
  * resource, asked with the live one alone (no `environment` anywhere), so the services' own scope refuses it.
  */
-const probes: Record<PortalRouteName, { named: Probe; byId?: Probe }> = {
-  asset: { named: { path: '/portal/assets/portal.css?environment=live' } },
-  home: { named: { path: '/portal/?environment=live' } },
-  signInPage: { named: { path: '/portal/sign-in?environment=live' } },
+const probes: Record<PortalOperationId, { named: Probe; byId?: Probe }> = {
+  portalAsset: { named: { path: '/portal/assets/portal.css?environment=live' } },
+  portalHome: { named: { path: '/portal/?environment=live' } },
+  portalSignInPage: { named: { path: '/portal/sign-in?environment=live' } },
   // The sign-in form with the test key, asking for live: refused, the key is of the other environment.
-  signIn: { named: { path: '/portal/sign-in', form: { environment: 'live' } } },
-  keys: { named: { path: '/portal/keys?environment=live' } },
-  rollKey: {
+  portalSignIn: { named: { path: '/portal/sign-in', form: { environment: 'live' } } },
+  portalKeys: { named: { path: '/portal/keys?environment=live' } },
+  portalRollKey: {
     named: { path: '/portal/keys/roll', form: { environment: 'live', kind: 'secret', confirm: 'yes' } },
   },
-  webhooks: { named: { path: '/portal/webhooks?environment=live' } },
-  createEndpoint: {
+  portalWebhooks: { named: { path: '/portal/webhooks?environment=live' } },
+  portalCreateEndpoint: {
     named: { path: '/portal/webhooks', form: { environment: 'live', url: 'https://93.184.215.14/planted' } },
   },
-  endpoint: {
+  portalEndpoint: {
     named: { path: `/portal/webhooks/{endpoint}?environment=live` },
     byId: { path: `/portal/webhooks/{endpoint}` },
   },
-  revealSecret: {
+  portalRevealSecret: {
     named: { path: '/portal/webhooks/{endpoint}/reveal', form: { environment: 'live', confirm: 'yes' } },
     byId: { path: '/portal/webhooks/{endpoint}/reveal', form: { confirm: 'yes' } },
   },
-  endpointState: {
+  portalEndpointState: {
     named: { path: '/portal/webhooks/{endpoint}/state', form: { environment: 'live', enabled: 'false' } },
     byId: { path: '/portal/webhooks/{endpoint}/state', form: { enabled: 'false' } },
   },
-  deleteEndpoint: {
+  portalDeleteEndpoint: {
     named: { path: '/portal/webhooks/{endpoint}/delete', form: { environment: 'live', confirm: 'yes' } },
     byId: { path: '/portal/webhooks/{endpoint}/delete', form: { confirm: 'yes' } },
   },
-  resend: {
+  portalResend: {
     named: { path: '/portal/webhooks/{endpoint}/resend', form: { environment: 'live', eventId: '{event}' } },
     byId: { path: '/portal/webhooks/{endpoint}/resend', form: { eventId: '{event}' } },
   },
-  events: { named: { path: '/portal/events?environment=live' } },
-  event: {
+  portalEvents: { named: { path: '/portal/events?environment=live' } },
+  portalEvent: {
     named: { path: '/portal/events/{event}?environment=live' },
     byId: { path: '/portal/events/{event}' },
   },
-  resendEvent: {
+  portalResendEvent: {
     named: { path: '/portal/events/{event}/resend', form: { environment: 'live', endpointId: '{endpoint}' } },
     byId: { path: '/portal/events/{event}/resend', form: { endpointId: '{endpoint}' } },
   },
-  requests: { named: { path: '/portal/requests?environment=live' } },
-  request: {
+  portalRequests: { named: { path: '/portal/requests?environment=live' } },
+  portalRequest: {
     named: { path: '/portal/requests/{request}?environment=live' },
     byId: { path: '/portal/requests/{request}' },
   },
-  sessions: { named: { path: '/portal/sessions?environment=live' } },
-  session: {
+  portalSessions: { named: { path: '/portal/sessions?environment=live' } },
+  portalSession: {
     named: { path: '/portal/sessions/{session}?environment=live' },
     byId: { path: '/portal/sessions/{session}' },
   },
-  bank: { named: { path: '/portal/bank?environment=live' } },
-  transfer: {
+  portalBank: { named: { path: '/portal/bank?environment=live' } },
+  portalTransfer: {
     named: {
       path: '/portal/bank/transfers',
       form: { environment: 'live', sessionId: '{session}', choice: 'exact' },
     },
     byId: { path: '/portal/bank/transfers', form: { sessionId: '{session}', choice: 'exact' } },
   },
-  expire: {
+  portalExpire: {
     named: { path: '/portal/sessions/{session}/expire', form: { environment: 'live', ending: 'session' } },
     byId: { path: '/portal/sessions/{session}/expire', form: { ending: 'session' } },
   },
-  refund: {
+  portalRefund: {
     named: {
       path: '/portal/sessions/{session}/refunds',
       form: { environment: 'live', step: 'confirm', amount: '100', expectedRefunded: '0' },
@@ -161,9 +168,9 @@ const probes: Record<PortalRouteName, { named: Probe; byId?: Probe }> = {
       form: { step: 'confirm', amount: '100', expectedRefunded: '0' },
     },
   },
-  kyc: { named: { path: '/portal/kyc?environment=live' } },
+  portalKyc: { named: { path: '/portal/kyc?environment=live' } },
   // Last: were it not refused, the session would end.
-  signOut: { named: { path: '/portal/sign-out', form: { environment: 'live' } } },
+  portalSignOut: { named: { path: '/portal/sign-out', form: { environment: 'live' } } },
 };
 
 const fill = (text: string) =>
@@ -201,18 +208,19 @@ const refusedForEnvironment = (answer: { status: number; text: string }) =>
 async function walk(client: PortalClient, testKey: string) {
   await client.request('GET', '/portal/kyc');
   const csrf = client.token;
-  const answers: Array<{ name: PortalRouteName; kind: 'named' | 'byId'; status: number; text: string }> = [];
+  const answers: Array<{ name: PortalOperationId; kind: 'named' | 'byId'; status: number; text: string }> =
+    [];
   for (const [name, probe] of Object.entries(probes) as Array<
-    [PortalRouteName, (typeof probes)[PortalRouteName]]
+    [PortalOperationId, (typeof probes)[PortalOperationId]]
   >) {
-    const route = PORTAL_ROUTES[name];
+    const route = portalOperation(name);
     for (const kind of ['named', 'byId'] as const) {
       const asked = probe[kind];
       if (!asked) continue;
       expect(asked.form !== undefined, `${name}: a ${route.method} probe`).toBe(route.method === 'post');
       let token = csrf;
       let form = asked.form && Object.fromEntries(Object.entries(asked.form).map(([k, v]) => [k, fill(v)]));
-      if (route.access === 'sign-in') {
+      if (route.auth === 'portalSignIn') {
         // The sign-in form's own token, from the page that asks for live.
         await client.request('GET', '/portal/sign-in?environment=live');
         token = client.token;
@@ -236,16 +244,18 @@ describe('a portal session opened with a test key', () => {
     const answers = await walk(client, shop.keys.test.secretKey);
 
     // Every route of the table was walked.
-    expect(new Set(answers.map((answer) => answer.name))).toEqual(new Set(Object.keys(PORTAL_ROUTES)));
+    expect(new Set(answers.map((answer) => answer.name))).toEqual(
+      new Set(PORTAL_OPERATIONS.map((operation) => operation.operationId)),
+    );
     for (const answer of answers) {
       const label = `${answer.kind} ${answer.name} → ${answer.status}`;
-      const route = PORTAL_ROUTES[answer.name];
-      if (route.access === 'session') {
+      const route = portalOperation(answer.name);
+      if (route.auth === 'portalSession') {
         // The signed-in pages and forms: the environment check, not CSRF, not a missing page.
         expect(refusedForEnvironment(answer), `${label}: ${answer.text.slice(0, 400)}`).toBe(true);
         // The refusal offers the sign-in that would reach live.
         expect(answer.text, label).toContain('/portal/sign-in?environment=live');
-      } else if (route.access === 'sign-in') {
+      } else if (route.auth === 'portalSignIn') {
         expect(answer.status, label).toBe(403);
         expect(answer.text, label).toContain('That is a test key');
       } else {
@@ -355,9 +365,10 @@ describe('a portal session opened with a test key', () => {
     const csrf = client.token;
     const testSession = await createSession(server.baseUrl, shop.keys.test.secretKey);
     await bootstrap(server.baseUrl, testSession.clientSecret);
-    for (const [name, route] of Object.entries(PORTAL_ROUTES)) {
-      if (route.access !== 'session') continue;
-      const path = `/portal${route.path.replace(':id', testSession.id)}`;
+    for (const route of PORTAL_OPERATIONS) {
+      const name = route.operationId;
+      if (route.auth !== 'portalSession') continue;
+      const path = route.path.replace('{id}', testSession.id);
       const answer =
         route.method === 'get'
           ? await client.request('GET', `${path}?environment=test`)

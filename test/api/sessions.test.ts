@@ -268,7 +268,10 @@ describe('list and retrieve', () => {
   });
 
   it('retrieves what was created, without the client secret', async () => {
-    const { clientSecret, ...created } = await createSession(server.baseUrl, key, { metadata: { a: 'b' } });
+    const { clientSecret, url, ...created } = await createSession(server.baseUrl, key, {
+      metadata: { a: 'b' },
+    });
+    expect(url.endsWith(`#${clientSecret}`)).toBe(true);
     const session = await retrieveSession(server.baseUrl, key, created.id);
     expect(session).toEqual(created);
     expect(JSON.stringify(session)).not.toContain(clientSecret);

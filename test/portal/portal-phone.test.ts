@@ -3,14 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PORTAL_ROUTES, PortalRouteName } from '../../reference-server/src/portal/portal-route-table.ts';
+import type { PORTAL_OPERATIONS } from '../../reference-server/src/portal/portal-operations.ts';
 import { launchChromium } from '../browser/support/browser.ts';
 import { documentAxeViolations } from '../browser/support/inspect.ts';
 import { bootstrap, call, createSession, testTransfer } from '../support/api.ts';
 import { startReceiver } from '../support/checkout.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
-// Issue 30: the portal works on a phone. Every page of the portal's route table, and the pages its forms
+// Issue 30: the portal works on a phone. Every page of the portal's operations table, and the pages its forms
 // answer with, at 320 and 390 px in real headless Chromium: nothing wider than the screen (no sideways
 // scrolling), no table that scrolls or clips inside its frame (they stack into cards), every tab and button in
 // sight, the business name in the header (its title holds all of it), and no axe violation (at 390 px in the
@@ -75,29 +75,27 @@ afterAll(async () => {
   await server?.close();
 });
 
-type GetRouteName = {
-  [Name in PortalRouteName]: (typeof PORTAL_ROUTES)[Name]['method'] extends 'get' ? Name : never;
-}[PortalRouteName];
+type GetRouteName = Extract<(typeof PORTAL_OPERATIONS)[number], { method: 'get' }>['operationId'];
 
 /**
- * Every page of the route table (a route added to it without an address here does not compile); `null` for
+ * Every page of the portal's table (a route added to it without an address here does not compile); `null` for
  * what is not a page.
  */
 const PAGES: Record<GetRouteName, (() => string) | null> = {
-  asset: null, // the stylesheet and script
-  home: () => '/portal/',
-  signInPage: () => '/portal/sign-in',
-  keys: () => '/portal/keys',
-  webhooks: () => '/portal/webhooks',
-  endpoint: () => `/portal/webhooks/${ids.endpoint}`,
-  events: () => '/portal/events',
-  event: () => `/portal/events/${ids.event}`,
-  requests: () => '/portal/requests',
-  request: () => `/portal/requests/${ids.request}`,
-  sessions: () => '/portal/sessions',
-  session: () => `/portal/sessions/${ids.session}`,
-  bank: () => '/portal/bank',
-  kyc: () => '/portal/kyc',
+  portalAsset: null, // the stylesheet and script
+  portalHome: () => '/portal/',
+  portalSignInPage: () => '/portal/sign-in',
+  portalKeys: () => '/portal/keys',
+  portalWebhooks: () => '/portal/webhooks',
+  portalEndpoint: () => `/portal/webhooks/${ids.endpoint}`,
+  portalEvents: () => '/portal/events',
+  portalEvent: () => `/portal/events/${ids.event}`,
+  portalRequests: () => '/portal/requests',
+  portalRequest: () => `/portal/requests/${ids.request}`,
+  portalSessions: () => '/portal/sessions',
+  portalSession: () => `/portal/sessions/${ids.session}`,
+  portalBank: () => '/portal/bank',
+  portalKyc: () => '/portal/kyc',
 };
 
 /** What does not fit a screen `width` wide, as a list of findings (empty: it fits). */

@@ -18,12 +18,13 @@ const LAYERS: readonly (readonly string[])[] = [
   ['events', 'middleware'],
   ['bank'],
   ['sessions', 'refunds'],
-  ['routes'],
+  ['payment-links'],
+  ['routes', 'hosted-pages'],
   ['portal'],
   ['openapi'],
   ['app.ts'],
   ['service.ts'],
-  ['cli.ts', 'index.ts', 'operator-lists.ts'],
+  ['cli.ts', 'index.ts', 'operator-lists.ts', 'payment-links-cli.ts'],
 ];
 
 /** The layer of a module of the service, by its first path segment under `src/`. */

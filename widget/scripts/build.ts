@@ -84,6 +84,9 @@ export async function buildWidget(): Promise<WidgetManifest> {
     'widget.js': Buffer.concat([Buffer.from(notice), await bundle('src/loader/widget.ts')]),
     'frame.js': Buffer.concat([Buffer.from(notice), await bundle('src/frame/frame.ts')]),
     'frame.css': readFileSync(join(root, 'src/frame/frame.css')),
+    // The widget hosts' payer-facing pages (issue 36): the hosted checkout's script and the pages' styles.
+    'hosted.js': Buffer.concat([Buffer.from(notice), await bundle('src/hosted/hosted-checkout.ts')]),
+    'hosted.css': readFileSync(join(root, 'src/hosted/hosted.css')),
     'frame.html': Buffer.from(
       readFileSync(join(root, 'src/frame/frame.html'), 'utf8').replace(
         '%TITLE%',

@@ -1,4 +1,5 @@
 import type { Environment, KeyKind, RolledKey } from '@servicepay/node/protocol';
+import type { Business } from '../db/businesses.ts';
 import type { Store } from '../db/store.ts';
 import type { Clock } from '../internal/clock.ts';
 import { sha256 } from '../internal/random.ts';
@@ -11,6 +12,25 @@ export interface PortalSignIn {
   businessId: string;
   apiKeyId: string;
   environment: Environment;
+}
+
+/**
+ * Who is signed in to the portal, once the `portalSession` guard let a request through (the caller of a
+ * portal operation, as `ApiCaller` is an API operation's).
+ */
+export interface PortalContext {
+  business: Business;
+  /**
+   * The environment of the secret key that signed in: the only one this session reads or changes. Seeing the
+   * other one takes a sign-in with that environment's secret key (a test key is handed to CI and laptops, and
+   * must reach nothing live). API routing follows the key of each call, never this (spec §5.4).
+   */
+  environment: Environment;
+  idHash: Buffer;
+  /** The synchronizer token every state-changing form of this session carries. */
+  csrfToken: string;
+  /** The id (never the key) of the secret key this session was opened with: the audit log's actor. */
+  apiKeyId: string;
 }
 
 /** The portal session a change is made from, as `PortalContext` holds it. */

@@ -18,7 +18,9 @@ export type AuditAction =
   | 'credit.refund_refused'
   | 'refund.requested'
   | 'refund.succeeded'
-  | 'refund.failed';
+  | 'refund.failed'
+  | 'payment_link.created'
+  | 'payment_link.updated';
 
 /** `audit_log`: who did what to which object, and when. Never a secret. Append only. */
 export const auditLog = table('audit_log', {

@@ -4,6 +4,7 @@ import { type BankNotificationRepository, SqlBankNotificationRepository } from '
 import { type BusinessRepository, SqlBusinessRepository } from './businesses.ts';
 import { type EventRepository, SqlEventRepository } from './events.ts';
 import { type IdempotencyKeyRepository, SqlIdempotencyKeyRepository } from './idempotency-keys.ts';
+import { type PaymentLinkRepository, SqlPaymentLinkRepository } from './payment-links.ts';
 import { type PortalSessionRepository, SqlPortalSessionRepository } from './portal-sessions.ts';
 import { type RefundRepository, SqlRefundRepository } from './refunds.ts';
 import { type RequestLogRepository, SqlRequestLogRepository } from './request-log.ts';
@@ -42,6 +43,7 @@ export interface Repositories {
   webhookEndpoints: WebhookEndpointRepository;
   webhookDeliveries: WebhookDeliveryRepository;
   requestLog: RequestLogRepository;
+  paymentLinks: PaymentLinkRepository;
 }
 
 /**
@@ -69,6 +71,7 @@ export function repositoriesOn(db: SqlRunner, options: WebhookDeliveryOptions = 
     webhookEndpoints: new SqlWebhookEndpointRepository(db),
     webhookDeliveries: new SqlWebhookDeliveryRepository(db, options),
     requestLog: new SqlRequestLogRepository(db),
+    paymentLinks: new SqlPaymentLinkRepository(db),
   };
 }
 

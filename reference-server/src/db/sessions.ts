@@ -30,20 +30,36 @@ export const sessions = table('sessions', {
   paidAt: column.nullable(column.int()),
   /** What the session's refunds hold, pending and succeeded, in minor units: never more than `amount`. */
   amountRefunded: column.int(),
+  /** The payment link the session was made through (`pl_…`), if any. */
+  paymentLinkId: column.nullable(column.text()),
+  /** Where the hosted checkout sends the payer after SUCCESS / after a cancel or expiry (`{SESSION_ID}` filled in). */
+  successUrl: column.nullable(column.text()),
+  cancelUrl: column.nullable(column.text()),
 });
 
 export type SessionRecord = RecordOf<typeof sessions.columns>;
 
 export type NewSession = Omit<
   SessionRecord,
-  'seq' | 'clientSecretUsedAt' | 'accountNumber' | 'mismatchReceived' | 'paidAt' | 'amountRefunded'
->;
+  | 'seq'
+  | 'clientSecretUsedAt'
+  | 'accountNumber'
+  | 'mismatchReceived'
+  | 'paidAt'
+  | 'amountRefunded'
+  | 'paymentLinkId'
+  | 'successUrl'
+  | 'cancelUrl'
+> &
+  Partial<Pick<SessionRecord, 'paymentLinkId' | 'successUrl' | 'cancelUrl'>>;
 
 export interface SessionListQuery {
   businessId: string;
   environment: Environment;
   status?: SessionStatus | undefined;
   reference?: string | undefined;
+  /** Only the sessions made through this payment link. */
+  paymentLinkId?: string | undefined;
   /** Only sessions older than this one (cursor). */
   beforeSeq?: number | undefined;
   limit: number;
@@ -139,6 +155,12 @@ export const sessionList = {
   }),
   // At most one row by the unique index: plain equalities, on both.
   byReference: sql<SessionRecord>(`${SELECT} WHERE ${OWNER} AND reference = @reference AND ${PAGE}`),
+  // A link's sessions through `sessions_by_payment_link` (migration 016); the other filters apply to its rows.
+  byPaymentLink: sql<SessionRecord>(
+    `${SELECT} WHERE payment_link_id = @paymentLinkId AND ${OWNER}
+       AND (CAST(@status AS text) IS NULL OR status = @status)
+       AND (CAST(@reference AS text) IS NULL OR reference = @reference) AND ${PAGE}`,
+  ),
   byReferenceAndStatus: sql<SessionRecord>({
     sqlite: `${SELECT} WHERE ${OWNER} AND reference = @reference AND +status = @status AND ${PAGE}`,
     postgres: `${SELECT} WHERE ${OWNER} AND reference = @reference AND status = @status AND ${PAGE}`,
@@ -161,6 +183,13 @@ export function sessionListStatement(query: SessionListQuery): {
     beforeSeq: query.beforeSeq ?? Number.MAX_SAFE_INTEGER,
     limit: query.limit,
   };
+  if (query.paymentLinkId !== undefined) {
+    const filters = { status: query.status ?? null, reference: query.reference ?? null };
+    return {
+      statement: sessionList.byPaymentLink,
+      params: { ...params, ...filters, paymentLinkId: query.paymentLinkId },
+    };
+  }
   if (query.status !== undefined) params.status = query.status;
   if (query.reference !== undefined) params.reference = query.reference;
   const statement =
@@ -221,6 +250,9 @@ export class SqlSessionRepository implements SessionRepository {
 
   async insert(session: NewSession): Promise<SessionRecord | undefined> {
     const record = {
+      paymentLinkId: null,
+      successUrl: null,
+      cancelUrl: null,
       ...session,
       clientSecretUsedAt: null,
       accountNumber: null,

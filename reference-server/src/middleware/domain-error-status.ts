@@ -21,6 +21,8 @@ const STATUS_OF: Record<DomainReason, 400 | 403 | 404 | 409 | 410> = {
   session_not_refundable: 409,
   session_fully_refunded: 409,
   refund_exceeds_remaining: 400,
+  payment_link_inactive: 410,
+  payment_link_completed: 409,
 };
 
 /**

@@ -422,6 +422,13 @@ export function buildOpenApiDocument(operations: readonly DocumentedOperation[] 
               : { 'application/json': { schema: { type: 'object' } } },
           };
           break;
+        case 'svg':
+          responses[status] = {
+            description: success.description,
+            headers: headersFor(Number(status)),
+            content: { 'image/svg+xml': { schema: { type: 'string' } } },
+          };
+          break;
       }
     }
     // A HEAD answer has no body, whatever its status.
@@ -512,6 +519,10 @@ export function buildOpenApiDocument(operations: readonly DocumentedOperation[] 
     tags: [
       { name: 'Sessions', description: 'Payment sessions (secret key).' },
       { name: 'Refunds', description: "Money sent back to the payer's account (secret key)." },
+      {
+        name: 'PaymentLinks',
+        description: 'Payment links: a page payers open to pay a fixed amount, and its QR code (secret key).',
+      },
       {
         name: 'Checkout',
         description: 'What the widget calls (client secret, widget token, publishable key).',

@@ -1,8 +1,6 @@
 import { createHmac } from 'node:crypto';
-import type { Environment } from '@servicepay/node/protocol';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { PortalSessions } from '../businesses/portal-sessions.ts';
-import type { Business } from '../db/businesses.ts';
+import type { PortalContext, PortalSessions } from '../businesses/portal-sessions.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
@@ -18,21 +16,7 @@ export const SESSION_IDLE_MS = 3_600_000;
 /** `last_seen_at` is written at most this often, so reading pages does not write on every request. */
 const TOUCH_EVERY_MS = 60_000;
 
-/** Who is signed in, once `requirePortalSession` let the request through. */
-export interface PortalContext {
-  business: Business;
-  /**
-   * The environment of the secret key that signed in: the only one this session reads or changes. Seeing the
-   * other one takes a sign-in with that environment's secret key (a test key is handed to CI and laptops, and
-   * must reach nothing live). API routing follows the key of each call, never this (spec §5.4).
-   */
-  environment: Environment;
-  idHash: Buffer;
-  /** The synchronizer token every state-changing form of this session carries. */
-  csrfToken: string;
-  /** The id (never the key) of the secret key this session was opened with: the audit log's actor. */
-  apiKeyId: string;
-}
+export type { PortalContext };
 
 /**
  * The signed-in context of a portal request (set by `requirePortalSession`).

@@ -1,5 +1,6 @@
 import { BANK_OPERATIONS } from './bank.ts';
 import type { AnyOperation } from './operation.ts';
+import { PAYMENT_LINK_OPERATIONS } from './payment-links.ts';
 import { REFUND_OPERATIONS } from './refunds.ts';
 import { SERVICE_OPERATIONS } from './service-operations.ts';
 import { SESSION_EVENT_OPERATIONS } from './session-events.ts';
@@ -21,6 +22,7 @@ export const API_OPERATIONS: readonly AnyOperation[] = [
   ...SERVICE_OPERATIONS,
   ...SESSION_OPERATIONS,
   ...REFUND_OPERATIONS,
+  ...PAYMENT_LINK_OPERATIONS,
   ...WIDGET_OPERATIONS,
   ...SESSION_EVENT_OPERATIONS,
   ...TEST_HELPER_OPERATIONS,

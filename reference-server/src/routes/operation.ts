@@ -3,14 +3,17 @@ import { z } from 'zod';
 import type { BankNotificationProcessor } from '../bank/notification-processor.ts';
 import type { SimulatedBank } from '../bank/simulated-bank.ts';
 import type { ApiCaller } from '../businesses/ownership.ts';
+import type { PortalContext } from '../businesses/portal-sessions.ts';
 import type { Store } from '../db/store.ts';
 import type { PushStreams } from '../events/push-streams.ts';
 import type { Webhooks } from '../events/webhooks.ts';
 import type { WidgetCaller } from '../middleware/authenticate.ts';
+import type { PaymentLinkService } from '../payment-links/payment-link-service.ts';
 import type { RefundService } from '../refunds/refund-service.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { TestEndings } from '../sessions/test-endings.ts';
 import type { SuccessStatus } from './envelope.ts';
+import type { PortalServices } from './portal-deps.ts';
 
 /**
  * Who may call an operation, and so which checks run before its handler (`mountOperations` adds them; the
@@ -22,6 +25,17 @@ import type { SuccessStatus } from './envelope.ts';
  *   publishable key (on the address's budget).
  * - `widgetToken`: the widget token of the session in the path; `secretKeyOrWidgetToken`: either (cancel).
  * - `bankSignature`: the bank's `X-Bank-Signature` over the raw body, checked before the body is parsed.
+ *
+ * The developer portal's (`PortalAuthKind`; `portalRoutes` adds their checks, and its form posts are same
+ * origin and url-encoded):
+ *
+ * - `portalPublic`: anyone. The stylesheet and script, the entry redirect, the sign-in page. Reads no
+ *   environment's data.
+ * - `portalSignIn`: the sign-in form, with the double-submit token of the sign-in cookie (the key is checked by
+ *   its handler).
+ * - `portalSession`: a signed-in page (`GET`) or form (`POST`, with the session's CSRF token). Every one is held
+ *   to the session's environment, the environment of the key that signed in: a request naming another
+ *   environment is refused before its handler runs, and the handler reads and changes that environment only.
  */
 export type AuthKind =
   | 'none'
@@ -30,7 +44,11 @@ export type AuthKind =
   | 'secretOrPublishableKey'
   | 'widgetToken'
   | 'secretKeyOrWidgetToken'
-  | 'bankSignature';
+  | 'bankSignature'
+  | PortalAuthKind;
+
+/** Who may use a page or form of the developer portal (see `AuthKind`). */
+export type PortalAuthKind = 'portalPublic' | 'portalSignIn' | 'portalSession';
 
 /** The caller a handler receives, by its operation's `auth`. */
 export type CallerOf<A extends AuthKind> = A extends 'secretKey' | 'secretOrPublishableKey'
@@ -39,7 +57,12 @@ export type CallerOf<A extends AuthKind> = A extends 'secretKey' | 'secretOrPubl
     ? WidgetCaller
     : A extends 'secretKeyOrWidgetToken'
       ? ApiCaller | WidgetCaller
-      : undefined;
+      : A extends 'portalSession'
+        ? PortalContext
+        : undefined;
+
+/** What a handler is given beside its request: the API's services, or the portal's. */
+export type DepsOf<A extends AuthKind> = A extends PortalAuthKind ? PortalServices : OperationDeps;
 
 /** The names of a path's parameters: `'/api/refunds/{id}'` has `'id'`. */
 export type PathParams<P extends string> = P extends `${string}{${infer Name}}${infer Rest}`
@@ -56,7 +79,8 @@ export type SuccessSpec<S extends z.ZodType = z.ZodType> =
   | { kind: 'redirect'; description: string }
   | { kind: 'event-stream'; description: string }
   | { kind: 'stream-head'; description: string }
-  | { kind: 'asset'; description: string };
+  | { kind: 'asset'; description: string }
+  | { kind: 'svg'; description: string };
 
 /** A request header an operation reads, as documented. */
 export interface HeaderSpec {
@@ -88,13 +112,22 @@ export interface DocumentedOperation {
   /** OpenAPI path, `{id}` for parameters (mounted as express's `:id`). */
   path: string;
   operationId: string;
-  tag: 'Sessions' | 'Refunds' | 'Checkout' | 'Webhooks' | 'Bank' | 'Testing' | 'Service' | 'Portal';
+  tag:
+    | 'Sessions'
+    | 'Refunds'
+    | 'PaymentLinks'
+    | 'Checkout'
+    | 'Webhooks'
+    | 'Bank'
+    | 'Testing'
+    | 'Service'
+    | 'Portal';
   summary: string;
   description?: string;
   security: SecurityName[];
   query?: z.ZodObject;
   body?: BodySpec;
-  /** A portal form (`application/x-www-form-urlencoded`). */
+  /** A portal form (`application/x-www-form-urlencoded`): its schema. */
   form?: z.ZodObject;
   /** Request headers the operation reads (`Idempotency-Key` is added from `idempotency`). */
   headers?: HeaderSpec[];
@@ -105,11 +138,24 @@ export interface DocumentedOperation {
   errors: number[];
 }
 
+/**
+ * A portal form (`application/x-www-form-urlencoded`): the schema that documents it and that the handler's
+ * `body` is parsed with, once, before the handler runs (as hono's `openapi()` validates a form from the route
+ * that documents it). A form that fails it answers the 400 page, unless `invalid` answers it instead (hono's
+ * route `hook`): sign-in counts a malformed attempt as a failed sign-in; a form on another business's resource
+ * is refused for that first.
+ */
+export interface FormSpec<F extends z.ZodType = z.ZodType, C = never, D = never> {
+  schema: F;
+  invalid?: (error: z.ZodError, context: C, deps: D) => Promise<void>;
+}
+
 /** The parts of the service the handlers call, given to `mountOperations` by `createApp`. */
 export interface OperationDeps {
   store: Store;
   sessions: SessionService;
   refunds: RefundService;
+  paymentLinks: PaymentLinkService;
   testEndings: TestEndings;
   webhooks: Webhooks;
   pushStreams: PushStreams;
@@ -176,17 +222,31 @@ export interface Operation<
   Q extends z.ZodObject | undefined = z.ZodObject | undefined,
   B extends z.ZodType | undefined = z.ZodType | undefined,
   R extends Record<number, SuccessSpec> = Record<number, SuccessSpec>,
-> extends Omit<DocumentedOperation, 'security' | 'query' | 'body' | 'path' | 'success'> {
+  I extends string = string,
+> extends Omit<
+    DocumentedOperation,
+    'security' | 'query' | 'body' | 'form' | 'path' | 'success' | 'operationId'
+  > {
+  operationId: I;
   path: P;
   success: R;
   auth: A;
   query?: Q;
+  /** A JSON body (the API's); a portal form takes `form`. */
   body?: B extends z.ZodType ? BodySpec<B> : undefined;
+  form?: B extends z.ZodType
+    ? FormSpec<
+        B,
+        OperationContext<A, P, Q extends z.ZodObject ? z.output<Q> : undefined, undefined>,
+        DepsOf<A>
+      >
+    : undefined;
   /**
    * A refusal that does not depend on what was sent, made after `auth` and before the query and body are
    * validated (a live key on a test helper, the bank's counter when closed): throws to refuse.
    */
-  admit?: (caller: CallerOf<A>, deps: OperationDeps) => void;
+  admit?: (caller: CallerOf<A>, deps: DepsOf<A>) => void;
+  /** Answers with what it returns, or by itself through `res` (a page, a redirect, the stream), returning nothing. */
   handler: (
     context: OperationContext<
       A,
@@ -194,13 +254,14 @@ export interface Operation<
       Q extends z.ZodObject ? z.output<Q> : undefined,
       B extends z.ZodType ? z.output<B> : undefined
     >,
-    deps: OperationDeps,
-  ) => Promise<Settled<AnswerOf<R>>> | Settled<AnswerOf<R>>;
+    deps: DepsOf<A>,
+    // biome-ignore lint/suspicious/noConfusingVoidType: a page's handler answers through `res` and returns nothing.
+  ) => Promise<Settled<AnswerOf<R>> | void> | Settled<AnswerOf<R>> | void;
 }
 
 /** An operation of any shape, as the table holds it. */
 // biome-ignore lint/suspicious/noExplicitAny: the table holds operations of every shape; each was checked where it was defined.
-export type AnyOperation = Operation<AuthKind, string, any, any, any>;
+export type AnyOperation = Operation<AuthKind, string, any, any, any, string>;
 
 /**
  * Declares one operation, typing its handler's context from its `auth`, `path`, `query` and `body` (as hono's
@@ -220,7 +281,8 @@ export function defineOperation<
   Q extends z.ZodObject | undefined = undefined,
   B extends z.ZodType | undefined = undefined,
   const R extends Record<number, SuccessSpec> = Record<number, SuccessSpec>,
->(operation: Operation<A, P, Q, B, R>): Operation<A, P, Q, B, R> {
+  const I extends string = string,
+>(operation: Operation<A, P, Q, B, R, I>): Operation<A, P, Q, B, R, I> {
   return operation;
 }
 
@@ -233,6 +295,9 @@ export const SECURITY_OF: Record<AuthKind, SecurityName[]> = {
   widgetToken: ['widgetToken'],
   secretKeyOrWidgetToken: ['secretKey', 'widgetToken'],
   bankSignature: ['bankSignature'],
+  portalPublic: [],
+  portalSignIn: [],
+  portalSession: ['portalSession'],
 };
 
 /**
@@ -242,8 +307,12 @@ export const SECURITY_OF: Record<AuthKind, SecurityName[]> = {
  * describeOperation(retrieveRefund).security; // ['secretKey']
  */
 export function describeOperation(operation: AnyOperation): DocumentedOperation {
-  const { auth, handler: _handler, admit: _admit, ...described } = operation;
-  return { ...described, security: SECURITY_OF[auth] } as DocumentedOperation;
+  const { auth, handler: _handler, admit: _admit, form, ...described } = operation;
+  return {
+    ...described,
+    ...(form ? { form: form.schema } : {}),
+    security: SECURITY_OF[auth],
+  } as DocumentedOperation;
 }
 
 /**
@@ -263,6 +332,23 @@ export const json = <S extends z.ZodType>(
   data,
   name,
   ...(list ? { list } : {}),
+});
+
+/**
+ * A page of the portal as the document describes it (`text/html`).
+ *
+ * @example
+ * success: { 200: htmlPage('The endpoints.'), 303: seeOther('Not signed in.') }
+ */
+export const htmlPage = (description: string): { kind: 'html'; description: string } => ({
+  kind: 'html',
+  description,
+});
+
+/** A `303 See Other` of the portal (to the next page, after a form), as the document describes it. */
+export const seeOther = (description: string): { kind: 'redirect'; description: string } => ({
+  kind: 'redirect',
+  description,
 });
 
 /** Statuses of every secret-key route (spec §5, §7): no or a bad key, a refused key, the rate limit. */

@@ -56,7 +56,9 @@ export const SESSION_OPERATIONS = [
     query: ListSessionsParamsSchema,
     success: { 200: json('A page of sessions.', SessionSchema, 'Session', true) },
     errors: SECRET_KEY_ERRORS,
-    handler: async ({ caller, query }, { sessions }) => ({ page: await sessions.list(caller, query) }),
+    handler: async ({ caller, query }, { sessions }) => ({
+      page: await sessions.list(caller, { ...query, paymentLinkId: query.paymentLink }),
+    }),
   }),
   defineOperation({
     method: 'get',

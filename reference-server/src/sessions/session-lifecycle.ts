@@ -225,6 +225,10 @@ export class SessionLifecycle {
 
     const updated = await tx.sessions.find(session.id);
     if (!updated) throw new Error(`session ${session.id} vanished inside its transition`);
+    // A one-time payment link closes with its first payment, in the payment's own transaction.
+    if (to === 'successful' && updated.paymentLinkId !== null) {
+      await tx.paymentLinks.completeIfSingleUse(updated.paymentLinkId, now);
+    }
     const account = accountNumber === null ? undefined : await tx.virtualAccounts.find(accountNumber);
     const view = toSessionView(updated, account);
     const event = await tx.events.insert({

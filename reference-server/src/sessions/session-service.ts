@@ -3,6 +3,7 @@ import type {
   BootstrapResult,
   CreatedSession,
   CreateSessionParams,
+  Environment,
   NewAccountResult,
   PublicSession,
   Session,
@@ -23,7 +24,11 @@ import { sessionCreated } from '../metrics/metrics.ts';
 import { isTerminal } from '../views/session-status.ts';
 import { toPublicSession, toSessionView } from '../views/session-views.ts';
 import { clientSecretLookupKey, newClientSecret } from './client-secret.ts';
+import { checkRedirectUrls } from './redirect-urls.ts';
 import type { ClosedAccount, SessionLifecycle } from './session-lifecycle.ts';
+
+/** The hosted checkout's address of a session (`widget-hosts/hosted-pages.ts`): made by the service's wiring. */
+export type HostedCheckoutUrl = (environment: Environment, sessionId: string, clientSecret: string) => string;
 
 /** The rules of a payment session, behind the routes. Every write runs in the write queue. */
 export class SessionService {
@@ -33,6 +38,7 @@ export class SessionService {
     private readonly bank: BankGateway,
     private readonly clock: Clock,
     private readonly config: ServerConfig,
+    private readonly hostedUrl: HostedCheckoutUrl = () => '',
   ) {}
 
   /**
@@ -45,8 +51,10 @@ export class SessionService {
     caller: ApiCaller,
     params: CreateSessionParams,
     alongside?: (tx: Repositories, created: CreatedSession) => Promise<void>,
+    paymentLinkId: string | null = null,
   ): Promise<CreatedSession> {
     this.checkMoney(params);
+    checkRedirectUrls(caller.environment, { successUrl: params.successUrl, cancelUrl: params.cancelUrl });
     return this.store.writes.run(async (tx, context) => {
       const now = this.clock.now();
       context.afterCommit(() => sessionCreated(caller.environment));
@@ -71,6 +79,9 @@ export class SessionService {
         createdAt: now,
         updatedAt: now,
         expiresAt: now + (params.expiresInMinutes ?? this.config.sessionLifetimeMinutes) * 60_000,
+        paymentLinkId,
+        successUrl: params.successUrl ?? null,
+        cancelUrl: params.cancelUrl ?? null,
       });
       if (!session) {
         throw new DomainError(
@@ -79,7 +90,8 @@ export class SessionService {
           [{ path: 'reference', message: 'already used by another session' }],
         );
       }
-      const created: CreatedSession = { ...toSessionView(session, undefined), clientSecret };
+      const url = this.hostedUrl(session.environment, session.id, clientSecret);
+      const created: CreatedSession = { ...toSessionView(session, undefined), clientSecret, url };
       await alongside?.(tx, created);
       return created;
     });
@@ -109,6 +121,7 @@ export class SessionService {
       environment: caller.environment,
       status: query.status,
       reference: query.reference,
+      paymentLinkId: query.paymentLinkId,
       beforeSeq,
       limit: query.limit + 1,
     });
@@ -446,7 +459,8 @@ export class SessionService {
     }));
   }
 
-  private checkMoney(params: CreateSessionParams): void {
+  /** Refuses a currency the service does not take, or an amount outside its bounds (payment links use it too). */
+  checkMoney(params: Pick<CreateSessionParams, 'amount' | 'currency'>): void {
     const bounds = this.config.currencies[params.currency];
     if (!bounds) {
       throw new DomainError('unsupported_currency', `Currency ${params.currency} is not supported.`, [

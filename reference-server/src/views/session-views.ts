@@ -44,6 +44,9 @@ export function toSessionView(session: SessionRecord, account: VirtualAccountRec
     expiresAt: toIso(session.expiresAt),
     paidAt: toIsoOrNull(session.paidAt),
     amountRefunded: session.amountRefunded,
+    paymentLink: session.paymentLinkId,
+    successUrl: session.successUrl,
+    cancelUrl: session.cancelUrl,
   };
 }
 

@@ -31,7 +31,7 @@ const CONTENT_TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',
 };
 
-const SERVED = ['widget.js', 'frame.js', 'frame.css', 'frame.html'] as const;
+const SERVED = ['widget.js', 'frame.js', 'frame.css', 'frame.html', 'hosted.js', 'hosted.css'] as const;
 
 /**
  * One file as a host serves it: its bytes, their content type (from the name), ETag and SRI hash, all made

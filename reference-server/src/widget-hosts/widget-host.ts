@@ -1,5 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type HostedPath, hostedPath } from './hosted-paths.ts';
 import { type WidgetAsset, type WidgetRelease, widgetAsset } from './widget-assets.ts';
+
+/** The payer-facing pages (`hosted-pages/`), handed in by the service: this layer knows only their paths. */
+export type HostedPagesHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: { environment: 'test' | 'live'; origin: string; version: string; path: HostedPath },
+) => Promise<void>;
 
 export interface WidgetHostOptions {
   environment: 'test' | 'live';
@@ -9,6 +17,8 @@ export interface WidgetHostOptions {
   apiUrl: () => string;
   /** Both hosts' base URLs, to name the right one when a secret of the other environment arrives. */
   hostUrls: () => { test: string; live: string };
+  /** The hosted checkout and payment links' pages (issue 36); without it those paths answer 404. */
+  pages?: HostedPagesHandler;
 }
 
 /** `/latest/…` may change with a release: browsers and CDNs re-check after five minutes. */
@@ -80,6 +90,32 @@ export function widgetHostHandler(options: WidgetHostOptions) {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Referrer-Policy', 'no-referrer');
+    // Browsers ask every page's host for one: nothing, rather than a 404 in the payer's console.
+    if (path === '/favicon.ico') {
+      res.statusCode = 204;
+      res.setHeader('Cache-Control', 'public, max-age=86400');
+      res.end();
+      return;
+    }
+    const hosted = hostedPath(path);
+    if (hosted && options.pages) {
+      const release = options.release();
+      if (!release) {
+        return sendText(res, req, 503, 'The widget is not built: run `npm run build -w @servicepay/widget`.');
+      }
+      if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'POST') {
+        res.setHeader('Allow', 'GET, HEAD, POST');
+        return sendText(res, req, 405, 'Method not allowed.');
+      }
+      const origin = options.hostUrls()[options.environment];
+      void options.pages(req, res, {
+        environment: options.environment,
+        origin,
+        version: release.version,
+        path: hosted,
+      });
+      return;
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
       return sendText(res, req, 405, 'Method not allowed.');
@@ -153,7 +189,7 @@ export function widgetHostHandler(options: WidgetHostOptions) {
       // It carries this host's settings (the API URL), so it is re-checked rather than kept for a year.
       return send(res, req, page.contentType, page.body, { cache: 'no-cache' });
     }
-    if (file === 'frame.js' || file === 'frame.css') {
+    if (file === 'frame.js' || file === 'frame.css' || file === 'hosted.js' || file === 'hosted.css') {
       const asset = release.assets.get(file);
       if (!asset) return sendText(res, req, 404, 'Not found.');
       return send(res, req, asset.contentType, asset.body, { cache: IMMUTABLE, etag: asset.etag });

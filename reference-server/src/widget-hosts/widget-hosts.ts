@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadWidgetRelease, type WidgetRelease } from './widget-assets.ts';
-import { widgetHostHandler } from './widget-host.ts';
+import { type HostedPagesHandler, widgetHostHandler } from './widget-host.ts';
 
 /** What `start()` resolves as `widgetUrls`: the scripts are at `${test}/latest/widget.js` and `${live}/latest/widget.js`. */
 export interface WidgetUrls {
@@ -33,7 +33,14 @@ export class WidgetHosts {
   private release: WidgetRelease | undefined;
 
   constructor(
-    private readonly options: { host: string; testPort: number; livePort: number; apiUrl: () => string },
+    private readonly options: {
+      host: string;
+      testPort: number;
+      livePort: number;
+      apiUrl: () => string;
+      /** The hosted checkout and payment links' pages, served by both hosts (issue 36). */
+      pages?: HostedPagesHandler;
+    },
   ) {}
 
   /** Base URLs once listening (throws before). */
@@ -54,7 +61,13 @@ export class WidgetHosts {
     };
     const make = (environment: 'test' | 'live') =>
       createServer(
-        widgetHostHandler({ environment, release, apiUrl: this.options.apiUrl, hostUrls: () => this.urls }),
+        widgetHostHandler({
+          environment,
+          release,
+          apiUrl: this.options.apiUrl,
+          hostUrls: () => this.urls,
+          ...(this.options.pages ? { pages: this.options.pages } : {}),
+        }),
       );
     const test = make('test');
     const live = make('live');

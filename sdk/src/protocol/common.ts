@@ -46,8 +46,10 @@ export const ErrorCodeSchema = z.enum([
   'no_open_account',
   'session_not_refundable',
   'session_fully_refunded',
+  'payment_link_completed',
   // 410
   'client_secret_expired',
+  'payment_link_inactive',
   // 413, 415, 417, 429
   'payload_too_large',
   'unsupported_media_type',

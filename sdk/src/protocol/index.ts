@@ -10,6 +10,7 @@
 export * from './bank.ts';
 export * from './common.ts';
 export * from './keys.ts';
+export * from './payment-links.ts';
 export * from './push.ts';
 export * from './refunds.ts';
 export * from './sessions.ts';

@@ -53,6 +53,22 @@ export const ReferenceSchema = z
   .regex(/^[A-Za-z0-9_\-.:/#]+$/, 'reference may hold letters, digits and _ - . : / #');
 
 /**
+ * Where the hosted checkout sends the payer back (`successUrl`, `cancelUrl`): an absolute `https://` URL, at
+ * most 2,048 characters, with no credentials in it. `http://` is taken only for a loopback host
+ * (`127.0.0.1`, `[::1]`, `localhost`) and only in the test environment (the service checks that part, since it
+ * depends on the key). `{SESSION_ID}` anywhere in it is replaced by the session's id when the payer is sent.
+ */
+export const RedirectUrlSchema = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .refine((value) => {
+    // Runs even when the URL check above failed: an unparsable value is that check's to report.
+    if (!URL.canParse(value)) return true;
+    const url = new URL(value);
+    return url.username === '' && url.password === '';
+  }, 'must not carry a user name or password');
+
+/**
  * Body of `POST /api/widget/sessions`. Amount in the currency's minor unit (kobo, cents).
  * Unknown fields are refused, so a typo never silently drops a value.
  */
@@ -63,6 +79,10 @@ export const CreateSessionParamsSchema = z.strictObject({
   reference: ReferenceSchema.optional(),
   metadata: MetadataSchema.optional(),
   expiresInMinutes: z.number().int().min(5).max(1440).optional(),
+  /** The hosted checkout (`url`) sends the payer here after SUCCESS, `{SESSION_ID}` filled in. */
+  successUrl: RedirectUrlSchema.optional(),
+  /** The hosted checkout sends the payer here after a cancel or the session's expiry. */
+  cancelUrl: RedirectUrlSchema.optional(),
 });
 export type CreateSessionParams = z.infer<typeof CreateSessionParamsSchema>;
 
@@ -104,12 +124,26 @@ export const SessionSchema = z.object({
    * as 0) only from events recorded before refunds existed, which a resend delivers as they were.
    */
   amountRefunded: z.number().int().optional(),
+  /**
+   * The payment link (`pl_…`) the session was made through, or null. Absent (read it as null) from events
+   * recorded before payment links existed.
+   */
+  paymentLink: z.string().nullable().optional(),
+  /** Where the hosted checkout sends the payer after SUCCESS (null: a page of the service says so). */
+  successUrl: z.string().nullable().optional(),
+  /** Where the hosted checkout sends the payer after a cancel or expiry (null: a page of the service). */
+  cancelUrl: z.string().nullable().optional(),
 });
 export type Session = z.infer<typeof SessionSchema>;
 
-/** The creation response adds the client secret, shown this once. */
+/**
+ * The creation response adds the client secret and the hosted checkout's `url`, both shown this once: the
+ * `url` is a page on the widget host of the session's environment whose fragment (`#…`, never sent to a
+ * server) carries the client secret, so it opens the checkout once, like the secret itself.
+ */
 export const CreatedSessionSchema = SessionSchema.extend({
   clientSecret: z.string().regex(/^cs_(test|live)_[0-9A-Za-z]+$/),
+  url: z.string(),
 });
 export type CreatedSession = z.infer<typeof CreatedSessionSchema>;
 
@@ -118,6 +152,11 @@ export const ListSessionsParamsSchema = PageParamsSchema.extend({
   environment: EnvironmentSchema.optional(),
   status: SessionStatusSchema.optional(),
   reference: z.string().min(1).max(100).optional(),
+  /** Only the sessions made through this payment link. */
+  paymentLink: z
+    .string()
+    .regex(/^pl_[0-9A-Za-z]{1,60}$/, 'paymentLink is a payment link id (pl_…)')
+    .optional(),
 });
 export type ListSessionsParams = z.input<typeof ListSessionsParamsSchema>;
 

@@ -1,27 +1,29 @@
 import type { Session } from '@servicepay/node/protocol';
 import { HttpError } from '../../errors.ts';
+import { defineOperation, htmlPage, seeOther } from '../../routes/operation.ts';
 import { assertTestMode, callerOf } from '../caller.ts';
 import { formatMoney, formatTime, statusBadge } from '../format.ts';
 import { TransferFormSchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page, sendPage, signInHref } from '../layout.ts';
-import { type PortalContext, portalContext } from '../portal-auth.ts';
-import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+import type { PortalContext } from '../portal-auth.ts';
+import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
 /**
  * The Test bank (`GET /portal/bank`) and its transfer form (`POST /portal/bank/transfers`, also on the session
  * page): simulated money, to test sessions only, through `TestTransfers.pay` as `POST /api/test/transfers`.
- *
- * @example
- * router.post('/bank/transfers', ...checks, bankPageRoutes(deps).transfer);
  */
-export function bankPageRoutes(
-  deps: Pick<PortalServices, 'sessions' | 'testTransfers'>,
-): PageRoutes<'bank' | 'transfer'> {
-  const { sessions, testTransfers } = deps;
-  return {
-    bank: async (_req, res) => {
-      const context = portalContext(res);
+export const BANK_PAGE = [
+  defineOperation({
+    method: 'get',
+    path: '/portal/bank',
+    operationId: 'portalBank',
+    tag: 'Portal',
+    summary: 'Test bank page',
+    auth: 'portalSession',
+    success: { 200: htmlPage('Test sessions that take a transfer now.'), 303: seeOther('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+    handler: async ({ caller: context, res }, { sessions }) => {
       let open: Session[] = [];
       if (context.environment === 'test') {
         const caller = callerOf(context);
@@ -33,10 +35,18 @@ export function bankPageRoutes(
       }
       sendPage(res, bankPage(context, open));
     },
-
-    transfer: async (req, res) => {
-      const context = portalContext(res);
-      const parsed = TransferFormSchema.parse(req.body);
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/bank/transfers',
+    operationId: 'portalTransfer',
+    tag: 'Portal',
+    summary: "Send the right or a wrong amount to a test session's account",
+    auth: 'portalSession',
+    form: { schema: TransferFormSchema },
+    success: { 303: seeOther('To the session, with the outcome.') },
+    errors: PORTAL_FORM_ERRORS,
+    handler: async ({ caller: context, body: parsed, res }, { sessions, testTransfers }) => {
       // Simulated money only ever reaches test sessions, and only from a session signed in with a test key.
       assertTestMode(context, 'The test bank moves simulated money to test sessions only.');
       const caller = callerOf(context);
@@ -55,8 +65,8 @@ export function bankPageRoutes(
       // Redirect after the post, so a reload shows the result and never sends the money again.
       res.redirect(303, `/portal/sessions/${encodeURIComponent(session.id)}?${params}`);
     },
-  };
-}
+  }),
+] as const;
 
 /** The form's "other amount", in minor units: a whole number above 0. */
 function otherAmount(entered: string | undefined): number {

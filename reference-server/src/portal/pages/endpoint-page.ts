@@ -1,5 +1,6 @@
 import type { Pagination, WebhookDelivery, WebhookEndpoint } from '@servicepay/node/protocol';
 import { MAX_ENDPOINTS_PER_ENVIRONMENT } from '../../events/webhooks.ts';
+import { defineOperation, htmlPage, seeOther } from '../../routes/operation.ts';
 import { callerOf } from '../caller.ts';
 import { badge, formatTime } from '../format.ts';
 import {
@@ -11,8 +12,8 @@ import {
 } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, type PageOptions, page, sendPage } from '../layout.ts';
-import { type PortalContext, portalContext } from '../portal-auth.ts';
-import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+import type { PortalContext } from '../portal-auth.ts';
+import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 import { codeList, endpointState } from './webhooks-page.ts';
 
 /**
@@ -20,21 +21,21 @@ import { codeList, endpointState } from './webhooks-page.ts';
  * through the `Webhooks` service the API uses: reveal the signing secret (`revealSecret`), enable or disable
  * (`update`, as `PATCH /api/webhooks/{id}`), delete (`remove`, as `DELETE`: pending deliveries fail, the audit
  * log records it), and resend an event to it (`resend`).
- *
- * @example
- * router.post('/webhooks/:id/reveal', ...checks, endpointPageRoutes(deps).revealSecret);
  */
-export function endpointPageRoutes(
-  deps: Pick<PortalServices, 'webhooks' | 'logger'>,
-): PageRoutes<'endpoint' | 'revealSecret' | 'endpointState' | 'deleteEndpoint' | 'resend'> {
-  const { webhooks, logger } = deps;
-  return {
-    endpoint: async (req, res) => {
-      const context = portalContext(res);
-      const query = DeliveriesQuerySchema.parse(req.query);
-      const id = String(req.params.id);
-      const endpoint = await webhooks.retrieve(callerOf(context), id);
-      const deliveries = await webhooks.listDeliveries(callerOf(context), id, {
+export const ENDPOINT_PAGE = [
+  defineOperation({
+    method: 'get',
+    path: '/portal/webhooks/{id}',
+    operationId: 'portalEndpoint',
+    tag: 'Portal',
+    summary: 'One endpoint with its deliveries and attempts',
+    auth: 'portalSession',
+    query: DeliveriesQuerySchema,
+    success: { 200: htmlPage('The endpoint.'), 303: seeOther('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+    handler: async ({ caller: context, params, query, res }, { webhooks }) => {
+      const endpoint = await webhooks.retrieve(callerOf(context), params.id);
+      const deliveries = await webhooks.listDeliveries(callerOf(context), params.id, {
         limit: 20,
         startingAfter: query.startingAfter,
       });
@@ -46,11 +47,20 @@ export function endpointPageRoutes(
         }),
       );
     },
-
-    revealSecret: async (req, res) => {
-      const context = portalContext(res);
-      RevealSecretFormSchema.parse(req.body);
-      const id = String(req.params.id);
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/webhooks/{id}/reveal',
+    operationId: 'portalRevealSecret',
+    tag: 'Portal',
+    summary: "Reveal an endpoint's signing secret (after a confirm)",
+    auth: 'portalSession',
+    success: {
+      200: htmlPage('The endpoint with its secret.'),
+    },
+    errors: PORTAL_FORM_ERRORS,
+    form: { schema: RevealSecretFormSchema },
+    handler: async ({ caller: context, params: { id }, res }, { webhooks, logger }) => {
       // The caller's own endpoint (404/403 otherwise).
       const secret = await webhooks.revealSecret(callerOf(context), id);
       const endpoint = await webhooks.retrieve(callerOf(context), id);
@@ -58,51 +68,78 @@ export function endpointPageRoutes(
       const deliveries = await webhooks.listDeliveries(callerOf(context), id, { limit: 20 });
       sendPage(res, endpointPage(context, endpoint, deliveries, { secret }));
     },
-
-    endpointState: async (req, res) => {
-      const context = portalContext(res);
-      const parsed = EndpointStateFormSchema.parse(req.body);
-      const id = String(req.params.id);
-      const enabled = parsed.enabled === 'true';
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/webhooks/{id}/state',
+    operationId: 'portalEndpointState',
+    tag: 'Portal',
+    summary: 'Enable or disable an endpoint',
+    auth: 'portalSession',
+    success: { 303: seeOther('Back to the endpoint.') },
+    errors: PORTAL_FORM_ERRORS,
+    form: { schema: EndpointStateFormSchema },
+    handler: async ({ caller: context, params: { id }, body, res }, { webhooks }) => {
+      const enabled = body.enabled === 'true';
       await webhooks.update(callerOf(context), id, { enabled });
       res.redirect(
         303,
         `/portal/webhooks/${encodeURIComponent(id)}?changed=${enabled ? 'enabled' : 'disabled'}`,
       );
     },
-
-    deleteEndpoint: async (req, res) => {
-      const context = portalContext(res);
-      const id = String(req.params.id);
-      // Another business's endpoint answers 403 and an unknown one 404, before the form is looked at.
-      const endpoint = await webhooks.retrieve(callerOf(context), id);
-      const parsed = DeleteEndpointFormSchema.safeParse(req.body);
-      if (!parsed.success) {
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/webhooks/{id}/delete',
+    operationId: 'portalDeleteEndpoint',
+    tag: 'Portal',
+    summary: 'Delete an endpoint (after a confirm), as DELETE /api/webhooks/{id} does',
+    auth: 'portalSession',
+    success: {
+      303: seeOther('To the Webhooks page, with a note that it was deleted.'),
+    },
+    errors: PORTAL_FORM_ERRORS,
+    form: {
+      schema: DeleteEndpointFormSchema,
+      // Another business's endpoint answers 403 and an unknown one 404, before the form is looked at; then
+      // the endpoint's page again, asking for the tick.
+      invalid: async (_error, { caller: context, params: { id }, res }, { webhooks }) => {
+        const endpoint = await webhooks.retrieve(callerOf(context), id);
         const deliveries = await webhooks.listDeliveries(callerOf(context), id, { limit: 20 });
-        return sendPage(
+        sendPage(
           res,
           endpointPage(context, endpoint, deliveries, {
             error: 'Tick the box to confirm, then delete the endpoint.',
           }),
           400,
         );
-      }
-      // What DELETE /api/webhooks/{id} does: pending deliveries fail, the audit log records it.
+      },
+    },
+    handler: async ({ caller: context, params: { id }, res }, { webhooks, logger }) => {
+      // What DELETE /api/webhooks/{id} does: pending deliveries fail, the audit log records it (another
+      // business's endpoint answers 403, an unknown one 404).
       await webhooks.remove(callerOf(context), id);
       logger.info('portal webhook endpoint deleted', { businessId: context.business.id, endpointId: id });
       res.redirect(303, '/portal/webhooks?deleted=1');
     },
-
-    resend: async (req, res) => {
-      const context = portalContext(res);
-      const parsed = ResendFormSchema.parse(req.body);
-      const id = String(req.params.id);
-      const result = await webhooks.resend(callerOf(context), parsed.eventId, id);
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/webhooks/{id}/resend',
+    operationId: 'portalResend',
+    tag: 'Portal',
+    summary: 'Resend an event to this endpoint',
+    auth: 'portalSession',
+    success: { 303: seeOther('Back to the endpoint.') },
+    errors: PORTAL_FORM_ERRORS,
+    form: { schema: ResendFormSchema },
+    handler: async ({ caller: context, params: { id }, body, res }, { webhooks }) => {
+      const result = await webhooks.resend(callerOf(context), body.eventId, id);
       const resent = result.deliveries[0];
       res.redirect(303, `/portal/webhooks/${encodeURIComponent(id)}${resent ? `?resent=${resent}` : ''}`);
     },
-  };
-}
+  }),
+] as const;
 
 /**
  * A delivery's attempts, oldest first: when, the HTTP status (or none), how long, the error or the answer's

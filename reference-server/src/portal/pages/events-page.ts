@@ -8,13 +8,14 @@ import {
 import type { EventRecord } from '../../db/events.ts';
 import type { EventDetail } from '../../events/event-history.ts';
 import { EventHistory } from '../../events/event-history.ts';
+import { defineOperation, htmlPage, seeOther } from '../../routes/operation.ts';
 import { callerOf } from '../caller.ts';
 import { formatEpoch, formatTime, prettyJson } from '../format.ts';
 import { EventQuerySchema, EventsQuerySchema, ResendEventFormSchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, type PageOptions, page, sendPage } from '../layout.ts';
-import { type PortalContext, portalContext } from '../portal-auth.ts';
-import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+import type { PortalContext } from '../portal-auth.ts';
+import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 import { attemptsTable, deliveryBadge } from './endpoint-page.ts';
 
 /** Events per page of the list. */
@@ -27,45 +28,64 @@ const orUndefined = (value: string | undefined) => (value === '' ? undefined : v
  * body, each delivery and attempt) and its Resend form (`POST /portal/events/{id}/resend`, through
  * `Webhooks.resend` as `POST /api/events/{id}/resend`). Another environment's event answers 403 through the
  * services' own scope.
- *
- * @example
- * router.get('/events', ...checks, eventsPageRoutes(deps).events);
  */
-export function eventsPageRoutes(
-  deps: Pick<PortalServices, 'store' | 'webhooks'>,
-): PageRoutes<'events' | 'event' | 'resendEvent'> {
-  const { webhooks } = deps;
-  const history = new EventHistory(deps.store);
-  return {
-    events: async (req, res) => {
-      const context = portalContext(res);
-      const query = EventsQuerySchema.parse(req.query);
+export const EVENTS_PAGE = [
+  defineOperation({
+    method: 'get',
+    path: '/portal/events',
+    operationId: 'portalEvents',
+    tag: 'Portal',
+    summary: 'Events page: every event of the environment, newest first (type filter, paging)',
+    auth: 'portalSession',
+    query: EventsQuerySchema,
+    success: { 200: htmlPage('A page of events.'), 303: seeOther('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+    handler: async ({ caller: context, query, res }, { store }) => {
       const type = orUndefined(query.type);
       const startingAfter = orUndefined(query.startingAfter);
-      const list = await history.list(callerOf(context), { limit: PAGE_SIZE, type, startingAfter });
+      const list = await new EventHistory(store).list(callerOf(context), {
+        limit: PAGE_SIZE,
+        type,
+        startingAfter,
+      });
       sendPage(res, eventsPage(context, list, { type, startingAfter }));
     },
-
-    event: async (req, res) => {
-      const context = portalContext(res);
-      const detail = await history.detail(callerOf(context), String(req.params.id));
-      const query = EventQuerySchema.safeParse(req.query);
-      const resent = query.success && query.data.resent !== undefined ? Number(query.data.resent) : undefined;
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/portal/events/{id}',
+    operationId: 'portalEvent',
+    tag: 'Portal',
+    summary: 'One event: its webhook body, each delivery with every attempt',
+    auth: 'portalSession',
+    query: EventQuerySchema,
+    success: { 200: htmlPage('The event.'), 303: seeOther('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+    handler: async ({ caller: context, params, query, res }, { store }) => {
+      const detail = await new EventHistory(store).detail(callerOf(context), params.id);
+      const resent = query.resent !== undefined ? Number(query.resent) : undefined;
       sendPage(res, eventDetailPage(context, detail, resent));
     },
-
-    resendEvent: async (req, res) => {
-      const context = portalContext(res);
-      const parsed = ResendEventFormSchema.parse(req.body);
-      const id = String(req.params.id);
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/events/{id}/resend',
+    operationId: 'portalResendEvent',
+    tag: 'Portal',
+    summary: 'Resend an event to one endpoint, or to every enabled endpoint that takes its type',
+    auth: 'portalSession',
+    form: { schema: ResendEventFormSchema },
+    success: { 303: seeOther('Back to the event, with how many deliveries were queued.') },
+    errors: PORTAL_FORM_ERRORS,
+    handler: async ({ caller: context, params, body, res }, { webhooks }) => {
       // What POST /api/events/{id}/resend does: a new delivery (same event id) to the one endpoint, or to every
       // enabled endpoint that takes the type; another environment's event or endpoint is refused.
-      const result = await webhooks.resend(callerOf(context), id, orUndefined(parsed.endpointId));
+      const result = await webhooks.resend(callerOf(context), params.id, orUndefined(body.endpointId));
       // Redirect after the post, so a reload shows the result and sends nothing again.
-      res.redirect(303, `/portal/events/${encodeURIComponent(id)}?resent=${result.deliveries.length}`);
+      res.redirect(303, `/portal/events/${encodeURIComponent(params.id)}?resent=${result.deliveries.length}`);
     },
-  };
-}
+  }),
+] as const;
 
 /** The types the filter offers: every webhook type, then the transitions pushed to the checkout only. */
 const TYPE_OPTIONS = [

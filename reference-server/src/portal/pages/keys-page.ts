@@ -1,50 +1,62 @@
 import type { Environment, KeyKind, RolledKey } from '@servicepay/node/protocol';
 import { type ApiKey, keyHint } from '../../db/api-keys.ts';
 import { HttpError } from '../../errors.ts';
+import { defineOperation, htmlPage, seeOther } from '../../routes/operation.ts';
+import type { PortalServices } from '../../routes/portal-deps.ts';
 import { actorOf } from '../caller.ts';
 import { formatEpoch } from '../format.ts';
 import { RollKeyFormSchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page, sendPage, signInHref } from '../layout.ts';
-import { type PortalContext, portalContext } from '../portal-auth.ts';
-import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+import type { PortalContext } from '../portal-auth.ts';
+import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
+
+/** The environment's active keys of each kind. */
+async function keysOf(store: PortalServices['store'], context: PortalContext) {
+  const of = (kind: KeyKind) => store.apiKeys.active(context.business.id, context.environment, kind);
+  return { secret: await of('secret'), publishable: await of('publishable') };
+}
 
 /**
  * The API keys page (`GET /portal/keys`) and its Roll form (`POST /portal/keys/roll`), which rolls through
  * `PortalSessions.rollKey`: the session that rolled its own key moves to the new one.
- *
- * @example
- * router.get('/keys', ...checks, keysPageRoutes(deps).keys);
  */
-export function keysPageRoutes(
-  deps: Pick<PortalServices, 'store' | 'logger' | 'portalSessions'>,
-): PageRoutes<'keys' | 'rollKey'> {
-  const { store, logger, portalSessions } = deps;
-  const keysOf = async (context: PortalContext) => {
-    const of = (kind: KeyKind) => store.apiKeys.active(context.business.id, context.environment, kind);
-    return { secret: await of('secret'), publishable: await of('publishable') };
-  };
-  return {
-    keys: async (_req, res) => {
-      const context = portalContext(res);
-      sendPage(res, keysPage(context, await keysOf(context)));
-    },
-
-    rollKey: async (req, res) => {
-      const parsed = RollKeyFormSchema.parse(req.body);
-      const context = portalContext(res);
-      const rolled = await portalSessions.rollKey(context, parsed.kind, actorOf(context));
+export const KEYS_PAGE = [
+  defineOperation({
+    method: 'get',
+    path: '/portal/keys',
+    operationId: 'portalKeys',
+    tag: 'Portal',
+    summary: 'API keys page',
+    auth: 'portalSession',
+    success: { 200: htmlPage('Keys by prefix and last four.'), 303: seeOther('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+    handler: async ({ caller, res }, { store }) =>
+      sendPage(res, keysPage(caller, await keysOf(store, caller))),
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/keys/roll',
+    operationId: 'portalRollKey',
+    tag: 'Portal',
+    summary: 'Roll a key (the old one stops at once; the new one shown once)',
+    auth: 'portalSession',
+    form: { schema: RollKeyFormSchema },
+    success: { 200: htmlPage('The keys page with the new key.') },
+    errors: PORTAL_FORM_ERRORS,
+    handler: async ({ caller, body, res }, { store, logger, portalSessions }) => {
+      const rolled = await portalSessions.rollKey(caller, body.kind, actorOf(caller));
       if (!rolled) throw new HttpError(404, 'not_found', 'No such business.');
       logger.info('portal key rolled', {
-        businessId: context.business.id,
-        environment: context.environment,
-        kind: parsed.kind,
+        businessId: caller.business.id,
+        environment: caller.environment,
+        kind: body.kind,
       });
       // The new key is in this answer only (Cache-Control: no-store): never in a URL, a cookie or the database.
-      sendPage(res, keysPage(context, await keysOf(context), rolled));
+      sendPage(res, keysPage(caller, await keysOf(store, caller), rolled));
     },
-  };
-}
+  }),
+] as const;
 
 const KIND_TEXT: Record<KeyKind, { label: string; use: string }> = {
   secret: { label: 'Secret key', use: 'Server-to-server calls. Never in frontend code.' },

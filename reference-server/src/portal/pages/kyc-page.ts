@@ -1,22 +1,24 @@
+import { defineOperation, htmlPage, seeOther } from '../../routes/operation.ts';
 import { badge, formatEpoch } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { page, sendPage } from '../layout.ts';
-import { type PortalContext, portalContext } from '../portal-auth.ts';
-import type { PageRoutes } from '../portal-deps.ts';
+import type { PortalContext } from '../portal-auth.ts';
+import { PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
-/**
- * The KYC page (`GET /portal/kyc`): read only.
- *
- * @example
- * router.get('/kyc', ...checks, kycPageRoutes().kyc);
- */
-export function kycPageRoutes(): PageRoutes<'kyc'> {
-  return {
-    kyc: (_req, res) => {
-      sendPage(res, kycPage(portalContext(res)));
-    },
-  };
-}
+/** The KYC page (`GET /portal/kyc`): read only. */
+export const KYC_PAGE = [
+  defineOperation({
+    method: 'get',
+    path: '/portal/kyc',
+    operationId: 'portalKyc',
+    tag: 'Portal',
+    summary: 'KYC status page',
+    auth: 'portalSession',
+    success: { 200: htmlPage('KYC status.'), 303: seeOther('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+    handler: ({ caller, res }) => sendPage(res, kycPage(caller)),
+  }),
+] as const;
 
 /**
  * KYC: whether the business may take live payments, and what to do if not.

@@ -3,13 +3,14 @@ import { assertOwnedBy } from '../../businesses/ownership.ts';
 import { REQUEST_LOG_KEEP, type RequestLogEntry, type StatusClass } from '../../db/request-log.ts';
 import { notFound } from '../../errors.ts';
 import { unknownCursor } from '../../internal/pagination.ts';
+import { defineOperation, htmlPage, seeOther } from '../../routes/operation.ts';
 import { callerOf } from '../caller.ts';
 import { badge, formatEpoch, prettyJson } from '../format.ts';
 import { RequestsQuerySchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { page, sendPage } from '../layout.ts';
-import { type PortalContext, portalContext } from '../portal-auth.ts';
-import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+import type { PortalContext } from '../portal-auth.ts';
+import { PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
 /** Requests per page of the list. */
 const PAGE_SIZE = 20;
@@ -20,18 +21,20 @@ const orUndefined = (value: string | undefined) => (value === '' ? undefined : v
  * The Requests page (`GET /portal/requests`: the API requests made with the environment's keys, from the
  * request log, newest first) and one request's page. Read only; the log's writer is flushed first, so a request
  * made just now is there.
- *
- * @example
- * router.get('/requests', ...checks, requestsPageRoutes(deps).requests);
  */
-export function requestsPageRoutes(
-  deps: Pick<PortalServices, 'store' | 'requestLog'>,
-): PageRoutes<'requests' | 'request'> {
-  const { store, requestLog } = deps;
-  return {
-    requests: async (req, res) => {
-      const context = portalContext(res);
-      const query = RequestsQuerySchema.parse(req.query);
+export const REQUESTS_PAGE = [
+  defineOperation({
+    method: 'get',
+    path: '/portal/requests',
+    operationId: 'portalRequests',
+    tag: 'Portal',
+    summary:
+      "Request log: recent API requests made with the environment's keys (search by Request-Id, status class)",
+    auth: 'portalSession',
+    query: RequestsQuerySchema,
+    success: { 200: htmlPage('A page of requests.'), 303: seeOther('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+    handler: async ({ caller: context, query, res }, { store, requestLog }) => {
       const filters = {
         requestId: orUndefined(query.requestId),
         status: query.status === '' ? undefined : query.status,
@@ -67,17 +70,25 @@ export function requestsPageRoutes(
       };
       sendPage(res, requestsPage(context, list, filters, REQUEST_LOG_KEEP));
     },
-
-    request: async (req, res) => {
-      const context = portalContext(res);
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/portal/requests/{id}',
+    operationId: 'portalRequest',
+    tag: 'Portal',
+    summary: 'One logged request, with the error body of a refusal',
+    auth: 'portalSession',
+    success: { 200: htmlPage('The request.'), 303: seeOther('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+    handler: async ({ caller: context, params, res }, { store, requestLog }) => {
       await requestLog?.flush();
-      const entry = await store.requestLog.find(String(req.params.id));
+      const entry = await store.requestLog.find(params.id);
       if (!entry) throw notFound('request in the log (it keeps the most recent ones only)');
       assertOwnedBy(callerOf(context), entry, 'request');
       sendPage(res, requestDetailPage(context, entry));
     },
-  };
-}
+  }),
+] as const;
 
 const STATUS_CLASSES: StatusClass[] = ['2xx', '3xx', '4xx', '5xx'];
 

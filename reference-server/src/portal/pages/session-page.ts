@@ -3,18 +3,41 @@ import { SessionStatusSchema, TERMINAL_SESSION_STATUSES } from '@servicepay/node
 import type { EventRecord } from '../../db/events.ts';
 import { HttpError } from '../../errors.ts';
 import { asHttpError } from '../../middleware/domain-error-status.ts';
+import { validationError } from '../../middleware/error-handler.ts';
+import { defineOperation, htmlPage, seeOther } from '../../routes/operation.ts';
+import type { PortalServices } from '../../routes/portal-deps.ts';
 import { assertTestMode, callerOf } from '../caller.ts';
 import { formatEpoch, formatMoney, formatTime, statusBadge } from '../format.ts';
 import { ExpireFormSchema, RefundFormSchema, SessionDetailQuerySchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page, sendPage } from '../layout.ts';
-import { type PortalContext, portalContext } from '../portal-auth.ts';
-import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+import type { PortalContext } from '../portal-auth.ts';
+import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 import { takesTransfer, transferForm } from './bank-page.ts';
 import { type RefundReview, refundsSection } from './refunds-section.ts';
 
 /** A note at the top of the session page: how a form the payer or merchant just sent turned out. */
 type Notice = { tone: 'good' | 'warn' | 'bad' | 'info'; text: SafeHtml | string };
+
+/** The session page with its history and refunds, and a note or a refund review to confirm. */
+async function sessionPage(
+  { store, sessions, refunds }: Pick<PortalServices, 'store' | 'sessions' | 'refunds'>,
+  context: PortalContext,
+  sessionId: string,
+  options: {
+    notice?: (session: Session, listed: readonly Refund[]) => Notice | undefined;
+    review?: RefundReview;
+  },
+) {
+  const caller = callerOf(context);
+  const session = await sessions.retrieve(caller, sessionId);
+  const history = await store.events.forSessionAfter(session.id, 0);
+  const listed = (await refunds.list(caller, { sessionId: session.id, limit: 100 })).data;
+  return sessionDetailPage(context, session, history, options.notice?.(session, listed), {
+    refunds: listed,
+    ...(options.review ? { review: options.review } : {}),
+  });
+}
 
 /**
  * One session's page (`GET /portal/sessions/{id}`) and its forms: test mode's "expire now"
@@ -23,74 +46,85 @@ type Notice = { tone: 'good' | 'warn' | 'bad' | 'info'; text: SafeHtml | string 
  * refunds through `RefundService.create` as the API does: the same checks, the KYC rule for live, the audit
  * entry naming the portal session's key). A refusal (more than is left, a session not paid) shows the page
  * again with the service's message.
- *
- * @example
- * router.get('/sessions/:id', ...checks, sessionPageRoutes(deps).session);
  */
-export function sessionPageRoutes(
-  deps: Pick<PortalServices, 'store' | 'sessions' | 'refunds' | 'testEndings'>,
-): PageRoutes<'session' | 'expire' | 'refund'> {
-  const { store, sessions, refunds, testEndings } = deps;
-
-  /** The session page with its history and refunds, and a note or a refund review to confirm. */
-  const sessionPage = async (
-    context: PortalContext,
-    sessionId: string,
-    options: {
-      notice?: (session: Session, listed: readonly Refund[]) => Notice | undefined;
-      review?: RefundReview;
-    },
-  ) => {
-    const caller = callerOf(context);
-    const session = await sessions.retrieve(caller, sessionId);
-    const history = await store.events.forSessionAfter(session.id, 0);
-    const listed = (await refunds.list(caller, { sessionId: session.id, limit: 100 })).data;
-    return sessionDetailPage(context, session, history, options.notice?.(session, listed), {
-      refunds: listed,
-      ...(options.review ? { review: options.review } : {}),
-    });
-  };
-
-  return {
-    session: async (req, res) => {
-      const context = portalContext(res);
-      const query = SessionDetailQuerySchema.safeParse(req.query);
+export const SESSION_PAGE = [
+  defineOperation({
+    method: 'get',
+    path: '/portal/sessions/{id}',
+    operationId: 'portalSession',
+    tag: 'Portal',
+    summary: 'One session with its status history and account',
+    auth: 'portalSession',
+    query: SessionDetailQuerySchema,
+    success: { 200: htmlPage('The session.'), 303: seeOther('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+    handler: async ({ caller: context, params, query, res }, deps) => {
       const notice = (session: Session, listed: readonly Refund[]) => {
-        if (!query.success) return undefined;
-        const refunded = listed.find((refund) => refund.id === query.data.refund);
+        const refunded = listed.find((refund) => refund.id === query.refund);
         if (refunded) return refundNotice(refunded);
-        return transferNotice(session, query.data) ?? endedNotice(session, query.data);
+        return transferNotice(session, query) ?? endedNotice(session, query);
       };
-      sendPage(res, await sessionPage(context, String(req.params.id), { notice }));
+      sendPage(res, await sessionPage(deps, context, params.id, { notice }));
     },
-
-    expire: async (req, res) => {
-      const context = portalContext(res);
-      const parsed = ExpireFormSchema.parse(req.body);
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/sessions/{id}/expire',
+    operationId: 'portalExpire',
+    tag: 'Portal',
+    summary: "End a test session's account countdown or lifetime now (as the test helpers do)",
+    auth: 'portalSession',
+    form: { schema: ExpireFormSchema },
+    success: { 303: seeOther('To the session, with a note of what ended.') },
+    errors: PORTAL_FORM_ERRORS,
+    handler: async ({ caller: context, params, body, res }, { testEndings }) => {
       // Test mode only, like the test bank: only a session signed in with a test key.
       assertTestMode(context, 'Only test sessions can be expired on demand.');
-      const session = await testEndings.expire(callerOf(context), String(req.params.id), parsed.ending);
+      const session = await testEndings.expire(callerOf(context), params.id, body.ending);
       // Redirect after the post, so a reload shows the result and ends nothing again.
-      res.redirect(303, `/portal/sessions/${encodeURIComponent(session.id)}?ended=${parsed.ending}`);
+      res.redirect(303, `/portal/sessions/${encodeURIComponent(session.id)}?ended=${body.ending}`);
     },
-
-    refund: async (req, res) => {
-      const context = portalContext(res);
-      const sessionId = String(req.params.id);
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/sessions/{id}/refunds',
+    operationId: 'portalRefund',
+    tag: 'Portal',
+    summary: 'Refund a successful session: `review` shows what would go back, `confirm` refunds it',
+    description:
+      "The confirm refunds only while the session's refunds still hold `expectedRefunded` (what the review showed): a second press refunds nothing more (409). A refusal (more than is left, not paid) shows the session page again with the service's message.",
+    auth: 'portalSession',
+    form: {
+      schema: RefundFormSchema,
       // Another business's or environment's session is refused before the form is looked at.
-      await sessions.retrieve(callerOf(context), sessionId);
-      const form = RefundFormSchema.parse(req.body);
+      invalid: async (error, { caller: context, params }, { sessions }) => {
+        await sessions.retrieve(callerOf(context), params.id);
+        throw validationError(error, 'form');
+      },
+    },
+    success: {
+      200: htmlPage('The session page with the refund to confirm.'),
+      303: seeOther('To the session, with a note of how the refund ended.'),
+    },
+    errors: PORTAL_FORM_ERRORS,
+    handler: async ({ caller: context, params, body: form, res }, deps) => {
+      const sessionId = params.id;
+      // Another business's or environment's session is refused first.
+      await deps.sessions.retrieve(callerOf(context), sessionId);
       const requested = form.amount === '' ? undefined : Number(form.amount);
       const reason = form.reason === '' ? undefined : form.reason;
       try {
         if (form.step === 'review') {
-          const review = await refunds.review(callerOf(context), sessionId, requested);
-          return sendPage(res, await sessionPage(context, sessionId, { review: { ...review, reason } }));
+          const review = await deps.refunds.review(callerOf(context), sessionId, requested);
+          return sendPage(
+            res,
+            await sessionPage(deps, context, sessionId, { review: { ...review, reason } }),
+          );
         }
         if (form.expectedRefunded === undefined) {
           throw new HttpError(400, 'validation_failed', 'Review the refund first, then confirm it.');
         }
-        const refund = await refunds.create(
+        const refund = await deps.refunds.create(
           callerOf(context),
           sessionId,
           { ...(requested === undefined ? {} : { amount: requested }), ...(reason ? { reason } : {}) },
@@ -102,11 +136,11 @@ export function sessionPageRoutes(
         const error = asHttpError(raised);
         if (!(error instanceof HttpError) || (error.status !== 400 && error.status !== 409)) throw raised;
         const refusal: Notice = { tone: 'bad', text: error.message };
-        sendPage(res, await sessionPage(context, sessionId, { notice: () => refusal }), error.status);
+        sendPage(res, await sessionPage(deps, context, sessionId, { notice: () => refusal }), error.status);
       }
     },
-  };
-}
+  }),
+] as const;
 
 /**
  * Test mode's "expire now" for one open test session: its account's countdown (while an account takes money)

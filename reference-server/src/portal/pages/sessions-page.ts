@@ -1,39 +1,37 @@
 import type { Pagination, Session, SessionStatus } from '@servicepay/node/protocol';
 import { SessionStatusSchema } from '@servicepay/node/protocol';
+import { defineOperation, htmlPage, seeOther } from '../../routes/operation.ts';
 import { callerOf } from '../caller.ts';
 import { formatMoney, formatTime, statusBadge } from '../format.ts';
 import { SessionsQuerySchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { page, sendPage } from '../layout.ts';
-import { type PortalContext, portalContext } from '../portal-auth.ts';
-import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+import type { PortalContext } from '../portal-auth.ts';
+import { PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
 const STATUS_OPTIONS = SessionStatusSchema.options;
 
-/**
- * The Sessions list (`GET /portal/sessions`), read through `SessionService.list` as `GET /api/sessions`.
- *
- * @example
- * router.get('/sessions', ...checks, sessionsPageRoutes(deps).sessions);
- */
-export function sessionsPageRoutes(deps: Pick<PortalServices, 'sessions'>): PageRoutes<'sessions'> {
-  return {
-    sessions: async (req, res) => {
-      const context = portalContext(res);
-      const query = SessionsQuerySchema.parse(req.query);
+/** The Sessions list (`GET /portal/sessions`), read through `SessionService.list` as `GET /api/sessions`. */
+export const SESSIONS_PAGE = [
+  defineOperation({
+    method: 'get',
+    path: '/portal/sessions',
+    operationId: 'portalSessions',
+    tag: 'Portal',
+    summary: 'Sessions page (filters, paging)',
+    auth: 'portalSession',
+    query: SessionsQuerySchema,
+    success: { 200: htmlPage('A page of sessions.'), 303: seeOther('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+    handler: async ({ caller, query, res }, { sessions }) => {
       const status = query.status === '' ? undefined : query.status;
       const reference = query.reference === '' ? undefined : query.reference;
       const startingAfter = query.startingAfter === '' ? undefined : query.startingAfter;
-      const list = await deps.sessions.list(callerOf(context), {
-        limit: 20,
-        status,
-        reference,
-        startingAfter,
-      });
-      sendPage(res, sessionsPage(context, list, { status, reference, startingAfter }));
+      const list = await sessions.list(callerOf(caller), { limit: 20, status, reference, startingAfter });
+      sendPage(res, sessionsPage(caller, list, { status, reference, startingAfter }));
     },
-  };
-}
+  }),
+] as const;
 
 /**
  * Sessions: the environment's sessions, newest first, filtered by status and reference, a page at a time.

@@ -1,7 +1,10 @@
 import { API_KEY_PATTERN, type Environment } from '@servicepay/node/protocol';
+import type { Request, Response } from 'express';
 import { HttpError } from '../../errors.ts';
-import { safeEqual, sha256 } from '../../internal/random.ts';
+import { sha256 } from '../../internal/random.ts';
 import { addressKey } from '../../middleware/rate-limit.ts';
+import { defineOperation, htmlPage, seeOther } from '../../routes/operation.ts';
+import type { PortalServices } from '../../routes/portal-deps.ts';
 import { SignInFormSchema, SignInQuerySchema, SignOutFormSchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { page, SECTIONS, sendPage } from '../layout.ts';
@@ -9,7 +12,6 @@ import {
   clearPortalCookie,
   findPortalSession,
   newCookieId,
-  portalContext,
   readCookies,
   SESSION_COOKIE,
   SESSION_IDLE_MS,
@@ -17,7 +19,7 @@ import {
   SIGN_IN_COOKIE,
   setPortalCookie,
 } from '../portal-auth.ts';
-import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+import { PORTAL_FORM_ERRORS } from '../portal-edge.ts';
 
 const RETURN_PATHS = new Set<string>(SECTIONS.map((section) => section.path));
 
@@ -26,29 +28,74 @@ const returnPath = (asked: string | undefined): string =>
   asked !== undefined && RETURN_PATHS.has(asked) ? asked : '/portal/sessions';
 
 /**
+ * A refused sign-in: counted against the address (429 once too many), else the form again with why (401).
+ * `asked`: the environment and page the form asked for, when it could be read.
+ */
+async function refuseSignIn(
+  { req, res }: { req: Request; res: Response },
+  { clock, failedAuthLimiter }: Pick<PortalServices, 'clock' | 'failedAuthLimiter'>,
+  message: string,
+  asked: { environment?: Environment | undefined; returnTo?: string | undefined } = {},
+): Promise<void> {
+  const decision = await failedAuthLimiter.hit(`auth-failure:${addressKey(req)}`, clock.now());
+  if (!decision.allowed) {
+    res.setHeader('Retry-After', String(decision.resetSeconds));
+    throw new HttpError(429, 'rate_limited', 'Too many failed sign-ins. Wait a minute, then try again.');
+  }
+  sendPage(res, signInPage(signInToken(req), again(message, asked)), 401);
+}
+
+/** The sign-in cookie's token (the `portalSignIn` guard checked the form echoes it). */
+const signInToken = (req: Request): string => readCookies(req).get(SIGN_IN_COOKIE) ?? '';
+
+/** The sign-in form again, with a refusal, for the environment and page it asked for. */
+const again = (
+  error: string,
+  asked: { environment?: Environment | undefined; returnTo?: string | undefined },
+): SignInPageOptions => ({
+  error,
+  environment: asked.environment,
+  returnTo: asked.returnTo === undefined ? undefined : returnPath(asked.returnTo),
+});
+
+/**
  * The portal's entry, sign-in and sign-out. A sign-in opens a session in the environment of the key pasted; the
  * header's "Test data / Live data" switch leads to the sign-in page asking for the other environment's secret
  * key, and signing in with it replaces the browser's session (a session never changes environment).
- *
- * @example
- * const handlers = signInPageRoutes({ store, clock, logger, failedAuthLimiter, portalSessions });
- * router.post('/sign-in', handlers.signIn);
  */
-export function signInPageRoutes(
-  deps: Pick<PortalServices, 'store' | 'clock' | 'logger' | 'failedAuthLimiter' | 'portalSessions'>,
-): PageRoutes<'home' | 'signInPage' | 'signIn' | 'signOut'> {
-  const { store, clock, logger, portalSessions } = deps;
-  return {
-    home: async (req, res) => {
+export const SIGN_IN_PAGE = [
+  defineOperation({
+    method: 'get',
+    path: '/portal',
+    operationId: 'portalHome',
+    tag: 'Portal',
+    summary: 'Portal entry: to the sessions page, or to sign-in',
+    auth: 'portalPublic',
+    success: { 303: seeOther('To /portal/sessions or /portal/sign-in.') },
+    errors: [],
+    handler: async ({ req, res }, { store, clock }) => {
       res.redirect(
         303,
         (await findPortalSession(store, clock, req)) ? '/portal/sessions' : '/portal/sign-in',
       );
     },
-
-    signInPage: async (req, res) => {
-      const query = SignInQuerySchema.safeParse(req.query);
-      const asked = query.success ? query.data : {};
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/portal/sign-in',
+    operationId: 'portalSignInPage',
+    tag: 'Portal',
+    summary: 'Sign-in page (sets the sign-in form cookie)',
+    description:
+      "`environment` asks for a secret key of that environment: the header's Test data / Live data switch leads here, since a portal session reaches only the environment of the key that opened it.",
+    auth: 'portalPublic',
+    query: SignInQuerySchema,
+    success: {
+      200: htmlPage('The sign-in form.'),
+      303: seeOther('Already signed in (to the environment asked for, if any).'),
+    },
+    errors: [],
+    handler: async ({ query: asked, req, res }, { store, clock }) => {
       const back = returnPath(asked.returnTo);
       const current = await findPortalSession(store, clock, req);
       // Signed in to the environment asked for (or to any, when none is): nothing to do here.
@@ -67,41 +114,25 @@ export function signInPageRoutes(
         }),
       );
     },
-
-    signIn: async (req, res) => {
-      const expected = readCookies(req).get(SIGN_IN_COOKIE);
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      // Double submit: the form must echo the token of the sign-in cookie this browser got with the form.
-      if (!expected || typeof body._csrf !== 'string' || !safeEqual(body._csrf, expected)) {
-        throw new HttpError(
-          403,
-          'forbidden',
-          'This sign-in form has expired. Reload the page and try again.',
-        );
-      }
-      const parsed = SignInFormSchema.safeParse(body);
-      const asked: { environment?: Environment | undefined; returnTo?: string | undefined } = parsed.success
-        ? parsed.data
-        : {};
-      const again = (error: string): SignInPageOptions => ({
-        error,
-        environment: asked.environment,
-        returnTo: asked.returnTo === undefined ? undefined : returnPath(asked.returnTo),
-      });
-      const refuse = async (message: string) => {
-        const decision = await deps.failedAuthLimiter.hit(`auth-failure:${addressKey(req)}`, clock.now());
-        if (!decision.allowed) {
-          res.setHeader('Retry-After', String(decision.resetSeconds));
-          throw new HttpError(
-            429,
-            'rate_limited',
-            'Too many failed sign-ins. Wait a minute, then try again.',
-          );
-        }
-        sendPage(res, signInPage(expected, again(message)), 401);
-      };
-      if (!parsed.success) return refuse('Paste one of your secret keys.');
-      const key = parsed.data.secretKey;
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/sign-in',
+    operationId: 'portalSignIn',
+    tag: 'Portal',
+    summary: "Sign in with a secret key (opens a portal session in that key's environment)",
+    auth: 'portalSignIn',
+    // A form that is not one (no key pasted) is a failed sign-in like a wrong key: counted, and answered 401.
+    form: {
+      schema: SignInFormSchema,
+      invalid: (_error, context, deps) => refuseSignIn(context, deps, 'Paste one of your secret keys.'),
+    },
+    success: { 303: seeOther('Signed in: to the section in `returnTo`, else /portal/sessions.') },
+    errors: [401, 403, 413, 415, 429],
+    handler: async ({ body: form, req, res }, deps) => {
+      const { store, clock, logger, portalSessions } = deps;
+      const refuse = (message: string) => refuseSignIn({ req, res }, deps, message, form);
+      const key = form.secretKey;
       if (key.startsWith('pk_')) {
         return refuse(
           'That is a publishable key: it is public, so it cannot sign you in. Use a secret key (sk_…).',
@@ -115,15 +146,16 @@ export function signInPageRoutes(
         return refuse('That key was rolled and no longer works. Use the new one.');
       const business = await store.businesses.find(record.businessId);
       if (!business) return refuse('No business has that key.');
-      const wanted = parsed.data.environment;
+      const wanted = form.environment;
       if (wanted !== undefined && record.environment !== wanted) {
         // A real key of the business, of the other environment: not a guess, so not counted as a failure.
         return sendPage(
           res,
           signInPage(
-            expected,
+            signInToken(req),
             again(
               `That is a ${record.environment} key. ${wanted === 'live' ? 'Live' : 'Test'} data takes your ${wanted} secret key (sk_${wanted}_…).`,
+              form,
             ),
           ),
           403,
@@ -145,18 +177,26 @@ export function signInPageRoutes(
       logger.info('portal sign-in', { businessId: business.id, environment: record.environment });
       clearPortalCookie(req, res, SIGN_IN_COOKIE);
       setPortalCookie(req, res, SESSION_COOKIE, cookieId, SESSION_LIFETIME_MS);
-      res.redirect(303, returnPath(parsed.data.returnTo));
+      res.redirect(303, returnPath(form.returnTo));
     },
-
-    signOut: async (req, res) => {
-      SignOutFormSchema.parse(req.body);
-      const { idHash } = portalContext(res);
-      await portalSessions.end(idHash);
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/sign-out',
+    operationId: 'portalSignOut',
+    tag: 'Portal',
+    summary: 'Sign out',
+    auth: 'portalSession',
+    form: { schema: SignOutFormSchema },
+    success: { 303: seeOther('To the sign-in page.') },
+    errors: PORTAL_FORM_ERRORS,
+    handler: async ({ caller, req, res }, { portalSessions }) => {
+      await portalSessions.end(caller.idHash);
       clearPortalCookie(req, res, SESSION_COOKIE);
       res.redirect(303, '/portal/sign-in?signedOut=1');
     },
-  };
-}
+  }),
+] as const;
 
 export interface SignInPageOptions {
   /** A refusal of the last attempt. */

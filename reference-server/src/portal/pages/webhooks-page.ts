@@ -5,52 +5,65 @@ import {
 } from '@servicepay/node/protocol';
 import { HttpError } from '../../errors.ts';
 import { asHttpError } from '../../middleware/domain-error-status.ts';
+import { defineOperation, htmlPage, seeOther } from '../../routes/operation.ts';
+import type { PortalServices } from '../../routes/portal-deps.ts';
 import { callerOf } from '../caller.ts';
 import { badge, formatSpan, formatTime } from '../format.ts';
 import { CreateEndpointFormSchema, WebhooksQuerySchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page, sendPage } from '../layout.ts';
-import { type PortalContext, portalContext } from '../portal-auth.ts';
-import type { PageRoutes, PortalServices } from '../portal-deps.ts';
+import type { PortalContext } from '../portal-auth.ts';
+import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
+
+/** The Webhooks page with the environment's endpoints as they are now. */
+const webhooksView = async (
+  deps: Pick<PortalServices, 'webhooks' | 'webhookRetrySpanMs'>,
+  context: PortalContext,
+  options: Parameters<typeof webhooksPage>[3] = {},
+) =>
+  webhooksPage(
+    context,
+    (await deps.webhooks.list(callerOf(context), { limit: 100 })).data,
+    deps.webhookRetrySpanMs,
+    options,
+  );
 
 /**
  * The Webhooks page (`GET /portal/webhooks`: the environment's endpoints) and its Add form
  * (`POST /portal/webhooks`, through `Webhooks.create` as `POST /api/webhooks`: the same URL rules, the secret
  * shown this once). One endpoint's page and forms are `endpoint-page.ts`.
- *
- * @example
- * router.post('/webhooks', ...checks, webhooksPageRoutes(deps).createEndpoint);
  */
-export function webhooksPageRoutes(
-  deps: Pick<PortalServices, 'webhooks' | 'webhookRetrySpanMs'>,
-): PageRoutes<'webhooks' | 'createEndpoint'> {
-  const { webhooks } = deps;
-
-  /** The Webhooks page with the environment's endpoints as they are now. */
-  const webhooksView = async (context: PortalContext, options: Parameters<typeof webhooksPage>[3] = {}) =>
-    webhooksPage(
-      context,
-      (await webhooks.list(callerOf(context), { limit: 100 })).data,
-      deps.webhookRetrySpanMs,
-      options,
-    );
-
-  return {
-    webhooks: async (req, res) => {
-      const context = portalContext(res);
-      const query = WebhooksQuerySchema.safeParse(req.query);
-      sendPage(res, await webhooksView(context, { deleted: query.success && query.data.deleted === '1' }));
-    },
-
-    createEndpoint: async (req, res) => {
-      const context = portalContext(res);
-      const parsed = CreateEndpointFormSchema.parse(req.body);
+export const WEBHOOKS_PAGE = [
+  defineOperation({
+    method: 'get',
+    path: '/portal/webhooks',
+    operationId: 'portalWebhooks',
+    tag: 'Portal',
+    summary: 'Webhook endpoints page',
+    auth: 'portalSession',
+    query: WebhooksQuerySchema,
+    success: { 200: htmlPage('The endpoints.'), 303: seeOther('Not signed in.') },
+    errors: PORTAL_PAGE_ERRORS,
+    handler: async ({ caller: context, query, res }, deps) =>
+      sendPage(res, await webhooksView(deps, context, { deleted: query.deleted === '1' })),
+  }),
+  defineOperation({
+    method: 'post',
+    path: '/portal/webhooks',
+    operationId: 'portalCreateEndpoint',
+    tag: 'Portal',
+    summary: 'Add a webhook endpoint',
+    auth: 'portalSession',
+    form: { schema: CreateEndpointFormSchema },
+    success: { 201: htmlPage('The endpoints with the new secret.') },
+    errors: PORTAL_FORM_ERRORS,
+    handler: async ({ caller: context, body, res }, deps) => {
       const params = CreateWebhookEndpointParamsSchema.safeParse({
-        url: parsed.url,
-        ...(parsed.description ? { description: parsed.description } : {}),
+        url: body.url,
+        ...(body.description ? { description: body.description } : {}),
       });
       const again = async (message: string) =>
-        sendPage(res, await webhooksView(context, { error: message, url: parsed.url }), 400);
+        sendPage(res, await webhooksView(deps, context, { error: message, url: body.url }), 400);
       if (!params.success) {
         // The contract's own words: the same rule as POST /api/webhooks.
         const problem = params.error.issues.find((issue) => issue.path[0] === 'url')?.message;
@@ -59,17 +72,17 @@ export function webhooksPageRoutes(
         );
       }
       try {
-        const created = await webhooks.create(callerOf(context), params.data);
+        const created = await deps.webhooks.create(callerOf(context), params.data);
         const { secret, ...endpoint } = created;
-        sendPage(res, await webhooksView(context, { created: { endpoint, secret } }), 201);
+        sendPage(res, await webhooksView(deps, context, { created: { endpoint, secret } }), 201);
       } catch (error) {
         const refusal = asHttpError(error);
         if (refusal instanceof HttpError && refusal.status === 400) return again(refusal.message);
         throw error;
       }
     },
-  };
-}
+  }),
+] as const;
 
 /** `a`, `a and b`, `a, b and c`, each as code. */
 export const codeList = (items: readonly string[]): SafeHtml =>

@@ -1,4 +1,3 @@
-import type { RequestHandler } from 'express';
 import type { SimulatedBank } from '../bank/simulated-bank.ts';
 import type { PortalSessions } from '../businesses/portal-sessions.ts';
 import type { Store } from '../db/store.ts';
@@ -8,13 +7,16 @@ import type { Logger } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
 import type { RateLimiter } from '../internal/sliding-window-limiter.ts';
 import type { RequestLog } from '../middleware/request-log.ts';
+import type { PaymentLinkService } from '../payment-links/payment-link-service.ts';
 import type { RefundService } from '../refunds/refund-service.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { TestEndings } from '../sessions/test-endings.ts';
 import type { TestTransfers } from '../sessions/test-transfers.ts';
-import type { PortalRouteName } from './portal-route-table.ts';
 
-/** What the portal needs from the service (`createApp` passes it to `portalRoutes`). */
+/**
+ * What the portal needs from the service (`createService` passes it to `portalRoutes`). Here, beside the
+ * operations, because the portal's pages are operations too: their handlers receive `PortalServices`.
+ */
 export interface PortalDeps {
   /** Read only: every write goes through a service. */
   store: Store;
@@ -23,6 +25,8 @@ export interface PortalDeps {
   sessions: SessionService;
   /** The session page's refunds and its Refund form. */
   refunds: RefundService;
+  /** The Payment links page (issue 36): create, deactivate, the QR code. */
+  paymentLinks: PaymentLinkService;
   /** Test mode's "expire now", for the session page's buttons. */
   testEndings: TestEndings;
   webhooks: Webhooks;
@@ -36,19 +40,10 @@ export interface PortalDeps {
   requestLog?: RequestLog | undefined;
 }
 
-/** The services the pages change things through, made by `portalRoutes` from its deps. */
+/** What a portal operation's handler receives: the deps and the services the pages change things through (made by `portalRoutes`). */
 export interface PortalServices extends PortalDeps {
   /** Sign-in, sign-out, the idle clock, rolling a key from the portal. */
   portalSessions: PortalSessions;
   /** The Test bank's transfers, as `POST /api/test/transfers` makes them. */
   testTransfers: TestTransfers;
 }
-
-/**
- * The handlers of one page's routes, by route name: a page module returns exactly its own, and `portalRoutes`
- * checks that together they are every route of `PORTAL_ROUTES`.
- *
- * @example
- * export function kycPageRoutes(): PageRoutes<'kyc'> { return { kyc: (_req, res) => sendPage(res, kycPage(portalContext(res))) }; }
- */
-export type PageRoutes<Name extends PortalRouteName> = Pick<Record<PortalRouteName, RequestHandler>, Name>;

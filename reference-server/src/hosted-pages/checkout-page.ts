@@ -1,0 +1,112 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { formatMoney } from '../internal/money-format.ts';
+import { fillSessionId } from '../sessions/redirect-urls.ts';
+import { isTerminal } from '../views/session-status.ts';
+import type { HostedPagesDeps } from './hosted-pages.ts';
+import { escapeHtml, messagePage, redirect, sendPage } from './page-html.ts';
+
+interface CheckoutPageContext {
+  environment: 'test' | 'live';
+  version: string;
+  sessionId: string;
+}
+
+/**
+ * `GET /checkout/<session id>`: the hosted checkout. The page is the same for every session: `hosted.js` reads
+ * the client secret from the fragment (which never reached this server), drops it from the address bar and
+ * opens the widget's own checkout full page; when the checkout closes it goes to `/checkout/<id>/return`. A
+ * session that ended answers 410: its `url` ends with it.
+ */
+export async function checkoutPage(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: HostedPagesDeps,
+  page: CheckoutPageContext,
+): Promise<void> {
+  const session = await deps.store.sessions.find(page.sessionId);
+  const send = (answer: Parameters<typeof sendPage>[3]) => sendPage(req, res, page.version, answer);
+  if (!session || session.environment !== page.environment) {
+    return send(messagePage(404, 'Checkout not found', 'Check the address you were given.', false));
+  }
+  const testMode = session.environment === 'test';
+  if (isTerminal(session.status)) {
+    return send(
+      messagePage(
+        410,
+        'This checkout has ended',
+        `This payment is ${session.status}. You can close this page.`,
+        testMode,
+      ),
+    );
+  }
+  const merchantName = (await deps.store.businesses.find(session.businessId))?.name ?? '';
+  const amount = formatMoney(session.amount, session.currency);
+  return send({
+    status: 200,
+    title: `Pay ${merchantName}`,
+    testMode,
+    script: `/v${page.version}/hosted.js`,
+    body: `<h1>Pay ${escapeHtml(merchantName)}</h1>
+<p class="amount">${escapeHtml(amount)}</p>
+<p id="hosted-status" role="status" data-return="/checkout/${escapeHtml(session.id)}/return">Opening the checkout…</p>
+<p id="hosted-used" hidden>This checkout was opened already: it opens once. If you were paying, the seller is told when the transfer arrives.</p>
+<noscript><p>The checkout needs JavaScript. Turn it on and open the link again.</p></noscript>`,
+  });
+}
+
+/**
+ * `GET /checkout/<session id>/return`: where the hosted checkout goes when it closes. The session says where
+ * the payer goes, never the browser: paid → `successUrl` (`{SESSION_ID}` filled in); cancelled or expired →
+ * `cancelUrl`; without one, or while the session is still open, a page of the service says what happened.
+ */
+export async function checkoutReturn(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: HostedPagesDeps,
+  page: CheckoutPageContext,
+): Promise<void> {
+  const session = await deps.store.sessions.find(page.sessionId);
+  const send = (answer: Parameters<typeof sendPage>[3]) => sendPage(req, res, page.version, answer);
+  if (!session || session.environment !== page.environment) {
+    return send(messagePage(404, 'Checkout not found', 'Check the address you were given.', false));
+  }
+  const testMode = session.environment === 'test';
+  const merchantName = (await deps.store.businesses.find(session.businessId))?.name ?? 'the seller';
+  const back = (url: string | null) =>
+    url === null ? undefined : { href: fillSessionId(url, session.id), label: `Back to ${merchantName}` };
+  switch (session.status) {
+    case 'successful':
+      if (session.successUrl !== null) return redirect(res, fillSessionId(session.successUrl, session.id));
+      return send(
+        messagePage(
+          200,
+          'Payment received',
+          `${merchantName} has your payment. You can close this page.`,
+          testMode,
+        ),
+      );
+    case 'cancelled':
+    case 'expired':
+      if (session.cancelUrl !== null) return redirect(res, fillSessionId(session.cancelUrl, session.id));
+      return send(
+        messagePage(
+          200,
+          session.status === 'cancelled' ? 'Payment cancelled' : 'Payment expired',
+          session.status === 'cancelled'
+            ? 'You cancelled this payment. No money was taken.'
+            : 'The time to pay ran out before a transfer arrived. No money was taken.',
+          testMode,
+        ),
+      );
+    default:
+      return send(
+        messagePage(
+          200,
+          'Payment not finished',
+          `No payment has arrived yet. If you sent the transfer, ${merchantName} is told as soon as it arrives.`,
+          testMode,
+          back(session.cancelUrl),
+        ),
+      );
+  }
+}
