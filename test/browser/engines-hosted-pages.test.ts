@@ -35,9 +35,9 @@ let shopUrl: string;
 beforeAll(async () => {
   world = await startCheckoutWorld({ merchantName: 'Mama Put Fabrics' });
   // The merchant's own pages the payer is sent back to: they only say where the payer landed.
-  shop = createServer((req, res) => {
+  shop = createServer((_request, res) => {
     res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.end(`<!doctype html><html lang="en"><title>Shop</title><main><h1>Landed</h1></main></html>`);
+    res.end('<!doctype html><html lang="en"><title>Shop</title><main><h1>Landed</h1></main></html>');
   });
   shop.listen(0, '127.0.0.1');
   await once(shop, 'listening');
