@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CheckoutWorld, paidOnce, startCheckoutWorld } from './support/checkout-world.ts';
-import { ENGINES, type Engine, type EnginePage, type EngineScope, launchEngine } from './support/engine.ts';
+import {
+  ENGINES,
+  type Engine,
+  type EnginePage,
+  type EngineScope,
+  launchEngine,
+  requireBinary,
+} from './support/engine.ts';
 import {
   axeViolations,
   cspViolations,
@@ -14,8 +21,9 @@ import {
 
 // Issue 36: the widget's checkout on a merchant page under the spec's CSP, paid, cancelled and expired in the
 // three engines payers use (Chromium, Firefox, WebKit), each driven by its own driver (support/engine-*.ts).
-// One real service and merchant site for the file, one browser per engine, a fresh page per test. Run one
-// engine alone with `-t webkit` (or chromium, firefox).
+// One real service and merchant site for the file, one browser per engine, a fresh page per test; each engine's
+// last test shows that its driver does see a CSP violation, a console error, sideways scrolling and an axe
+// violation, so "none" means none. Run one engine alone with `-t webkit` (or chromium, firefox).
 
 let world: CheckoutWorld;
 
@@ -72,6 +80,14 @@ async function expectClean(page: EnginePage, frame?: EngineScope) {
   if (frame) expect(await cspViolations(frame)).toEqual([]);
   expect(await page.problems()).toEqual([]);
 }
+
+describe('a browser that is not installed', () => {
+  it('fails in one line naming the Debian package to install', () => {
+    expect(() => requireBinary('firefox', '/nonexistent/firefox-esr', 'firefox-esr')).toThrow(
+      '/nonexistent/firefox-esr is missing; install the Debian package firefox-esr (apt-get install -y firefox-esr).',
+    );
+  });
+});
 
 for (const name of ENGINES) {
   describe(`${name}: the widget's checkout on a merchant page with the spec's CSP`, () => {
@@ -162,6 +178,43 @@ for (const name of ENGINES) {
       expect(await axeViolations(ending.frame)).toEqual([]);
       await expectClean(ending.page, ending.frame);
       await ending.page.close();
+    });
+
+    it(`${name}: the driver sees what goes wrong: CSP violations and console errors in the page and the frame, sideways scrolling, an axe violation`, async () => {
+      const { page, frame } = await openCheckout(engine, 320);
+      await expectClean(page, frame);
+
+      // What a broken page would do: load a script and an image from a host the CSPs do not allow, say an
+      // error, be wider than the phone, and show an image with no text alternative.
+      await page.main.evaluate(() => {
+        const script = document.createElement('script');
+        script.src = 'http://127.0.0.9:9/not-allowed.js';
+        document.head.append(script);
+        console.error('page says no');
+      });
+      await frame.evaluate(() => {
+        const image = document.createElement('img');
+        image.src = 'http://127.0.0.9:9/not-allowed.png';
+        document.body.append(image);
+        const wide = document.createElement('div');
+        wide.style.width = '2000px';
+        wide.style.height = '1px';
+        document.body.append(wide);
+        console.error('frame says no');
+      });
+      await until('both violations', async () =>
+        (await cspViolations(page.main)).length > 0 && (await cspViolations(frame)).length > 0
+          ? true
+          : undefined,
+      );
+      expect((await cspViolations(page.main)).join('\n')).toContain('not-allowed.js');
+      expect((await cspViolations(frame)).join('\n')).toContain('not-allowed.png');
+      const problems = (await page.problems()).join('\n');
+      expect(problems).toContain('page says no');
+      expect(problems).toContain('frame says no');
+      expect(await sidewaysScroll(frame)).toBeGreaterThan(1000);
+      expect((await axeViolations(frame)).join('\n')).toContain('image-alt');
+      await page.close();
     });
   });
 }
