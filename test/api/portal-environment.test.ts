@@ -30,6 +30,9 @@ const live = {
   endpointSecret: '',
   /** A refused live request's `Request-Id` (its request log entry names the live reference). */
   requestId: '',
+  /** A live payment link (issue 36). */
+  linkId: '',
+  linkName: 'Live-only fabric link',
 };
 
 beforeAll(async () => {
@@ -72,6 +75,12 @@ beforeAll(async () => {
   );
   expect(refused.status).toBe(400);
   live.requestId = refused.headers.get('request-id') ?? '';
+  const link = await call(server.baseUrl, 'POST', '/api/payment-links', {
+    token: liveKey,
+    json: { name: live.linkName, amount: 500_000, currency: 'NGN' },
+  });
+  expect(link.status, link.text).toBe(201);
+  live.linkId = link.body.data.id;
 });
 
 afterAll(async () => {
@@ -169,6 +178,18 @@ const probes: Record<PortalOperationId, { named: Probe; byId?: Probe }> = {
     },
   },
   portalKyc: { named: { path: '/portal/kyc?environment=live' } },
+  portalPaymentLinks: { named: { path: '/portal/payment-links?environment=live' } },
+  portalCreatePaymentLink: {
+    named: { path: '/portal/payment-links', form: { environment: 'live', name: 'Planted', amount: '5000' } },
+  },
+  portalPaymentLink: {
+    named: { path: '/portal/payment-links/{link}?environment=live' },
+    byId: { path: '/portal/payment-links/{link}' },
+  },
+  portalPaymentLinkActive: {
+    named: { path: '/portal/payment-links/{link}', form: { environment: 'live', active: 'false' } },
+    byId: { path: '/portal/payment-links/{link}', form: { active: 'false' } },
+  },
   // Last: were it not refused, the session would end.
   portalSignOut: { named: { path: '/portal/sign-out', form: { environment: 'live' } } },
 };
@@ -178,7 +199,8 @@ const fill = (text: string) =>
     .replaceAll('{endpoint}', live.endpointId)
     .replaceAll('{session}', live.sessionId)
     .replaceAll('{event}', live.eventId)
-    .replaceAll('{request}', live.requestId);
+    .replaceAll('{request}', live.requestId)
+    .replaceAll('{link}', live.linkId);
 
 /** Anything of live that a page could show. */
 function liveMarkers(): string[] {
@@ -194,6 +216,8 @@ function liveMarkers(): string[] {
     live.accountNumber,
     live.eventId,
     live.requestId,
+    live.linkId,
+    live.linkName,
     shop.keys.live.secretKey,
     masked(shop.keys.live.secretKey),
     masked(shop.keys.live.publishableKey),

@@ -202,7 +202,7 @@ for (const name of ENGINES) {
       const steps = payThroughLink(linkUrl, `${shopUrl}/thanks/ses_`);
       const page = await engine.open({ width: 390 });
       await walk(page, steps.slice(0, 1));
-      expect(await readText(page.main, `#${LINK_PAGE.amount}`)).toBe('NGN 12,500.00');
+      expect(await readText(page.main, `#${LINK_PAGE.amount}`)).toBe('₦12,500.00');
       await expectPhoneReady(page, 320);
       await page.screenshot('link-form-320');
       await expectPhoneReady(page, 390);

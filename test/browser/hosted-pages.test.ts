@@ -84,7 +84,7 @@ async function walk(page: Page, steps: FlowStep[]): Promise<void> {
         const amount = session?.amount ?? 0;
         const paid = await api('POST', '/api/test/transfers', { accountNumber: account, amount });
         expect(paid.status).toBe(200);
-        await heading(page).filter({ hasText: 'Payment' }).first().waitFor();
+        await heading(page).filter({ hasText: 'Payment received' }).waitFor();
         break;
       }
       case 'cancelCheckout':
@@ -140,7 +140,7 @@ describe('a payment link on a phone', () => {
     watched = await openPage(browser, { width: 390 });
     const { page } = watched;
     await page.goto(linkUrl);
-    expect(await page.locator('#amount').textContent()).toContain('12,500.00');
+    expect(await page.locator('#amount').textContent()).toBe('₦12,500.00');
     expect(await page.getByLabel('Email address').getAttribute('autocomplete')).toBe('email');
     expect(await scrollsSideways(page)).toBe(false);
     expect(await documentAxeViolations(page)).toEqual([]);
@@ -206,7 +206,29 @@ describe("a session's hosted checkout", () => {
       cancelUrl: `${shopUrl}/cancelled`,
     });
     const watched = await openPage(browser, { width: 390 });
-    await walk(watched.page, payHostedCheckout(session.url, `${shopUrl}/paid?session=${session.id}`));
+    const steps = payHostedCheckout(session.url, `${shopUrl}/paid?session=${session.id}`);
+    await walk(watched.page, steps.slice(0, 2));
+    // SUCCESS is on screen: the payer stays on it for the spec's 3 s, then lands on successUrl.
+    const shown = Date.now();
+    await walk(watched.page, steps.slice(2));
+    expect(Date.now() - shown).toBeGreaterThanOrEqual(2_500);
+    expect(unexpected(watched.problems)).toEqual([]);
+    await watched.close();
+  });
+
+  it('when the session expires, the page shows it and goes to cancelUrl by itself', async () => {
+    const session = await created({
+      successUrl: `${shopUrl}/paid`,
+      cancelUrl: `${shopUrl}/expired?s={SESSION_ID}`,
+    });
+    const watched = await openPage(browser, { width: 320 });
+    await watched.page.goto(session.url);
+    await shownAccountNumber(watched.page);
+    expect((await world.expire(session.id, 'session')).status).toBe(200);
+    await watched.page.waitForURL((url) => url.href === `${shopUrl}/expired?s=${session.id}`, {
+      timeout: 15_000,
+    });
+    expect(await world.sessionStatus(session.id)).toBe('expired');
     expect(unexpected(watched.problems)).toEqual([]);
     await watched.close();
   });

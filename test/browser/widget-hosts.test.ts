@@ -67,6 +67,9 @@ describe('widget hosts', () => {
           'frame.css',
           'frame.html',
           'frame.js',
+          // The payer-facing pages' script and styles (issue 36).
+          'hosted.css',
+          'hosted.js',
           'widget.js',
         ]);
         for (const [name, listed] of Object.entries(manifest.files)) {

@@ -14,7 +14,13 @@ import { ROOT, type RunningProcess, startProcess } from '../support/child-proces
 const run = promisify(execFile);
 
 /** Guides in the order a new user reads them (going-live last: it approves KYC). */
-const GUIDES = ['quick-start.md', 'webhooks.md', 'troubleshooting.md', 'going-live.md'];
+const GUIDES = [
+  'quick-start.md',
+  'webhooks.md',
+  'without-a-website.md',
+  'troubleshooting.md',
+  'going-live.md',
+];
 
 /** Commands the test starts itself (they run until Ctrl-C), with the same settings on free ports. */
 const STARTED_BY_THE_TEST = ['npm start'];

@@ -247,6 +247,27 @@ describe("the SDK through Prism's validating proxy", () => {
       const sessions = await servicepay.sessions.list({ limit: 2 });
       expect(sessions.data).toHaveLength(2);
 
+      // Payment links (issue 36): create, retrieve, list, update, the sessions made through one, and a 409.
+      const link = await servicepay.paymentLinks.create({
+        name: 'Prism link',
+        amount: 5_000,
+        currency: 'NGN',
+        reusable: false,
+        successUrl: 'https://shop.example/thanks/{SESSION_ID}',
+      });
+      expect((await servicepay.paymentLinks.retrieve(link.id)).url).toBe(link.url);
+      expect((await servicepay.paymentLinks.list({ limit: 1 })).data[0]?.id).toBe(link.id);
+      expect((await servicepay.paymentLinks.update(link.id, { name: 'Renamed', active: false })).active).toBe(
+        false,
+      );
+      expect((await servicepay.sessions.list({ paymentLink: link.id })).data).toEqual([]);
+      await expect(servicepay.paymentLinks.retrieve('pl_unknown')).rejects.toMatchObject({ statusCode: 404 });
+      const qr = await fetch(`${proxied}/api/payment-links/${link.id}/qr.svg`, {
+        headers: { authorization: `Bearer ${shop.keys.test.secretKey}` },
+      });
+      expect(qr.status).toBe(200);
+      expect((await qr.text()).startsWith('<svg')).toBe(true);
+
       // Errors the SDK maps, each answered by the service and let through by the proxy as documented.
       await expect(servicepay.sessions.retrieve('ses_unknown')).rejects.toMatchObject({ statusCode: 404 });
       await expect(servicepay.sessions.cancel(created.id)).rejects.toMatchObject({ statusCode: 409 });

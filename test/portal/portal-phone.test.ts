@@ -23,7 +23,7 @@ let server: RunningServer;
 let browser: Browser;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let shop: Awaited<ReturnType<RunningServer['createBusiness']>>;
-const ids = { session: '', event: '', endpoint: '', request: '' };
+const ids = { session: '', event: '', endpoint: '', request: '', link: '' };
 
 beforeAll(async () => {
   mkdirSync(SCREENSHOTS, { recursive: true });
@@ -66,6 +66,17 @@ beforeAll(async () => {
   });
   expect(refused.status).toBe(400);
   ids.request = refused.headers.get('request-id') ?? '';
+  // A payment link with a long name, for the Payment links pages (issue 36).
+  const link = await call(server.baseUrl, 'POST', '/api/payment-links', {
+    token: key,
+    json: {
+      name: 'Hand-dyed adire indigo fabric, six yards, with matching head tie',
+      amount: 1_250_000,
+      currency: 'NGN',
+    },
+  });
+  expect(link.status, link.text).toBe(201);
+  ids.link = link.body.data.id;
   browser = await launchChromium();
 });
 
@@ -96,6 +107,8 @@ const PAGES: Record<GetRouteName, (() => string) | null> = {
   portalSession: () => `/portal/sessions/${ids.session}`,
   portalBank: () => '/portal/bank',
   portalKyc: () => '/portal/kyc',
+  portalPaymentLinks: () => '/portal/payment-links',
+  portalPaymentLink: () => `/portal/payment-links/${ids.link}`,
 };
 
 /** What does not fit a screen `width` wide, as a list of findings (empty: it fits). */
@@ -159,7 +172,7 @@ describe.each([320, 390])('the portal at %i px', (width) => {
       }
       // Every tab of the bar in sight, on one line or two, none cut.
       const tabs = page.locator('.nav a');
-      expect(await tabs.count()).toBe(7);
+      expect(await tabs.count()).toBe(8);
 
       // What the forms answer with: a revealed signing secret, a new key shown once, an error page.
       await page.goto(`${server.baseUrl}/portal/webhooks/${ids.endpoint}`);

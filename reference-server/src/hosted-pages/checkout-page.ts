@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { formatMoney } from '../internal/money-format.ts';
 import { fillSessionId } from '../sessions/redirect-urls.ts';
 import { isTerminal } from '../views/session-status.ts';
 import type { HostedPagesDeps } from './hosted-pages.ts';
-import { escapeHtml, messagePage, redirect, sendPage } from './page-html.ts';
+import { escapeHtml, messagePage, payerAmount, redirect, sendPage } from './page-html.ts';
 
 interface CheckoutPageContext {
   environment: 'test' | 'live';
@@ -40,7 +39,7 @@ export async function checkoutPage(
     );
   }
   const merchantName = (await deps.store.businesses.find(session.businessId))?.name ?? '';
-  const amount = formatMoney(session.amount, session.currency);
+  const amount = payerAmount(session.amount, session.currency);
   return send({
     status: 200,
     title: `Pay ${merchantName}`,

@@ -2,11 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type FieldError, type Payer, PayerSchema } from '@servicepay/node/protocol';
 import type { PaymentLinkRecord } from '../db/payment-links.ts';
 import { DomainError } from '../domain-errors.ts';
-import { formatMoney } from '../internal/money-format.ts';
 import { hostedCheckoutUrl } from '../widget-hosts/hosted-paths.ts';
 import type { HostedPagesDeps } from './hosted-pages.ts';
 import { cookieValue, FORM_COOKIE } from './link-form-token.ts';
-import { escapeHtml, type HostedPage, messagePage, redirect, sendPage } from './page-html.ts';
+import { escapeHtml, type HostedPage, messagePage, payerAmount, redirect, sendPage } from './page-html.ts';
 
 /** A form post is a few fields: anything larger is not this page's form. */
 const MAX_FORM_BYTES = 8 * 1024;
@@ -28,7 +27,7 @@ function formPage(
   errors: Partial<Record<keyof Values, string>>,
   status: number,
 ): HostedPage {
-  const amount = formatMoney(link.amount, link.currency);
+  const amount = payerAmount(link.amount, link.currency);
   const fields = (Object.keys(FIELD_LABELS) as (keyof Values)[])
     .map((field) => {
       const { label, type, autocomplete } = FIELD_LABELS[field];

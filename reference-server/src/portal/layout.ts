@@ -14,6 +14,7 @@ export const SECTIONS = [
   { id: 'events', label: 'Events', path: '/portal/events' },
   { id: 'requests', label: 'Requests', path: '/portal/requests' },
   { id: 'bank', label: 'Test bank', path: '/portal/bank' },
+  { id: 'payment-links', label: 'Payment links', path: '/portal/payment-links' },
   { id: 'webhooks', label: 'Webhooks', path: '/portal/webhooks' },
   { id: 'keys', label: 'API keys', path: '/portal/keys' },
   { id: 'kyc', label: 'KYC', path: '/portal/kyc' },

@@ -4,6 +4,7 @@ import { ENDPOINT_PAGE } from './pages/endpoint-page.ts';
 import { EVENTS_PAGE } from './pages/events-page.ts';
 import { KEYS_PAGE } from './pages/keys-page.ts';
 import { KYC_PAGE } from './pages/kyc-page.ts';
+import { PAYMENT_LINKS_PAGE } from './pages/payment-links-page.ts';
 import { REQUESTS_PAGE } from './pages/requests-page.ts';
 import { SESSION_PAGE } from './pages/session-page.ts';
 import { SESSIONS_PAGE } from './pages/sessions-page.ts';
@@ -27,6 +28,7 @@ export const PORTAL_OPERATIONS = [
   ...SESSION_PAGE,
   ...BANK_PAGE,
   ...KEYS_PAGE,
+  ...PAYMENT_LINKS_PAGE,
   ...WEBHOOKS_PAGE,
   ...ENDPOINT_PAGE,
   ...EVENTS_PAGE,

@@ -59,14 +59,23 @@ export const ReferenceSchema = z
  * depends on the key). `{SESSION_ID}` anywhere in it is replaced by the session's id when the payer is sent.
  */
 export const RedirectUrlSchema = z
-  .url({ protocol: /^https?$/ })
+  .string()
   .max(2048)
+  // Parsed as browsers parse it (WHATWG), not as an RFC 3986 `uri`: `{SESSION_ID}` is not valid there.
   .refine((value) => {
-    // Runs even when the URL check above failed: an unparsable value is that check's to report.
+    if (!URL.canParse(value)) return false;
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '';
+  }, 'must be an absolute http(s) URL')
+  .refine((value) => {
     if (!URL.canParse(value)) return true;
     const url = new URL(value);
     return url.username === '' && url.password === '';
-  }, 'must not carry a user name or password');
+  }, 'must not carry a user name or password')
+  .meta({
+    description:
+      'An absolute https URL (http only for a loopback host with a test key); `{SESSION_ID}` is replaced by the session id.',
+  });
 
 /**
  * Body of `POST /api/widget/sessions`. Amount in the currency's minor unit (kobo, cents).

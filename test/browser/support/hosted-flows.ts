@@ -6,9 +6,10 @@
  * Each step is data: a driver turns `goto` into its navigation, `fill` into typing into the element with that
  * id, `click` into a click, `waitForUrl` into waiting until the top document's address starts with `prefix`,
  * `waitForText` into waiting until the element with that id (in the page, not the checkout frame) holds the
- * text, `pay` into the payer's transfer of the amount shown (read it from the checkout frame's `.digits`, then
- * the test transfer helper: `POST /api/test/transfers` with the test key, or the bank counter
- * `POST /bank/transfers`), and `cancelCheckout` into pressing the overlay's close control and then the
+ * text, `pay` into the payer's transfer of the session's amount to the account shown (the checkout frame's
+ * `.digits`; the amount from `GET /api/widget/sessions?limit=1`, the business's newest) through the test
+ * transfer helper (`POST /api/test/transfers` with the test key) and waiting for the "Payment received" heading,
+ * and `cancelCheckout` into pressing the overlay's close control and then the
  * checkout frame's "Cancel payment" button (on the "Cancel this payment?" screen).
  */
 export type FlowStep =

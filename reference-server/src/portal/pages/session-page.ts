@@ -196,6 +196,7 @@ export function sessionDetailPage(
   <div><dt>Id</dt><dd><code>${session.id}</code></dd></div>
   <div><dt>Payer</dt><dd>${session.payer.name}<br><span class="muted">${session.payer.email}${session.payer.phone ? ` · ${session.payer.phone}` : ''}</span></dd></div>
   <div><dt>Environment</dt><dd>${session.environment}</dd></div>
+  ${session.paymentLink ? html`<div><dt>Payment link</dt><dd><a href="/portal/payment-links/${session.paymentLink}"><code>${session.paymentLink}</code></a></dd></div>` : ''}
   <div><dt>Created</dt><dd>${formatTime(session.createdAt)}</dd></div>
   <div><dt>Session ends</dt><dd>${formatTime(session.expiresAt)}</dd></div>
   <div><dt>Paid</dt><dd>${formatTime(session.paidAt)}</dd></div>
