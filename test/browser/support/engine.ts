@@ -13,12 +13,14 @@ import { accessSync, constants } from 'node:fs';
  */
 export type EngineName = 'chromium' | 'firefox' | 'webkit';
 
-/** The engines in the order the tests run them. `SERVICEPAY_ENGINES=webkit` (comma-separated) runs fewer. */
+/** The engines in the order the tests run them (one alone: `vitest run <file> -t webkit`). */
 export const ENGINES: readonly EngineName[] = ['chromium', 'firefox', 'webkit'];
 
 /**
  * An element, found in the document and in every open shadow root under it (the widget's screens live in
- * shadow roots): the first match of `css` whose trimmed text or `aria-label` contains `text`, when given.
+ * shadow roots): the first match of `css` whose text or `aria-label` contains `text`, when given.
+ * `host >>> inner` finds `inner` inside the shadow root of `host` (a descendant combinator never crosses one),
+ * e.g. `servicepay-checkout >>> iframe`.
  */
 export type Selector = string | { css: string; text?: string };
 
@@ -63,7 +65,7 @@ export interface EnginePage {
   problems(): Promise<string[]>;
   /** Resizes the viewport (CSS pixels), as a phone's width. */
   resize(width: number, height: number): Promise<void>;
-  /** A PNG of the viewport, written to test/browser/screenshots/<name>.png; answers the path. */
+  /** A PNG of the viewport, written to test/browser/screenshots/engines/<engine>-<name>.png; answers the path. */
   screenshot(name: string): Promise<string>;
   close(): Promise<void>;
 }
@@ -77,11 +79,13 @@ export interface Engine {
 
 /** What each engine needs from Debian, for the one-line failure when it is missing. */
 export const ENGINE_PACKAGES: Record<EngineName, Array<{ binary: string; debianPackage: string }>> = {
-  chromium: [{ binary: '/usr/bin/chromium', debianPackage: 'chromium' }],
+  chromium: [{ binary: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', debianPackage: 'chromium' }],
   firefox: [{ binary: '/usr/bin/firefox-esr', debianPackage: 'firefox-esr' }],
   webkit: [
     { binary: '/usr/bin/WebKitWebDriver', debianPackage: 'webkit2gtk-driver' },
     { binary: '/usr/bin/xvfb-run', debianPackage: 'xvfb' },
+    // xvfb-run needs xauth, which xvfb only recommends (an install without recommends lacks it).
+    { binary: '/usr/bin/xauth', debianPackage: 'xauth' },
     {
       binary: '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser',
       debianPackage: 'libwebkit2gtk-4.1-0',
