@@ -97,7 +97,9 @@ export function viewportWidth(scope: EngineScope): Promise<number> {
  * checked on its own, axe's cross-frame messaging being a page script of its own).
  */
 export async function axeViolations(scope: EngineScope): Promise<string[]> {
-  const loaded = await scope.run<string>(AXE_LOAD_EXPRESSION);
+  // axe's 500 kB are sent only to a document that does not have it yet (the frame keeps it across screens).
+  const present = (await scope.run<string>('typeof window.axe')) === 'object';
+  const loaded = present ? 'object' : await scope.run<string>(AXE_LOAD_EXPRESSION);
   if (loaded !== 'object') throw new Error(`axe-core did not load (typeof axe: ${loaded})`);
   return scope.evaluate(async () => {
     const axe = (
