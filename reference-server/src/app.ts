@@ -12,21 +12,21 @@ import type { Logger } from './internal/logger.ts';
 import type { SecretBox } from './internal/secret-box.ts';
 import type { RateLimiter } from './internal/sliding-window-limiter.ts';
 import { requestMetrics } from './metrics/request-metrics.ts';
-import { type AuthDeps, refuseOverBudget } from './middleware/authenticate.ts';
+import type { AuthDeps } from './middleware/authenticate.ts';
 import { widgetCors } from './middleware/cors.ts';
-import { errorHandler, routeNotFound } from './middleware/error-handler.ts';
+import { routeNotFound } from './middleware/error-handler.ts';
 import { IdempotentRequests } from './middleware/idempotency.ts';
-import { jsonBody, refuseOversizedBody } from './middleware/json-body.ts';
 import { rateLimitByAddress } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import type { RequestLog } from './middleware/request-log.ts';
-import { refuseLoneSurrogates } from './middleware/well-formed-text.ts';
 import { openApiDocument } from './openapi/openapi-document.ts';
 import type { PaymentLinkService } from './payment-links/payment-link-service.ts';
+import { PAGE_WORDS, sendErrorPage } from './portal/pages/error-page.ts';
 import type { RefundService } from './refunds/refund-service.ts';
 import { apiEdge } from './routes/api-edge.ts';
 import { API_OPERATIONS } from './routes/api-operations.ts';
-import { healthHandlers } from './routes/health.ts';
+import { APP_CHECKS } from './routes/app-checks.ts';
+import { healthChecks } from './routes/health.ts';
 import { mountOperations } from './routes/mount-operations.ts';
 import type { AnyOperation } from './routes/operation.ts';
 import type { SessionService } from './sessions/session-service.ts';
@@ -109,10 +109,10 @@ export function createApp(deps: AppDeps): Express {
   });
   // A body announced over the limit is refused before it is read, on every route (the portal's forms and the
   // bank's notifications read theirs themselves).
-  app.use(refuseOversizedBody(deps.config.bodyLimitBytes));
+  app.use(APP_CHECKS.bodyLimit.mount(deps.config.bodyLimitBytes));
   // A business over its budget is answered 429 before routing and before its body is read (issue 12): by the
   // server before express (`refuseOverBudgetEarly`), here for the checkout's routes (their CORS headers).
-  app.use(refuseOverBudget(auth));
+  app.use(APP_CHECKS.budget.mount(auth));
   const operations = apiEdge({
     auth,
     perAddressLimit,
@@ -133,25 +133,36 @@ export function createApp(deps: AppDeps): Express {
       processor: deps.processor,
       publicBankCounter: deps.config.bank.publicCounter,
       // /health, /health/live and /health/ready (issue 28), sharing one database check.
-      ...healthHandlers(deps.store, deps.logger, deps.storageHealth),
+      health: healthChecks(deps.store, deps.logger, deps.storageHealth),
       openApiDocument,
     },
   });
   // Before the JSON parser: the bank signs raw bytes, so its notification reads the body itself; health and
   // this document read none.
-  const readsOwnBody = (operation: AnyOperation) =>
-    operation.auth === 'bankSignature' || operation.auth === 'none';
+  const readsOwnBody = (operation: AnyOperation) => operation.readsOwnBody === true;
   mountOperations(app, API_OPERATIONS.filter(readsOwnBody), operations);
   // The portal's forms are url-encoded and answered in HTML, so it is mounted before the JSON-only body rule.
-  if (deps.portal) app.use('/portal', deps.portal);
-  app.use(jsonBody(deps.config.bodyLimitBytes));
-  app.use(refuseLoneSurrogates); // refused, not stored altered
+  // Its errors are classified as the API's are, answered as pages.
+  const onStorageFull = (error: unknown) => deps.storageHealth?.noteFailure(error);
+  if (deps.portal) {
+    app.use(
+      '/portal',
+      deps.portal,
+      APP_CHECKS.errorHandler.mount({
+        logger: deps.logger,
+        onStorageFull,
+        words: PAGE_WORDS,
+        answer: sendErrorPage,
+      }),
+    );
+  }
+  app.use(APP_CHECKS.jsonBody.mount(deps.config.bodyLimitBytes));
   mountOperations(
     app,
     API_OPERATIONS.filter((operation) => !readsOwnBody(operation)),
     operations,
   );
   app.use(routeNotFound);
-  app.use(errorHandler(deps.logger, (error) => deps.storageHealth?.noteFailure(error)));
+  app.use(APP_CHECKS.errorHandler.mount({ logger: deps.logger, onStorageFull }));
   return app;
 }

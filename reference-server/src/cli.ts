@@ -25,7 +25,7 @@ const USAGE = `servicepay-server: the ServicePay reference service
   servicepay-server credits list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
   servicepay-server audit list [--business ID] [--limit N] [--db PATH|--database-url URL] [--json]
   servicepay-server refunds list [--business ID] [--session ID] [--limit N] [--db PATH|--database-url URL] [--json]
-\${PAYMENT_LINKS_USAGE}
+${PAYMENT_LINKS_USAGE}
 
 --database-url postgres://… (or SERVICEPAY_DATABASE_URL) keeps the service's data, and the simulated bank's
 books, in PostgreSQL; several instances may share it, and no SQLite file is opened.

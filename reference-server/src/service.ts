@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createApiServer } from './api-server.ts';
 import { type AppDeps, createApp } from './app.ts';
 import { BankNotificationProcessor } from './bank/notification-processor.ts';
 import { SimulatedBank } from './bank/simulated-bank.ts';
@@ -19,7 +20,6 @@ import { dnsResolver } from './events/webhook-url-policy.ts';
 import { Webhooks } from './events/webhooks.ts';
 import { hostedPages } from './hosted-pages/hosted-pages.ts';
 import { LinkFormTokens } from './hosted-pages/link-form-token.ts';
-import { createApiServer } from './internal/client-error.ts';
 import { type Clock, systemClock } from './internal/clock.ts';
 import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
@@ -197,7 +197,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       paymentLinks,
       // Derived from the secrets key: every instance signs and checks the same forms, and nothing else uses it.
       formTokens: new LinkFormTokens(createHmac('sha256', secretsKey).update('payment-link-forms').digest()),
-      limiters: linkLimiters,
+      limiters: { ...linkLimiters, pages: limiters.widget },
       trustedProxy: trustedProxyMatcher(config.trustedProxies),
     }),
   });

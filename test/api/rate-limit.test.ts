@@ -2,8 +2,8 @@ import { once } from 'node:events';
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createApiServer } from '../../reference-server/src/api-server.ts';
 import { ManualClock, rollKey } from '../../reference-server/src/index.ts';
-import { createApiServer } from '../../reference-server/src/internal/client-error.ts';
 import {
   OVER_BUDGET_MEMO_MS,
   refuseOverBudgetEarly,

@@ -22,7 +22,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['routes', 'hosted-pages'],
   ['portal'],
   ['openapi'],
-  ['app.ts'],
+  ['app.ts', 'api-server.ts'],
   ['service.ts'],
   ['cli.ts', 'index.ts', 'operator-lists.ts', 'payment-links-cli.ts'],
 ];

@@ -18,8 +18,11 @@ export interface HostedPagesDeps {
   logger: Logger;
   paymentLinks: PaymentLinkService;
   formTokens: LinkFormTokens;
-  /** The link pages' session budgets: per link, and per client address across links. */
-  limiters: { perLink: RateLimiter; perAddress: RateLimiter };
+  /**
+   * The link pages' session budgets (per link, and per client address across links), and `pages`: the
+   * checkout's per-address budget (`checkout:<address>`, the one bootstrap spends), which every page spends.
+   */
+  limiters: { perLink: RateLimiter; perAddress: RateLimiter; pages: RateLimiter };
   /** Whether a peer is a proxy whose `X-Forwarded-For` is believed (`SERVICEPAY_TRUST_PROXY`). */
   trustedProxy: (address: string) => boolean;
 }
@@ -62,13 +65,22 @@ export function hostedPages(deps: HostedPagesDeps) {
         res.setHeader('Allow', 'GET, HEAD');
         return sendPage(req, res, version, messagePage(405, 'Not allowed', 'Open the page instead.', false));
       }
+      const address = clientAddress(req, deps.trustedProxy);
+      // Every page reads the database: a page view spends the checkout's budget of the payer's address.
+      const budget = await deps.limiters.pages.hit(`checkout:${address}`, deps.clock.now());
+      if (!budget.allowed) {
+        const page = messagePage(429, 'Too many requests', 'Wait a minute, then open the page again.', false);
+        return sendPage(req, res, version, {
+          ...page,
+          headers: { 'Retry-After': String(budget.resetSeconds) },
+        });
+      }
       if (path.page === 'checkout') {
         return await checkoutPage(req, res, deps, { environment, version, sessionId: path.sessionId });
       }
       if (path.page === 'checkout-return') {
         return await checkoutReturn(req, res, deps, { environment, version, sessionId: path.sessionId });
       }
-      const address = clientAddress(req, deps.trustedProxy);
       return await linkPage(req, res, deps, { ...request, linkId: path.linkId, address });
     } catch (error) {
       deps.logger.error('hosted page failed', {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApiServer } from './client-error.ts';
+import { createApiServer } from '../api-server.ts';
 import { messageClassesFor } from './message-classes.ts';
 
 // V8's own answer to "do these two objects have the same hidden class"; the flag applies to code compiled after it.

@@ -7,7 +7,7 @@ import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import type { Logger } from '../internal/logger.ts';
 import type { SecretBox } from '../internal/secret-box.ts';
-import { sendJsonText } from './json-text.ts';
+import { sendJsonText } from './envelope.ts';
 import { callerOf } from './request-context.ts';
 
 const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;

@@ -1,11 +1,10 @@
 import type { ServerResponse } from 'node:http';
-import type { ErrorBody } from '@servicepay/node/protocol';
 import type { Request, RequestHandler, Response } from 'express';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
 import { addressKeyOf } from '../internal/peer-address.ts';
 import type { LimitDecision, RateLimiter } from '../internal/sliding-window-limiter.ts';
-import { sendErrorEnvelope } from './error-handler.ts';
+import { errorEnvelopeText, sendErrorEnvelope } from './envelope.ts';
 
 const RATE_LIMITED_MESSAGE = 'Too many requests. Wait for Retry-After seconds, then retry.';
 
@@ -41,10 +40,7 @@ export function withinLimit(res: Response, decision: LimitDecision): boolean {
  * if (!decision.allowed) answerRateLimited(res, decision, newRequestId());
  */
 export function answerRateLimited(res: ServerResponse, decision: LimitDecision, requestId: string): void {
-  const body: ErrorBody = {
-    meta: { statusCode: 429, message: RATE_LIMITED_MESSAGE, code: 'rate_limited', requestId },
-  };
-  const text = JSON.stringify(body);
+  const text = errorEnvelopeText(429, 'rate_limited', RATE_LIMITED_MESSAGE, requestId);
   // Header for header in the order express's answer sets them.
   res.statusCode = 429;
   res.setHeader('Request-Id', requestId);

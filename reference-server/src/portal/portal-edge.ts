@@ -15,11 +15,6 @@ import {
   SIGN_IN_COOKIE,
 } from './portal-auth.ts';
 
-/** A signed-in page's refusals (a bad query, another environment, no such resource). */
-export const PORTAL_PAGE_ERRORS = [400, 403, 404];
-/** A portal form's refusals; only sign-in counts failures and answers 429 (its own list). */
-export const PORTAL_FORM_ERRORS = [400, 403, 404, 409, 413, 415];
-
 /** The largest form the portal reads. */
 const FORM_LIMIT_BYTES = 16 * 1024;
 
@@ -73,6 +68,21 @@ const sameEnvironment: RequestHandler = (req, res, next) => {
 };
 
 /**
+ * The error statuses the checks of a portal operation's auth answer (see `portalEdge`), declared beside them;
+ * the document adds them. A form: not from the portal's origin, a stale CSRF or sign-in token, another
+ * environment (403), too large (413), not url-encoded (415). A signed-in page: another environment (403; not
+ * signed in is a 303 to sign-in).
+ *
+ * @example
+ * portalGuardStatuses({ auth: 'portalSession', method: 'post' }); // [403, 413, 415]
+ */
+export function portalGuardStatuses(operation: Pick<AnyOperation, 'auth' | 'method'>): readonly number[] {
+  if (operation.auth === 'portalSignIn') return [403, 413, 415];
+  if (operation.auth !== 'portalSession') return [];
+  return operation.method === 'post' ? [403, 413, 415] : [403];
+}
+
+/**
  * How the portal's operations are mounted: the checks of each one's `auth` (see `PortalAuthKind`), in order,
  * before its handler, and the signed-in `PortalContext` as the caller of a `portalSession` operation.
  *
@@ -81,6 +91,7 @@ const sameEnvironment: RequestHandler = (req, res, next) => {
  */
 export function portalEdge(services: PortalServices): Edge<PortalServices> {
   const signedIn = requirePortalSession(services.store, services.clock, services.portalSessions);
+  // Their statuses: `portalGuardStatuses`.
   const guards = (operation: AnyOperation): RequestHandler[] => {
     const posted = operation.method === 'post';
     switch (operation.auth) {

@@ -1,18 +1,11 @@
-import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import type { RequestHandler } from 'express';
 import { Router } from 'express';
-import { ZodError } from 'zod';
 import { PortalSessions } from '../businesses/portal-sessions.ts';
-import { storageFull } from '../db/storage-errors.ts';
-import { HttpError, storageFullError } from '../errors.ts';
-import type { Logger } from '../internal/logger.ts';
-import { asHttpError } from '../middleware/domain-error-status.ts';
-import { requestIdOf } from '../middleware/request-context.ts';
+import { HttpError } from '../errors.ts';
 import { mountOperations } from '../routes/mount-operations.ts';
 import type { PortalDeps, PortalServices } from '../routes/portal-deps.ts';
 import { TestTransfers } from '../sessions/test-transfers.ts';
-import { sendPage } from './layout.ts';
-import { errorPage } from './pages/error-page.ts';
-import { SESSION_LIFETIME_MS, signedInContext } from './portal-auth.ts';
+import { SESSION_LIFETIME_MS } from './portal-auth.ts';
 import { portalEdge } from './portal-edge.ts';
 import { PORTAL_OPERATIONS } from './portal-operations.ts';
 
@@ -50,7 +43,7 @@ const securityHeaders: RequestHandler = (_req, res, next) => {
  * const app = createApp({ ...deps, portal });
  */
 export function portalRoutes(portalDeps: PortalDeps): Router {
-  const { store, clock, logger, bank } = portalDeps;
+  const { store, clock, bank } = portalDeps;
   // The portal's own writes (its sign-ins) and the Test bank's transfers, through services like the rest.
   const services: PortalServices = {
     ...portalDeps,
@@ -63,48 +56,5 @@ export function portalRoutes(portalDeps: PortalDeps): Router {
   router.use((req, _res, next) => {
     next(new HttpError(404, 'route_not_found', `No portal page ${req.method} ${req.path}.`));
   });
-  router.use(portalErrorHandler(logger));
   return router;
-}
-
-/** Portal errors as pages: the status and a message for people; faults of the service are logged. */
-function portalErrorHandler(logger: Logger): ErrorRequestHandler {
-  return (raised: unknown, req: Request, res: Response, _next) => {
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    const context = signedInContext(res);
-    // A full disk is the API's 503 here too: nothing was kept, and the same form works once there is space.
-    const error = storageFull(raised)
-      ? storageFullError(
-          'The service cannot store anything right now: its disk is full. Nothing was changed; try again in a minute.',
-        )
-      : asHttpError(raised);
-    let status = 500;
-    let message = 'Something went wrong on our side. It has been logged.';
-    if (error instanceof HttpError) {
-      status = error.status;
-      // A form or query that failed its schema: what each field needs, as the form's own words say it.
-      message = error.fieldErrors ? error.fieldErrors.map((field) => field.message).join(' ') : error.message;
-      if (error.headers) res.set(error.headers);
-    } else if (error instanceof ZodError) {
-      status = 400;
-      message = error.issues.map((issue) => issue.message).join(' ');
-    } else {
-      const fault = error as { status?: unknown };
-      if (typeof fault.status === 'number' && fault.status >= 400 && fault.status < 500) {
-        status = fault.status;
-        message = status === 413 ? 'The form is too large.' : 'The form could not be read.';
-      } else {
-        logger.error('portal error', {
-          requestId: requestIdOf(res),
-          method: req.method,
-          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-        });
-      }
-    }
-    const code = error instanceof HttpError ? error.code : undefined;
-    sendPage(res, errorPage(status, message, { context, code, requestId: requestIdOf(res) }), status);
-  };
 }

@@ -11,7 +11,7 @@ import {
 } from '../middleware/authenticate.ts';
 import { apiCaller, type Caller, callerOf, widgetCaller } from '../middleware/request-context.ts';
 import type { Edge } from './mount-operations.ts';
-import type { AnyOperation, AuthKind, OperationDeps } from './operation.ts';
+import type { AnyOperation, AuthKind, OperationDeps, PortalAuthKind } from './operation.ts';
 
 /** What the checks in front of the handlers need, beside the handlers' own parts. */
 export interface MountDeps {
@@ -49,7 +49,23 @@ function bankSignatureCheck(check: MountDeps['bankSignature']): RequestHandler[]
   return [express.raw({ type: () => true, limit: BANK_BODY_LIMIT }), verify];
 }
 
-/** The checks `auth` puts in front of a handler. */
+/**
+ * The error statuses the checks of each API auth answer, declared beside the checks (`guardsOf`); the document
+ * adds them to each operation of that auth. A key or token: malformed (400), missing or unknown (401), refused
+ * (403: a publishable key, another session's token), over its budget (429). The bank's signature: its raw
+ * body over 64 KiB (413), the signature (401), not JSON (400).
+ */
+export const API_GUARD_STATUSES: Record<Exclude<AuthKind, PortalAuthKind>, readonly number[]> = {
+  none: [],
+  address: [429],
+  secretKey: [400, 401, 403, 429],
+  secretOrPublishableKey: [400, 401, 403, 429],
+  widgetToken: [400, 401, 403, 429],
+  secretKeyOrWidgetToken: [400, 401, 403, 429],
+  bankSignature: [400, 401, 413],
+};
+
+/** The checks `auth` puts in front of a handler (their statuses: `API_GUARD_STATUSES`). */
 function guardsOf(kind: AuthKind, deps: MountDeps): RequestHandler[] {
   switch (kind) {
     case 'none':

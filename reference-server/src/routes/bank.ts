@@ -8,7 +8,7 @@ import { type SimulatedBank, UnknownAccountError } from '../bank/simulated-bank.
 import type { NotificationResult } from '../db/bank-notifications.ts';
 import { notFound } from '../domain-errors.ts';
 import { HttpError } from '../errors.ts';
-import { BODY_ERRORS, type BodySpec, defineOperation, json } from './operation.ts';
+import { type BodySpec, defineOperation, json } from './operation.ts';
 
 /** Makes a transfer at the simulated bank, mapping the bank's refusal to 404. */
 export async function transferAtBank(
@@ -71,6 +71,7 @@ export const BANK_OPERATIONS = [
     description:
       'Signed `X-Bank-Signature: t=<unix>,v1=<hex HMAC-SHA256>` over the raw body; each id processed once.',
     auth: 'bankSignature',
+    readsOwnBody: true,
     body: {
       schema: BankNotificationSchema,
       name: 'BankNotification',
@@ -81,7 +82,7 @@ export const BANK_OPERATIONS = [
     success: {
       200: json('What the service made of it.', BankNotificationResultSchema, 'BankNotificationResult'),
     },
-    errors: [400, 401, 413],
+    errors: [],
     handler: async ({ body }, { processor }) => ({
       data: { id: body.id, ...(await processor.process(body)) },
     }),
@@ -98,7 +99,7 @@ export const BANK_OPERATIONS = [
     },
     body: transferBody,
     success: { 200: json('What the bank did.', SimulatedTransferSchema, 'SimulatedTransfer') },
-    errors: [...BODY_ERRORS, 403, 404, 429],
+    errors: [403, 404],
     handler: async ({ body }, { bank }) => {
       const environment = await bank.accountEnvironment(body.accountNumber);
       if (environment === undefined) throw notFound('account');

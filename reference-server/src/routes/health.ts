@@ -1,29 +1,8 @@
-import type { RequestHandler } from 'express';
 import type { StorageHealth } from '../db/storage-health.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError, storageFullError } from '../errors.ts';
 import type { Logger } from '../internal/logger.ts';
 import { readinessAnswered } from '../metrics/metrics.ts';
-import { sendData } from './envelope.ts';
-
-/**
- * `GET /health`, the load balancer's probe: `200 { data: { status: 'ok' } }` when the database answers
- * (`Store.ping`) and takes writes (`StorageHealth`), else `503 service_unavailable` in the envelope, so that an
- * instance that cannot reach its database, or whose disk is full, is taken out of rotation and put back by
- * itself once it can: `Retry-After: 1` for the database, the writes' own (30 s) for a full disk. A probe answers
- * within the store's ping timeout (2 s on PostgreSQL); while the disk is full, it may wait for one probe write.
- * The change is logged once each way (probes come every few seconds; a line per probe would drown the log).
- *
- * @example
- * router.get('/health', healthRoute(databaseCheck(store, logger, storageHealth)));
- */
-function healthRoute(check: () => Promise<HttpError | undefined>): RequestHandler {
-  return async (_req, res, next) => {
-    const refusal = await check();
-    if (refusal) return next(refusal);
-    sendData(res, { status: 'ok' });
-  };
-}
 
 /**
  * The answer `/health` gives, without HTTP: undefined when the database answers and takes writes, else the
@@ -65,39 +44,23 @@ function databaseCheck(
   };
 }
 
-/**
- * `GET /health/live`, the liveness probe: `200 { data: { status: 'live' } }` whenever the process can answer at
- * all, whatever its database does. A supervisor (Kubernetes' `livenessProbe`) restarts a process that stops
- * answering it; it never asks the database, so a database outage does not get every instance restarted.
- *
- * @example
- * router.get('/health/live', liveRoute);
- */
-const liveRoute: RequestHandler = (_req, res) => {
-  sendData(res, { status: 'live' });
-};
-
 /** How long a probe write's answer stands for the readiness probes that follow it (ms). */
 const WRITE_PROBE_REUSE_MS = 1_000;
 /** How long a readiness probe waits for its write before it answers 503 (ms). */
 const WRITE_PROBE_TIMEOUT_MS = 2_000;
 
 /**
- * `GET /health/ready`, what a load balancer asks: `200 { data: { status: 'ready' } }` only when the database
- * answers (as `/health`) and one probe write (`Store.probeWrite`: a counter bumped on SQLite, a row rolled back
- * on PostgreSQL) commits within 2 s; else `503 service_unavailable` in the envelope with `Retry-After: 1` (the
- * disk full: `storage_full`, as `/health`). Probes share one write: at most one is in flight, and its answer
- * stands for a second, so a balancer polling every instance often costs one small write a second each.
- *
- * @example
- * router.get('/health/ready', readyRoute(check, store, logger, storageHealth));
+ * The answer `/health/ready` gives, without HTTP: undefined only when the database answers (as `/health`) and
+ * one probe write (`Store.probeWrite`: a counter bumped on SQLite, a row rolled back on PostgreSQL) commits
+ * within 2 s; else the 503 to send. Probes share one write: at most one is in flight, and its answer stands for
+ * a second, so a balancer polling every instance often costs one small write a second each.
  */
-function readyRoute(
+function readinessCheck(
   check: () => Promise<HttpError | undefined>,
   store: Pick<Store, 'probeWrite'>,
   logger: Logger,
   storage?: Pick<StorageHealth, 'noteFailure'>,
-): RequestHandler {
+): () => Promise<HttpError | undefined> {
   let probe: Promise<Error | undefined> | undefined;
   let probedAt = Number.NEGATIVE_INFINITY;
   let writing = true;
@@ -118,11 +81,11 @@ function readyRoute(
     probe = Promise.race([written, timeout]).finally(() => clearTimeout(timer));
     return probe;
   };
-  return async (_req, res, next) => {
+  return async () => {
     const refusal = await check();
     const failed = refusal ? undefined : await probeWrite();
     readinessAnswered(!refusal && !failed);
-    if (refusal) return next(refusal);
+    if (refusal) return refusal;
     if (failed) {
       if (writing) {
         writing = false;
@@ -130,42 +93,46 @@ function readyRoute(
           error: failed.message,
         });
       }
-      return next(
-        new HttpError(
-          503,
-          'service_unavailable',
-          'The service cannot write to its database right now.',
-          undefined,
-          { 'Retry-After': '1' },
-        ),
+      return new HttpError(
+        503,
+        'service_unavailable',
+        'The service cannot write to its database right now.',
+        undefined,
+        { 'Retry-After': '1' },
       );
     }
     if (!writing) {
       writing = true;
       logger.info('readiness: probe writes succeed again; /health/ready answers 200');
     }
-    sendData(res, { status: 'ready' });
+    return undefined;
   };
 }
 
 /**
- * The handlers of the health endpoints (issue 28), for their operations (`routes/service-operations.ts`):
- * `/health` (as before: the database answers and takes writes), `/health/live` (the process answers) and
- * `/health/ready` (the database answers and a probe write commits). `/health` and `/health/ready` share one
- * database check, so an outage is logged once, not once per endpoint.
+ * What the health endpoints ask (issue 28), without HTTP: each answers undefined when the instance is fit, else
+ * the 503 to answer. `database`: `/health`, the load balancer's probe (the database answers, `Store.ping`, and
+ * takes writes, `StorageHealth`; `Retry-After: 1` for the database, the writes' own 30 s for a full disk).
+ * `ready`: `/health/ready` (the database answers and a probe write commits). They share one database check, so
+ * an outage is logged once each way, not once per probe or per endpoint (probes come every few seconds).
+ */
+export interface HealthChecks {
+  database(): Promise<HttpError | undefined>;
+  ready(): Promise<HttpError | undefined>;
+}
+
+/**
+ * The health endpoints' checks, for their operations' handlers (`routes/service-operations.ts`).
  *
  * @example
- * const { health, healthLive, healthReady } = healthHandlers(store, logger, storageHealth);
+ * const health = healthChecks(store, logger, storageHealth);
+ * const refusal = await health.database(); // undefined, or the 503 to answer
  */
-export function healthHandlers(
+export function healthChecks(
   store: Pick<Store, 'ping' | 'probeWrite'>,
   logger: Logger,
   storage?: Pick<StorageHealth, 'takesWrites' | 'noteFailure'>,
-): { health: RequestHandler; healthLive: RequestHandler; healthReady: RequestHandler } {
-  const check = databaseCheck(store, logger, storage);
-  return {
-    health: healthRoute(check),
-    healthLive: liveRoute,
-    healthReady: readyRoute(check, store, logger, storage),
-  };
+): HealthChecks {
+  const database = databaseCheck(store, logger, storage);
+  return { database, ready: readinessCheck(database, store, logger, storage) };
 }

@@ -1,8 +1,8 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
-import { validationError } from '../middleware/error-handler.ts';
+import { validationError } from '../middleware/classify-error.ts';
+import { sendData, sendJsonText, sendList } from '../middleware/envelope.ts';
 import { afterWrite, idempotent, idempotentWrite } from '../middleware/idempotency.ts';
 import { requestIdOf } from '../middleware/request-context.ts';
-import { sendData, sendJsonText, sendPage } from './envelope.ts';
 import type { Answer, AnyOperation } from './operation.ts';
 
 /**
@@ -16,10 +16,24 @@ export interface Edge<D = unknown> {
   handlers: D;
 }
 
+/**
+ * The status the validation of an operation's query, body or form answers (`validation_failed`, naming each
+ * field), when it has one to validate; the document adds it.
+ *
+ * @example
+ * validationStatuses(createSession); // [400]
+ */
+export const validationStatuses = (operation: {
+  query?: unknown;
+  body?: { absent: string } | undefined;
+  form?: unknown;
+}): readonly number[] =>
+  operation.query || operation.form || (operation.body && operation.body.absent !== 'unread') ? [400] : [];
+
 /** Sends what a handler answered (nothing when it answered by itself). */
 function send(res: Response, answer: Answer): void {
   if (answer === undefined) return;
-  if ('page' in answer) sendPage(res, answer.page);
+  if ('page' in answer) sendList(res, answer.page);
   else if ('text' in answer) sendJsonText(res, answer.status, answer.text);
   else if ('document' in answer) res.json(answer.document);
   else sendData(res, answer.data, answer.status);

@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { BankNotificationProcessor } from '../bank/notification-processor.ts';
 import type { SimulatedBank } from '../bank/simulated-bank.ts';
@@ -8,11 +8,12 @@ import type { Store } from '../db/store.ts';
 import type { PushStreams } from '../events/push-streams.ts';
 import type { Webhooks } from '../events/webhooks.ts';
 import type { WidgetCaller } from '../middleware/authenticate.ts';
+import type { SuccessStatus } from '../middleware/envelope.ts';
 import type { PaymentLinkService } from '../payment-links/payment-link-service.ts';
 import type { RefundService } from '../refunds/refund-service.ts';
 import type { SessionService } from '../sessions/session-service.ts';
 import type { TestEndings } from '../sessions/test-endings.ts';
-import type { SuccessStatus } from './envelope.ts';
+import type { HealthChecks } from './health.ts';
 import type { PortalServices } from './portal-deps.ts';
 
 /**
@@ -60,6 +61,14 @@ export type CallerOf<A extends AuthKind> = A extends 'secretKey' | 'secretOrPubl
       : A extends 'portalSession'
         ? PortalContext
         : undefined;
+
+/**
+ * Whether `auth` is one of the portal's (its operations answer in HTML and read their own forms).
+ *
+ * @example
+ * isPortalAuth('portalSession'); // true
+ */
+export const isPortalAuth = (auth: AuthKind): auth is PortalAuthKind => auth.startsWith('portal');
 
 /** What a handler is given beside its request: the API's services, or the portal's. */
 export type DepsOf<A extends AuthKind> = A extends PortalAuthKind ? PortalServices : OperationDeps;
@@ -134,8 +143,22 @@ export interface DocumentedOperation {
   /** `Idempotency-Key` replays: `replay` (the `idempotent` middleware) or `in-write` (remembered in the job). */
   idempotency?: 'replay' | 'in-write';
   success: Record<number, SuccessSpec>;
-  /** Error statuses this operation answers (in the error envelope, or as a page for the portal). */
+  /**
+   * Error statuses the handler answers itself (in the error envelope, or as a page for the portal). Those of
+   * the checks in front of it are declared where they are mounted: its auth's guards (`API_GUARD_STATUSES`,
+   * `portalGuardStatuses`), the validation of its query and body (`VALIDATION_STATUS`), the app's middleware
+   * (`APP_CHECKS`); the document adds them.
+   */
   errors: number[];
+  /** Who may call it (its `security` follows from it). */
+  auth: AuthKind;
+  /**
+   * Reads its body itself (the bank's signed bytes, a portal form) or none (health, this document): mounted
+   * before the JSON body parser, so never answers its 400/415. Every portal page does.
+   */
+  readsOwnBody?: boolean;
+  /** `false`: never reads the database (this document, liveness, the portal's assets), so never answers its 503. */
+  readsDatabase?: false;
 }
 
 /**
@@ -163,11 +186,8 @@ export interface OperationDeps {
   processor: BankNotificationProcessor;
   /** The simulated bank's counter is served only when the configuration opens it. */
   publicBankCounter: boolean;
-  /** `GET /health`'s probe, which keeps its own state (`healthRoute` in `routes/health.ts`). */
-  health: RequestHandler;
-  /** `GET /health/live` and `GET /health/ready` (issue 28; `healthHandlers` in `routes/health.ts`). */
-  healthLive: RequestHandler;
-  healthReady: RequestHandler;
+  /** What `GET /health` and `GET /health/ready` ask, keeping their own state (`routes/health.ts`). */
+  health: HealthChecks;
   /** The OpenAPI document, served at `/openapi.json`. */
   openApiDocument: () => unknown;
 }
@@ -307,11 +327,12 @@ export const SECURITY_OF: Record<AuthKind, SecurityName[]> = {
  * describeOperation(retrieveRefund).security; // ['secretKey']
  */
 export function describeOperation(operation: AnyOperation): DocumentedOperation {
-  const { auth, handler: _handler, admit: _admit, form, ...described } = operation;
+  const { handler: _handler, admit: _admit, form, ...described } = operation;
   return {
     ...described,
     ...(form ? { form: form.schema } : {}),
-    security: SECURITY_OF[auth],
+    security: SECURITY_OF[operation.auth],
+    readsOwnBody: operation.readsOwnBody ?? isPortalAuth(operation.auth),
   } as DocumentedOperation;
 }
 
@@ -350,11 +371,6 @@ export const seeOther = (description: string): { kind: 'redirect'; description: 
   kind: 'redirect',
   description,
 });
-
-/** Statuses of every secret-key route (spec §5, §7): no or a bad key, a refused key, the rate limit. */
-export const SECRET_KEY_ERRORS = [400, 401, 403, 429];
-/** Statuses of a route that reads a JSON body: malformed (400), too large (413), not JSON (415). */
-export const BODY_ERRORS = [400, 413, 415];
 
 /**
  * The body the SDK sends on a POST that takes no parameters (cancel, new account, roll secret, the test

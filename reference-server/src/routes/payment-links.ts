@@ -6,7 +6,7 @@ import {
   UpdatePaymentLinkParamsSchema,
 } from '@servicepay/node/protocol';
 import { paymentLinkQrSvg } from '../payment-links/payment-link-qr.ts';
-import { defineOperation, json, SECRET_KEY_ERRORS } from './operation.ts';
+import { defineOperation, json } from './operation.ts';
 
 /**
  * The merchant's API for payment links (secret key): create, list, retrieve, update, and each link's QR code.
@@ -33,7 +33,7 @@ export const PAYMENT_LINK_OPERATIONS = [
     },
     idempotency: 'replay',
     success: { 201: json('The payment link.', PaymentLinkSchema, 'PaymentLink') },
-    errors: [...SECRET_KEY_ERRORS, 409, 413, 415],
+    errors: [],
     handler: async ({ caller, body }, { paymentLinks }) => ({
       status: 201,
       data: await paymentLinks.create(caller, body),
@@ -48,7 +48,7 @@ export const PAYMENT_LINK_OPERATIONS = [
     auth: 'secretKey',
     query: ListPaymentLinksParamsSchema,
     success: { 200: json('A page of payment links.', PaymentLinkSchema, 'PaymentLink', true) },
-    errors: SECRET_KEY_ERRORS,
+    errors: [],
     handler: async ({ caller, query }, { paymentLinks }) => ({
       page: await paymentLinks.list(caller, query),
     }),
@@ -61,7 +61,7 @@ export const PAYMENT_LINK_OPERATIONS = [
     summary: 'Retrieve a payment link',
     auth: 'secretKey',
     success: { 200: json('The payment link.', PaymentLinkSchema, 'PaymentLink') },
-    errors: [...SECRET_KEY_ERRORS, 404],
+    errors: [404],
     handler: async ({ caller, params }, { paymentLinks }) => ({
       data: await paymentLinks.retrieve(caller, params.id),
     }),
@@ -84,7 +84,7 @@ export const PAYMENT_LINK_OPERATIONS = [
     },
     idempotency: 'replay',
     success: { 200: json('The payment link as it is now.', PaymentLinkSchema, 'PaymentLink') },
-    errors: [...SECRET_KEY_ERRORS, 404, 409, 413, 415],
+    errors: [404, 409],
     handler: async ({ caller, params, body }, { paymentLinks }) => ({
       data: await paymentLinks.update(caller, params.id, body),
     }),
@@ -98,7 +98,7 @@ export const PAYMENT_LINK_OPERATIONS = [
     summary: "The QR code of a payment link's url (SVG)",
     auth: 'secretKey',
     success: { 200: { kind: 'svg', description: "An SVG image of the QR code of the link's `url`." } },
-    errors: [...SECRET_KEY_ERRORS, 404],
+    errors: [404],
     handler: async ({ caller, params, res }, { paymentLinks }) => {
       const link = await paymentLinks.retrieve(caller, params.id);
       const svg = await paymentLinkQrSvg(link.url);

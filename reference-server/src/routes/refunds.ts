@@ -1,5 +1,5 @@
 import { CreateRefundParamsSchema, ListRefundsParamsSchema, RefundSchema } from '@servicepay/node/protocol';
-import { defineOperation, json, SECRET_KEY_ERRORS } from './operation.ts';
+import { defineOperation, json } from './operation.ts';
 
 /**
  * The merchant's API for refunds (secret key): create and list a session's, list all, retrieve one.
@@ -27,7 +27,7 @@ export const REFUND_OPERATIONS = [
     },
     idempotency: 'replay',
     success: { 201: json('The refund.', RefundSchema, 'Refund') },
-    errors: [...SECRET_KEY_ERRORS, 404, 409, 413, 415],
+    errors: [404, 409],
     handler: async ({ caller, params, body }, { refunds }) => ({
       status: 201,
       data: await refunds.create(caller, params.id, body),
@@ -42,7 +42,7 @@ export const REFUND_OPERATIONS = [
     auth: 'secretKey',
     query: ListRefundsParamsSchema,
     success: { 200: json('A page of refunds.', RefundSchema, 'Refund', true) },
-    errors: [...SECRET_KEY_ERRORS, 404],
+    errors: [404],
     handler: async ({ caller, params, query }, { refunds }) => ({
       page: await refunds.list(caller, { ...query, sessionId: params.id }),
     }),
@@ -56,7 +56,7 @@ export const REFUND_OPERATIONS = [
     auth: 'secretKey',
     query: ListRefundsParamsSchema,
     success: { 200: json('A page of refunds.', RefundSchema, 'Refund', true) },
-    errors: SECRET_KEY_ERRORS,
+    errors: [],
     handler: async ({ caller, query }, { refunds }) => ({ page: await refunds.list(caller, query) }),
   }),
   defineOperation({
@@ -67,7 +67,7 @@ export const REFUND_OPERATIONS = [
     summary: 'Retrieve a refund',
     auth: 'secretKey',
     success: { 200: json('The refund.', RefundSchema, 'Refund') },
-    errors: [...SECRET_KEY_ERRORS, 404],
+    errors: [404],
     handler: async ({ caller, params }, { refunds }) => ({ data: await refunds.retrieve(caller, params.id) }),
   }),
 ];

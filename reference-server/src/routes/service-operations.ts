@@ -1,4 +1,3 @@
-import type { Request, RequestHandler, Response } from 'express';
 import { z } from 'zod';
 import { defineOperation, json } from './operation.ts';
 
@@ -13,14 +12,6 @@ export const HealthSchema = z.object({ status: z.literal('ok') });
 export const LiveSchema = z.object({ status: z.literal('live') });
 /** `data` of `GET /health/ready`: the database answers and a probe write commits (issue 28). */
 export const ReadySchema = z.object({ status: z.literal('ready') });
-
-/** Runs an express handler as a step of an operation: resolves once it answered, rejects with what it passed on. */
-function answerWith(handler: RequestHandler, req: Request, res: Response): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const next = (error?: unknown) => (error === undefined ? resolve() : reject(error));
-    Promise.resolve(handler(req, res, next)).then(() => resolve(), reject);
-  });
-}
 
 /**
  * The service's own: the load balancer's health check and this OpenAPI document. Neither reads a body nor
@@ -41,11 +32,13 @@ export const SERVICE_OPERATIONS = [
     description:
       'Answers 200 when the service can reach its database (one `SELECT 1` on PostgreSQL, at most 2 s; a check of the open handle on SQLite), else 503 `service_unavailable` with `Retry-After: 1`, and 200 again by itself once the database answers.',
     auth: 'none',
+    readsOwnBody: true,
     success: { 200: json('The service is up and its database answers.', HealthSchema, 'Health') },
     errors: [503],
-    handler: async ({ req, res }, { health }) => {
-      await answerWith(health, req, res);
-      return undefined;
+    handler: async (_context, { health }) => {
+      const refusal = await health.database();
+      if (refusal) throw refusal;
+      return { data: { status: 'ok' as const } };
     },
   }),
   // Liveness apart from readiness (issue 28): a supervisor restarts only a process that cannot answer; a
@@ -59,12 +52,11 @@ export const SERVICE_OPERATIONS = [
     description:
       'Answers 200 whenever the process can answer; it never asks the database, so a database outage does not get instances restarted.',
     auth: 'none',
+    readsOwnBody: true,
     success: { 200: json('The process answers.', LiveSchema, 'Live') },
     errors: [],
-    handler: async ({ req, res }, { healthLive }) => {
-      await answerWith(healthLive, req, res);
-      return undefined;
-    },
+    readsDatabase: false,
+    handler: () => ({ data: { status: 'live' as const } }),
   }),
   defineOperation({
     method: 'get',
@@ -75,11 +67,13 @@ export const SERVICE_OPERATIONS = [
     description:
       'Answers 200 when the database answers and one probe write commits within 2 s (probes share one write, reused for 1 s); else 503 `service_unavailable` with `Retry-After: 1` (`storage_full` while the disk is full).',
     auth: 'none',
+    readsOwnBody: true,
     success: { 200: json('The instance can take traffic.', ReadySchema, 'Ready') },
     errors: [503],
-    handler: async ({ req, res }, { healthReady }) => {
-      await answerWith(healthReady, req, res);
-      return undefined;
+    handler: async (_context, { health }) => {
+      const refusal = await health.ready();
+      if (refusal) throw refusal;
+      return { data: { status: 'ready' as const } };
     },
   }),
   defineOperation({
@@ -91,8 +85,10 @@ export const SERVICE_OPERATIONS = [
     description:
       'Generated at start from the zod schemas of `@servicepay/node/protocol` with `z.toJSONSchema`.',
     auth: 'none',
+    readsOwnBody: true,
     success: { 200: { kind: 'asset', description: 'The OpenAPI document (JSON).' } },
     errors: [],
+    readsDatabase: false,
     handler: (_context, { openApiDocument }) => ({ document: openApiDocument() }),
   }),
 ];

@@ -92,7 +92,7 @@ export const SESSION_EVENT_OPERATIONS = [
     auth: 'widgetToken',
     headers: [lastEventIdHeader],
     success: { 200: { kind: 'event-stream', description: 'A text/event-stream of status messages.' } },
-    errors: [400, 401, 403, 404, 429],
+    errors: [403, 404],
     handler: async ({ caller, req, res }, { pushStreams: streams }) => {
       const lastEventId = lastEventIdOf(req);
       const owner = { token: caller.tokenHash, address: addressKey(req) };
@@ -129,7 +129,7 @@ export const SESSION_EVENT_OPERATIONS = [
     success: {
       200: { kind: 'stream-head', description: 'The headers the stream would open with; no body.' },
     },
-    errors: [400, 401, 403, 404, 429],
+    errors: [403, 404],
     handler: ({ req, res }) => {
       lastEventIdOf(req);
       res.writeHead(200, HEAD_HEADERS);

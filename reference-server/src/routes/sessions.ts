@@ -5,9 +5,9 @@ import {
   ListSessionsParamsSchema,
   SessionSchema,
 } from '@servicepay/node/protocol';
+import { dataEnvelopeText } from '../middleware/envelope.ts';
 import { rememberInWrite } from '../middleware/idempotency.ts';
-import { dataEnvelopeText } from './envelope.ts';
-import { defineOperation, emptyBody, json, SECRET_KEY_ERRORS } from './operation.ts';
+import { defineOperation, emptyBody, json } from './operation.ts';
 
 /**
  * The merchant's API for payment sessions: create, list, retrieve, cancel.
@@ -36,7 +36,7 @@ export const SESSION_OPERATIONS = [
     },
     idempotency: 'in-write',
     success: { 201: json('The session, with its client secret.', CreatedSessionSchema, 'CreatedSession') },
-    errors: [...SECRET_KEY_ERRORS, 409, 413, 415],
+    errors: [409],
     handler: async ({ caller, body, res }, { sessions }) => {
       let text = '';
       await sessions.create(caller, body, async (tx, created) => {
@@ -55,7 +55,7 @@ export const SESSION_OPERATIONS = [
     auth: 'secretKey',
     query: ListSessionsParamsSchema,
     success: { 200: json('A page of sessions.', SessionSchema, 'Session', true) },
-    errors: SECRET_KEY_ERRORS,
+    errors: [],
     handler: async ({ caller, query }, { sessions }) => ({
       page: await sessions.list(caller, { ...query, paymentLinkId: query.paymentLink }),
     }),
@@ -68,7 +68,7 @@ export const SESSION_OPERATIONS = [
     summary: 'Retrieve a session',
     auth: 'secretKey',
     success: { 200: json('The session.', SessionSchema, 'Session') },
-    errors: [...SECRET_KEY_ERRORS, 404],
+    errors: [404],
     handler: async ({ caller, params }, { sessions }) => ({
       data: await sessions.retrieve(caller, params.id),
     }),
@@ -93,7 +93,7 @@ export const SESSION_OPERATIONS = [
         'CancelledSession',
       ),
     },
-    errors: [...SECRET_KEY_ERRORS, 404, 409],
+    errors: [404, 409],
     handler: async ({ caller, params }, { sessions }) => ({
       data:
         caller.kind === 'widget'

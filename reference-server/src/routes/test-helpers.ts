@@ -3,7 +3,7 @@ import type { ApiCaller } from '../businesses/ownership.ts';
 import { HttpError } from '../errors.ts';
 import { TestTransfers } from '../sessions/test-transfers.ts';
 import { transferBody } from './bank.ts';
-import { defineOperation, emptyBody, json, SECRET_KEY_ERRORS } from './operation.ts';
+import { defineOperation, emptyBody, json } from './operation.ts';
 
 /** Simulated money moves only with a test key: a live key answers 403 `test_mode_only`. */
 function refuseLive(caller: ApiCaller): void {
@@ -42,7 +42,7 @@ export const TEST_HELPER_OPERATIONS = [
     success: {
       200: json('The session, awaiting payment, and its account.', TestAccountSchema, 'TestAccount'),
     },
-    errors: [...SECRET_KEY_ERRORS, 404, 409],
+    errors: [404, 409],
     handler: async ({ caller, params }, { sessions }) => ({
       data: await sessions.openForTest(caller, params.id),
     }),
@@ -60,7 +60,7 @@ export const TEST_HELPER_OPERATIONS = [
     body: emptyBody,
     idempotency: 'replay',
     success: { 200: json('The expired session.', SessionSchema, 'Session') },
-    errors: [...SECRET_KEY_ERRORS, 404, 409],
+    errors: [404, 409],
     handler: async ({ caller, params }, { testEndings }) => ({
       data: await testEndings.expire(caller, params.id, 'session'),
     }),
@@ -78,7 +78,7 @@ export const TEST_HELPER_OPERATIONS = [
     body: emptyBody,
     idempotency: 'replay',
     success: { 200: json('The session, pending again.', SessionSchema, 'Session') },
-    errors: [...SECRET_KEY_ERRORS, 404, 409],
+    errors: [404, 409],
     handler: async ({ caller, params }, { testEndings }) => ({
       data: await testEndings.expire(caller, params.id, 'account'),
     }),
@@ -100,7 +100,7 @@ export const TEST_HELPER_OPERATIONS = [
         'SimulatedTransfer',
       ),
     },
-    errors: [...SECRET_KEY_ERRORS, 404, 409, 413, 415],
+    errors: [404, 409],
     // The caller's own test session's account only: the service the portal's Test bank pays through too.
     handler: async ({ caller, body }, { store, bank }) => ({
       data: await new TestTransfers(store, bank).pay(

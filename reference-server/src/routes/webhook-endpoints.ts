@@ -10,7 +10,7 @@ import {
   WebhookEndpointSchema,
   WebhookEndpointWithSecretSchema,
 } from '@servicepay/node/protocol';
-import { defineOperation, emptyBody, json, SECRET_KEY_ERRORS } from './operation.ts';
+import { defineOperation, emptyBody, json } from './operation.ts';
 
 /**
  * Webhook endpoints as a resource (`/api/webhooks`), their deliveries, and resending an event. Secret key only,
@@ -42,7 +42,7 @@ export const WEBHOOK_ENDPOINT_OPERATIONS = [
         'WebhookEndpointWithSecret',
       ),
     },
-    errors: [...SECRET_KEY_ERRORS, 409, 413, 415],
+    errors: [409],
     handler: async ({ caller, body }, { webhooks }) => ({
       status: 201,
       data: await webhooks.create(caller, body),
@@ -57,7 +57,7 @@ export const WEBHOOK_ENDPOINT_OPERATIONS = [
     auth: 'secretKey',
     query: ListWebhookEndpointsParamsSchema,
     success: { 200: json('A page of endpoints.', WebhookEndpointSchema, 'WebhookEndpoint', true) },
-    errors: SECRET_KEY_ERRORS,
+    errors: [],
     handler: async ({ caller, query }, { webhooks }) => ({ page: await webhooks.list(caller, query) }),
   }),
   defineOperation({
@@ -68,7 +68,7 @@ export const WEBHOOK_ENDPOINT_OPERATIONS = [
     summary: 'Retrieve a webhook endpoint',
     auth: 'secretKey',
     success: { 200: json('The endpoint (never its secret).', WebhookEndpointSchema, 'WebhookEndpoint') },
-    errors: [...SECRET_KEY_ERRORS, 404],
+    errors: [404],
     handler: async ({ caller, params }, { webhooks }) => ({
       data: await webhooks.retrieve(caller, params.id),
     }),
@@ -88,7 +88,7 @@ export const WEBHOOK_ENDPOINT_OPERATIONS = [
       absent: 'empty-object',
     },
     success: { 200: json('The endpoint.', WebhookEndpointSchema, 'WebhookEndpoint') },
-    errors: [...SECRET_KEY_ERRORS, 404, 413, 415],
+    errors: [404],
     handler: async ({ caller, params, body }, { webhooks }) => ({
       data: await webhooks.update(caller, params.id, body),
     }),
@@ -101,7 +101,7 @@ export const WEBHOOK_ENDPOINT_OPERATIONS = [
     summary: 'Delete a webhook endpoint',
     auth: 'secretKey',
     success: { 200: json('The deleted id.', DeletedWebhookEndpointSchema, 'DeletedWebhookEndpoint') },
-    errors: [...SECRET_KEY_ERRORS, 404],
+    errors: [404],
     handler: async ({ caller, params }, { webhooks }) => ({ data: await webhooks.remove(caller, params.id) }),
   }),
   defineOperation({
@@ -120,7 +120,7 @@ export const WEBHOOK_ENDPOINT_OPERATIONS = [
         'WebhookEndpointWithSecret',
       ),
     },
-    errors: [...SECRET_KEY_ERRORS, 404, 409],
+    errors: [404, 409],
     handler: async ({ caller, params }, { webhooks }) => ({
       data: await webhooks.rollSecret(caller, params.id),
     }),
@@ -134,7 +134,7 @@ export const WEBHOOK_ENDPOINT_OPERATIONS = [
     auth: 'secretKey',
     query: ListWebhookDeliveriesParamsSchema,
     success: { 200: json('A page of deliveries.', WebhookDeliverySchema, 'WebhookDelivery', true) },
-    errors: [...SECRET_KEY_ERRORS, 404],
+    errors: [404],
     handler: async ({ caller, params, query }, { webhooks }) => ({
       page: await webhooks.listDeliveries(caller, params.id, query),
     }),
@@ -155,7 +155,7 @@ export const WEBHOOK_ENDPOINT_OPERATIONS = [
     },
     idempotency: 'replay',
     success: { 202: json('The deliveries queued.', ResendEventResultSchema, 'ResendEventResult') },
-    errors: [...SECRET_KEY_ERRORS, 404, 409, 413, 415],
+    errors: [404, 409],
     handler: async ({ caller, params, body }, { webhooks }) => ({
       status: 202,
       data: await webhooks.resend(caller, params.id, body.endpointId),

@@ -5,7 +5,7 @@ import {
   CheckoutProfileSchema,
   NewAccountResultSchema,
 } from '@servicepay/node/protocol';
-import { BODY_ERRORS, defineOperation, emptyBody, json, SECRET_KEY_ERRORS } from './operation.ts';
+import { defineOperation, emptyBody, json } from './operation.ts';
 
 /**
  * What the checkout widget calls: the client-secret exchange, a new account, and the public profile. Each is
@@ -36,7 +36,7 @@ export const WIDGET_OPERATIONS = [
         'BootstrapResult',
       ),
     },
-    errors: [...BODY_ERRORS, 409, 410, 429],
+    errors: [409, 410],
     handler: async ({ body }, { sessions }) => ({ data: await sessions.bootstrap(body.clientSecret) }),
   }),
   // The widget token's check spends the address's checkout budget itself (authenticate.ts).
@@ -50,7 +50,7 @@ export const WIDGET_OPERATIONS = [
     body: emptyBody,
     idempotency: 'replay',
     success: { 201: json('The session and its new account.', NewAccountResultSchema, 'NewAccountResult') },
-    errors: [400, 401, 403, 404, 409, 429],
+    errors: [403, 404, 409],
     handler: async ({ caller }, { sessions }) => ({
       status: 201,
       data: await sessions.newAccount(caller.session.id),
@@ -70,7 +70,7 @@ export const WIDGET_OPERATIONS = [
         'CheckoutProfile',
       ),
     },
-    errors: SECRET_KEY_ERRORS,
+    errors: [],
     handler: ({ caller }, { sessions }) => {
       const profile: CheckoutProfile = {
         merchantName: caller.business.name,

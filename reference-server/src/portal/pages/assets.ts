@@ -22,6 +22,7 @@ export const ASSETS_ROUTE = [
     tag: 'Portal',
     summary: "The portal's stylesheet and script",
     auth: 'portalPublic',
+    readsDatabase: false,
     success: { 200: { kind: 'asset', description: 'portal.css or portal.js.' } },
     errors: [404],
     handler: ({ params, res }) => {

@@ -7,7 +7,6 @@ import { TransferFormSchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page, sendPage, signInHref } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
-import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
 /**
  * The Test bank (`GET /portal/bank`) and its transfer form (`POST /portal/bank/transfers`, also on the session
@@ -22,7 +21,7 @@ export const BANK_PAGE = [
     summary: 'Test bank page',
     auth: 'portalSession',
     success: { 200: htmlPage('Test sessions that take a transfer now.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller: context, res }, { sessions }) => {
       let open: Session[] = [];
       if (context.environment === 'test') {
@@ -45,7 +44,7 @@ export const BANK_PAGE = [
     auth: 'portalSession',
     form: { schema: TransferFormSchema },
     success: { 303: seeOther('To the session, with the outcome.') },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     handler: async ({ caller: context, body: parsed, res }, { sessions, testTransfers }) => {
       // Simulated money only ever reaches test sessions, and only from a session signed in with a test key.
       assertTestMode(context, 'The test bank moves simulated money to test sessions only.');

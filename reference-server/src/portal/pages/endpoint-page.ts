@@ -13,7 +13,6 @@ import {
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, type PageOptions, page, sendPage } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
-import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 import { codeList, endpointState } from './webhooks-page.ts';
 
 /**
@@ -32,7 +31,7 @@ export const ENDPOINT_PAGE = [
     auth: 'portalSession',
     query: DeliveriesQuerySchema,
     success: { 200: htmlPage('The endpoint.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller: context, params, query, res }, { webhooks }) => {
       const endpoint = await webhooks.retrieve(callerOf(context), params.id);
       const deliveries = await webhooks.listDeliveries(callerOf(context), params.id, {
@@ -58,7 +57,7 @@ export const ENDPOINT_PAGE = [
     success: {
       200: htmlPage('The endpoint with its secret.'),
     },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     form: { schema: RevealSecretFormSchema },
     handler: async ({ caller: context, params: { id }, res }, { webhooks, logger }) => {
       // The caller's own endpoint (404/403 otherwise).
@@ -77,7 +76,7 @@ export const ENDPOINT_PAGE = [
     summary: 'Enable or disable an endpoint',
     auth: 'portalSession',
     success: { 303: seeOther('Back to the endpoint.') },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     form: { schema: EndpointStateFormSchema },
     handler: async ({ caller: context, params: { id }, body, res }, { webhooks }) => {
       const enabled = body.enabled === 'true';
@@ -98,7 +97,7 @@ export const ENDPOINT_PAGE = [
     success: {
       303: seeOther('To the Webhooks page, with a note that it was deleted.'),
     },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     form: {
       schema: DeleteEndpointFormSchema,
       // Another business's endpoint answers 403 and an unknown one 404, before the form is looked at; then
@@ -131,7 +130,7 @@ export const ENDPOINT_PAGE = [
     summary: 'Resend an event to this endpoint',
     auth: 'portalSession',
     success: { 303: seeOther('Back to the endpoint.') },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     form: { schema: ResendFormSchema },
     handler: async ({ caller: context, params: { id }, body, res }, { webhooks }) => {
       const result = await webhooks.resend(callerOf(context), body.eventId, id);

@@ -1,6 +1,41 @@
+import type { Response } from 'express';
+import type { HttpError } from '../../errors.ts';
+import type { ErrorWords } from '../../middleware/classify-error.ts';
+import { requestIdOf } from '../../middleware/request-context.ts';
 import { html, type SafeHtml } from '../html.ts';
-import { page, signInHref } from '../layout.ts';
-import type { PortalContext } from '../portal-auth.ts';
+import { page, sendPage, signInHref } from '../layout.ts';
+import { type PortalContext, signedInContext } from '../portal-auth.ts';
+
+/** The classifier's refusals in the portal's words: for a person at a form, not a program. */
+export const PAGE_WORDS: ErrorWords = {
+  tooLarge: 'The form is too large.',
+  wrongType: 'The form could not be read.',
+  unreadable: 'The form could not be read.',
+  // Nothing was kept, and the same form works once there is space.
+  storageFull:
+    'The service cannot store anything right now: its disk is full. Nothing was changed; try again in a minute.',
+  databaseUnavailable:
+    'The service cannot reach its database right now. Nothing was changed; try again in a minute.',
+};
+
+/**
+ * Answers an error of the portal as its page, with the status and headers (`Retry-After`) the classifier gave
+ * it: the error handler's `answer` for the portal (`createApp`).
+ *
+ * @example
+ * app.use('/portal', portal, errorHandler({ logger, words: PAGE_WORDS, answer: sendErrorPage }));
+ */
+export function sendErrorPage(res: Response, error: HttpError): void {
+  if (error.headers) res.set(error.headers);
+  // A form or query that failed its schema: what each field needs, in the form's own words.
+  const message = error.fieldErrors?.map((field) => field.message).join(' ') || error.message;
+  const context = signedInContext(res);
+  sendPage(
+    res,
+    errorPage(error.status, message, { context, code: error.code, requestId: requestIdOf(res) }),
+    error.status,
+  );
+}
 
 const TITLES: Record<number, string> = {
   400: 'That did not work',

@@ -15,7 +15,6 @@ import { EventQuerySchema, EventsQuerySchema, ResendEventFormSchema } from '../f
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, type PageOptions, page, sendPage } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
-import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 import { attemptsTable, deliveryBadge } from './endpoint-page.ts';
 
 /** Events per page of the list. */
@@ -39,7 +38,7 @@ export const EVENTS_PAGE = [
     auth: 'portalSession',
     query: EventsQuerySchema,
     success: { 200: htmlPage('A page of events.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller: context, query, res }, { store }) => {
       const type = orUndefined(query.type);
       const startingAfter = orUndefined(query.startingAfter);
@@ -60,7 +59,7 @@ export const EVENTS_PAGE = [
     auth: 'portalSession',
     query: EventQuerySchema,
     success: { 200: htmlPage('The event.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller: context, params, query, res }, { store }) => {
       const detail = await new EventHistory(store).detail(callerOf(context), params.id);
       const resent = query.resent !== undefined ? Number(query.resent) : undefined;
@@ -76,7 +75,7 @@ export const EVENTS_PAGE = [
     auth: 'portalSession',
     form: { schema: ResendEventFormSchema },
     success: { 303: seeOther('Back to the event, with how many deliveries were queued.') },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     handler: async ({ caller: context, params, body, res }, { webhooks }) => {
       // What POST /api/events/{id}/resend does: a new delivery (same event id) to the one endpoint, or to every
       // enabled endpoint that takes the type; another environment's event or endpoint is refused.

@@ -9,7 +9,6 @@ import { RollKeyFormSchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page, sendPage, signInHref } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
-import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
 /** The environment's active keys of each kind. */
 async function keysOf(store: PortalServices['store'], context: PortalContext) {
@@ -30,7 +29,7 @@ export const KEYS_PAGE = [
     summary: 'API keys page',
     auth: 'portalSession',
     success: { 200: htmlPage('Keys by prefix and last four.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller, res }, { store }) =>
       sendPage(res, keysPage(caller, await keysOf(store, caller))),
   }),
@@ -43,7 +42,7 @@ export const KEYS_PAGE = [
     auth: 'portalSession',
     form: { schema: RollKeyFormSchema },
     success: { 200: htmlPage('The keys page with the new key.') },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     handler: async ({ caller, body, res }, { store, logger, portalSessions }) => {
       const rolled = await portalSessions.rollKey(caller, body.kind, actorOf(caller));
       if (!rolled) throw new HttpError(404, 'not_found', 'No such business.');

@@ -3,7 +3,6 @@ import { badge, formatEpoch } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { page, sendPage } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
-import { PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
 /** The KYC page (`GET /portal/kyc`): read only. */
 export const KYC_PAGE = [
@@ -15,7 +14,7 @@ export const KYC_PAGE = [
     summary: 'KYC status page',
     auth: 'portalSession',
     success: { 200: htmlPage('KYC status.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: ({ caller, res }) => sendPage(res, kycPage(caller)),
   }),
 ] as const;

@@ -10,7 +10,6 @@ import { badge, formatMoney, formatTime, statusBadge } from '../format.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page, sendPage } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
-import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
 const csrf = z.string().min(1).max(200);
 
@@ -52,7 +51,7 @@ export const PAYMENT_LINKS_PAGE = [
     summary: 'Payment links page',
     auth: 'portalSession',
     success: { 200: htmlPage('The payment links.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller: context, res }, deps) =>
       sendPage(res, paymentLinksPage(context, await listView(deps, context))),
   }),
@@ -65,7 +64,7 @@ export const PAYMENT_LINKS_PAGE = [
     auth: 'portalSession',
     form: { schema: CreatePaymentLinkFormSchema },
     success: { 303: seeOther("The new link's page.") },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     handler: async ({ caller: context, body, res }, deps) => {
       const again = async (error: string) =>
         sendPage(res, paymentLinksPage(context, await listView(deps, context), { error, form: body }), 400);
@@ -99,7 +98,7 @@ export const PAYMENT_LINKS_PAGE = [
     summary: "One payment link's page: its url, QR code and payments",
     auth: 'portalSession',
     success: { 200: htmlPage('The link.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller: context, params, req, res }, deps) => {
       const caller = callerOf(context);
       const link = await deps.paymentLinks.retrieve(caller, params.id);
@@ -120,7 +119,7 @@ export const PAYMENT_LINKS_PAGE = [
     auth: 'portalSession',
     form: { schema: PaymentLinkActiveFormSchema },
     success: { 303: seeOther("The link's page.") },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     handler: async ({ caller: context, params, body, res }, deps) => {
       await deps.paymentLinks.update(callerOf(context), params.id, { active: body.active === 'true' });
       res.redirect(303, `/portal/payment-links/${params.id}`);

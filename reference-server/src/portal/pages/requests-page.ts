@@ -10,7 +10,6 @@ import { RequestsQuerySchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { page, sendPage } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
-import { PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
 /** Requests per page of the list. */
 const PAGE_SIZE = 20;
@@ -33,7 +32,7 @@ export const REQUESTS_PAGE = [
     auth: 'portalSession',
     query: RequestsQuerySchema,
     success: { 200: htmlPage('A page of requests.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller: context, query, res }, { store, requestLog }) => {
       const filters = {
         requestId: orUndefined(query.requestId),
@@ -79,7 +78,7 @@ export const REQUESTS_PAGE = [
     summary: 'One logged request, with the error body of a refusal',
     auth: 'portalSession',
     success: { 200: htmlPage('The request.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller: context, params, res }, { store, requestLog }) => {
       await requestLog?.flush();
       const entry = await store.requestLog.find(params.id);

@@ -2,8 +2,8 @@ import type { Refund, Session } from '@servicepay/node/protocol';
 import { SessionStatusSchema, TERMINAL_SESSION_STATUSES } from '@servicepay/node/protocol';
 import type { EventRecord } from '../../db/events.ts';
 import { HttpError } from '../../errors.ts';
+import { validationError } from '../../middleware/classify-error.ts';
 import { asHttpError } from '../../middleware/domain-error-status.ts';
-import { validationError } from '../../middleware/error-handler.ts';
 import { defineOperation, htmlPage, seeOther } from '../../routes/operation.ts';
 import type { PortalServices } from '../../routes/portal-deps.ts';
 import { assertTestMode, callerOf } from '../caller.ts';
@@ -12,7 +12,6 @@ import { ExpireFormSchema, RefundFormSchema, SessionDetailQuerySchema } from '..
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page, sendPage } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
-import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 import { takesTransfer, transferForm } from './bank-page.ts';
 import { type RefundReview, refundsSection } from './refunds-section.ts';
 
@@ -57,7 +56,7 @@ export const SESSION_PAGE = [
     auth: 'portalSession',
     query: SessionDetailQuerySchema,
     success: { 200: htmlPage('The session.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller: context, params, query, res }, deps) => {
       const notice = (session: Session, listed: readonly Refund[]) => {
         const refunded = listed.find((refund) => refund.id === query.refund);
@@ -76,7 +75,7 @@ export const SESSION_PAGE = [
     auth: 'portalSession',
     form: { schema: ExpireFormSchema },
     success: { 303: seeOther('To the session, with a note of what ended.') },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     handler: async ({ caller: context, params, body, res }, { testEndings }) => {
       // Test mode only, like the test bank: only a session signed in with a test key.
       assertTestMode(context, 'Only test sessions can be expired on demand.');
@@ -106,7 +105,7 @@ export const SESSION_PAGE = [
       200: htmlPage('The session page with the refund to confirm.'),
       303: seeOther('To the session, with a note of how the refund ended.'),
     },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     handler: async ({ caller: context, params, body: form, res }, deps) => {
       const sessionId = params.id;
       // Another business's or environment's session is refused first.

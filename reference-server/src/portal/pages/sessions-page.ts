@@ -7,7 +7,6 @@ import { SessionsQuerySchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { page, sendPage } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
-import { PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
 const STATUS_OPTIONS = SessionStatusSchema.options;
 
@@ -22,7 +21,7 @@ export const SESSIONS_PAGE = [
     auth: 'portalSession',
     query: SessionsQuerySchema,
     success: { 200: htmlPage('A page of sessions.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller, query, res }, { sessions }) => {
       const status = query.status === '' ? undefined : query.status;
       const reference = query.reference === '' ? undefined : query.reference;

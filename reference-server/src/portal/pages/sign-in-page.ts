@@ -19,7 +19,6 @@ import {
   SIGN_IN_COOKIE,
   setPortalCookie,
 } from '../portal-auth.ts';
-import { PORTAL_FORM_ERRORS } from '../portal-edge.ts';
 
 const RETURN_PATHS = new Set<string>(SECTIONS.map((section) => section.path));
 
@@ -128,7 +127,7 @@ export const SIGN_IN_PAGE = [
       invalid: (_error, context, deps) => refuseSignIn(context, deps, 'Paste one of your secret keys.'),
     },
     success: { 303: seeOther('Signed in: to the section in `returnTo`, else /portal/sessions.') },
-    errors: [401, 403, 413, 415, 429],
+    errors: [401, 429],
     handler: async ({ body: form, req, res }, deps) => {
       const { store, clock, logger, portalSessions } = deps;
       const refuse = (message: string) => refuseSignIn({ req, res }, deps, message, form);
@@ -189,7 +188,7 @@ export const SIGN_IN_PAGE = [
     auth: 'portalSession',
     form: { schema: SignOutFormSchema },
     success: { 303: seeOther('To the sign-in page.') },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [],
     handler: async ({ caller, req, res }, { portalSessions }) => {
       await portalSessions.end(caller.idHash);
       clearPortalCookie(req, res, SESSION_COOKIE);

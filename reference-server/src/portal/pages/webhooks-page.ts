@@ -13,7 +13,6 @@ import { CreateEndpointFormSchema, WebhooksQuerySchema } from '../forms.ts';
 import { html, type SafeHtml } from '../html.ts';
 import { csrfField, page, sendPage } from '../layout.ts';
 import type { PortalContext } from '../portal-auth.ts';
-import { PORTAL_FORM_ERRORS, PORTAL_PAGE_ERRORS } from '../portal-edge.ts';
 
 /** The Webhooks page with the environment's endpoints as they are now. */
 const webhooksView = async (
@@ -43,7 +42,7 @@ export const WEBHOOKS_PAGE = [
     auth: 'portalSession',
     query: WebhooksQuerySchema,
     success: { 200: htmlPage('The endpoints.'), 303: seeOther('Not signed in.') },
-    errors: PORTAL_PAGE_ERRORS,
+    errors: [404],
     handler: async ({ caller: context, query, res }, deps) =>
       sendPage(res, await webhooksView(deps, context, { deleted: query.deleted === '1' })),
   }),
@@ -56,7 +55,7 @@ export const WEBHOOKS_PAGE = [
     auth: 'portalSession',
     form: { schema: CreateEndpointFormSchema },
     success: { 201: htmlPage('The endpoints with the new secret.') },
-    errors: PORTAL_FORM_ERRORS,
+    errors: [404, 409],
     handler: async ({ caller: context, body, res }, deps) => {
       const params = CreateWebhookEndpointParamsSchema.safeParse({
         url: body.url,

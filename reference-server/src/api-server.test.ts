@@ -4,15 +4,15 @@ import { request, type Server } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type RunningProcess, startProcess } from '../../../test/support/child-process.ts';
-import { type RunningServer, startServer } from '../../../test/support/server.ts';
-import { createApiServer } from './client-error.ts';
-import { trustedProxyMatcher } from './trusted-proxies.ts';
+import { type RunningProcess, startProcess } from '../../test/support/child-process.ts';
+import { type RunningServer, startServer } from '../../test/support/server.ts';
+import { createApiServer } from './api-server.ts';
+import { trustedProxyMatcher } from './internal/trusted-proxies.ts';
 
 // The per-address connection cap of the API server, on real loopback sockets: 127.0.0.1 and 127.0.0.2 are two
 // addresses of this machine (all of 127/8 is), so one can flood while the other is served.
 
-const FLOODER = fileURLToPath(new URL('../../../test/support/connection-flood.ts', import.meta.url));
+const FLOODER = fileURLToPath(new URL('../../test/support/connection-flood.ts', import.meta.url));
 
 let bare: Server | undefined;
 let server: RunningServer | undefined;
