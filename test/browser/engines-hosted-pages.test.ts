@@ -179,7 +179,8 @@ async function createSession(extra: Record<string, string>) {
 }
 
 for (const name of ENGINES) {
-  describe(`${name}: the pages a payer is sent to`, () => {
+  // A WebKit step is several WebDriver round trips: on a loaded 2-core machine a test can pass 30 s.
+  describe(`${name}: the pages a payer is sent to`, { timeout: 90_000 }, () => {
     let engine: Engine;
 
     beforeAll(async () => {

@@ -59,10 +59,14 @@ async function openCheckout(engine: Engine, width: number) {
 
 /** The account number on AWAITING_PAYMENT, once it is shown. */
 function shownAccountNumber(frame: EngineScope): Promise<string> {
-  return until('an account number', async () => {
-    const digits = await readText(frame, '.digits');
-    return digits && /^\d{10}$/.test(digits) ? digits : undefined;
-  });
+  return until(
+    'an account number',
+    async () => {
+      const digits = await readText(frame, '.digits');
+      return digits && /^\d{10}$/.test(digits) ? digits : undefined;
+    },
+    15_000,
+  );
 }
 
 /** Neither the merchant page nor the checkout frame scrolls sideways at the current width. */
@@ -90,7 +94,10 @@ describe('a browser that is not installed', () => {
 });
 
 for (const name of ENGINES) {
-  describe(`${name}: the widget's checkout on a merchant page with the spec's CSP`, () => {
+  // A WebKit step is several WebDriver round trips: on a loaded 2-core machine a test can pass 30 s.
+  describe(`${name}: the widget's checkout on a merchant page with the spec's CSP`, {
+    timeout: 90_000,
+  }, () => {
     let engine: Engine;
 
     beforeAll(async () => {
