@@ -190,7 +190,13 @@ function webkitPage(session: WebDriverSession): EnginePage {
       writeFileSync(path, await session.screenshot());
       return path;
     },
-    close: () => session.delete(),
+    async close() {
+      // Leave the page first: deleting a session whose page still holds a push stream open could hang
+      // MiniBrowser's close (seen with the checkout's SSE fetch alive).
+      await session.switchToFrame(null).catch(() => undefined);
+      await session.navigate('about:blank').catch(() => undefined);
+      await session.delete();
+    },
   };
 }
 

@@ -13,18 +13,27 @@
 export type ElementReference = { 'element-6066-11e4-a52e-4f735466cecf': string };
 export const ELEMENT_KEY = 'element-6066-11e4-a52e-4f735466cecf';
 
+/** Longer than any one command takes (axe-core's run on a loaded machine is the longest, a few seconds). */
+const COMMAND_TIMEOUT_MS = 45_000;
+
 /** One WebDriver command: answers `value`, or throws with the driver's error. */
 export async function command<T>(base: string, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json; charset=utf-8' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
+  const name = `WebDriver ${method} ${path.replace(/^\/session\/[^/]+/, '')}`;
+  let response: Response;
+  try {
+    response = await fetch(`${base}${path}`, {
+      method,
+      // A command the browser never answers fails the step with its name instead of hanging the test.
+      signal: AbortSignal.timeout(COMMAND_TIMEOUT_MS),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch (error) {
+    throw new Error(`${name}: no answer (${error instanceof Error ? error.message : String(error)})`);
+  }
   const answer = (await response.json()) as { value: T & { error?: string; message?: string } };
   if (!response.ok) {
-    throw new Error(
-      `WebDriver ${method} ${path.replace(/^\/session\/[^/]+/, '')}: ${answer.value.error}: ${answer.value.message}`,
-    );
+    throw new Error(`${name}: ${answer.value.error}: ${answer.value.message}`);
   }
   return answer.value;
 }
