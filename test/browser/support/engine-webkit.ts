@@ -97,18 +97,18 @@ export async function launchWebKitEngine(): Promise<Engine> {
   }
 
   // WebKitWebDriver holds one session at a time: a page a failed test left open is closed by the next.
-  let current: WebDriverSession | undefined;
+  let current: EnginePage | undefined;
   return {
     name: 'webkit',
     async open({ width = 390, height = 844 } = {}) {
-      await current?.delete().catch(() => undefined);
+      await current?.close().catch(() => undefined);
       const session = await WebDriverSession.create(base, {
         browserName: 'MiniBrowser',
         'webkitgtk:browserOptions': { binary: miniBrowser, args: ['--automation'] },
       });
-      current = session;
       await session.setTimeouts({ pageLoad: 30_000, script: 30_000 });
       const page = webkitPage(session);
+      current = page;
       await page.resize(width, height);
       return page;
     },
