@@ -37,6 +37,18 @@ function miniBrowserPath(): string {
   }
 }
 
+/**
+ * The driver's environment: the 2x scale, and no locale (`LANG=C.UTF-8`, a Debian machine's default, and nothing
+ * in LC_* or LANGUAGE), whatever the machine has, so WebKit always shows the case issue 36 names: a browser that
+ * reports `navigator.language` "C", where the widget must choose the amount's locale itself. (A bare `LANG=C`
+ * makes WebKitGTK report "en-US" instead.)
+ */
+function webkitEnvironment(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, GDK_DPI_SCALE: String(SCALE), LANG: 'C.UTF-8' };
+  for (const name of Object.keys(env)) if (name.startsWith('LC_') || name === 'LANGUAGE') delete env[name];
+  return env;
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -68,7 +80,7 @@ export async function launchWebKitEngine(): Promise<Engine> {
   const driver: ChildProcess = spawn(
     'xvfb-run',
     ['-a', '-s', '-screen 0 1600x2000x24', 'WebKitWebDriver', `--port=${port}`, '--host=127.0.0.1'],
-    { detached: true, stdio: 'ignore', env: { ...process.env, GDK_DPI_SCALE: String(SCALE) } },
+    { detached: true, stdio: 'ignore', env: webkitEnvironment() },
   );
   const base = `http://127.0.0.1:${port}`;
   const stop = () => {
