@@ -155,19 +155,26 @@ function webkitPage(session: WebDriverSession): EnginePage {
     main: webkitScope(session, top),
     frame(iframe) {
       return webkitScope(session, async () => {
-        await top();
+        await session.switchToFrame(null);
         // The frame sits in a shadow root: found by script (through shadowRoot), then switched to as an element.
-        const element = await elementIn(session, iframe);
-        const offset = await session.execute<Offset>(
-          `(function (f) {
-            var r = f.getBoundingClientRect();
-            return { x: r.left + f.clientLeft, y: r.top + f.clientTop };
-          })(${findExpression(iframe)})`,
-        );
-        await session.switchToFrame(element);
+        // One round trip takes the top document's records, the iframe and where it sits.
+        const found = await until(`${iframe} to appear`, async () => {
+          const answer = await session.execute<
+            { records: string[]; frame: ElementReference | null } & Offset
+          >(
+            `(function (records, f) {
+              if (!f) return { records: records, frame: null, x: 0, y: 0 };
+              var r = f.getBoundingClientRect();
+              return { records: records, frame: f, x: r.left + f.clientLeft, y: r.top + f.clientTop };
+            })(${HARVEST}, ${findExpression(iframe)})`,
+          );
+          problems.push(...answer.records);
+          return answer.frame ? { frame: answer.frame, x: answer.x, y: answer.y } : undefined;
+        });
+        await session.switchToFrame(found.frame);
         frames.add(iframe);
         await harvest();
-        return offset;
+        return { x: found.x, y: found.y };
       });
     },
     async problems() {
