@@ -1,11 +1,65 @@
 /**
+ * The locale an amount is written in when the payer's browser names none it can use: the locale of the
+ * country whose currency it is, in English (the checkout's language). Keyed by ISO 4217 code.
+ */
+const CURRENCY_LOCALES: Readonly<Record<string, string>> = {
+  NGN: 'en-NG',
+  GHS: 'en-GH',
+  KES: 'en-KE',
+  ZAR: 'en-ZA',
+  USD: 'en-US',
+  GBP: 'en-GB',
+  EUR: 'en-IE',
+};
+
+/**
+ * The first of the browser's languages that the engine formats numbers in, or undefined when it names none.
+ * WebKitGTK started with no locale (`LANG=C`) reports `navigator.language` "C", which is no language tag, and
+ * its default then resolves to the POSIX variant ("₦ 5000.00"); "und" is the undetermined language.
+ */
+export function determinedLocale(languages: readonly string[]): string | undefined {
+  for (const language of languages) {
+    let canonical: string | undefined;
+    try {
+      canonical = Intl.getCanonicalLocales(language)[0];
+    } catch {
+      continue; // "C", "POSIX", "" and other strings that are no BCP 47 tag.
+    }
+    if (!canonical || canonical === 'und' || canonical.startsWith('und-')) continue;
+    if (/-u(-[a-z0-9]{2,8})*-va-posix\b/i.test(canonical)) continue;
+    if (Intl.NumberFormat.supportedLocalesOf(canonical).length > 0) return canonical;
+  }
+  return undefined;
+}
+
+/** The languages of the browser the frame runs in (none outside a browser). */
+function browserLanguages(): readonly string[] {
+  const navigator = (globalThis as { navigator?: { languages?: readonly string[]; language?: string } })
+    .navigator;
+  if (navigator?.languages && navigator.languages.length > 0) return navigator.languages;
+  return navigator?.language ? [navigator.language] : [];
+}
+
+/**
+ * The locale to write an amount of `currency` in: the payer's browser's when it names one, else the currency's
+ * own (NGN → en-NG), so every engine writes the same "₦5,000.00" (docs/decisions/payments-without-a-website.md).
+ *
+ * @example
+ * amountLocale('NGN', ['C']); // "en-NG"
+ * amountLocale('NGN', ['fr-FR']); // "fr-FR"
+ */
+export function amountLocale(currency: string, languages: readonly string[] = browserLanguages()): string {
+  return determinedLocale(languages) ?? CURRENCY_LOCALES[currency] ?? 'en';
+}
+
+/**
  * An amount in minor units formatted for its currency, with the currency's own number of decimals
- * (₦5,000.00 for 500000 NGN; ¥500 for 500 JPY).
+ * (₦5,000.00 for 500000 NGN; ¥500 for 500 JPY), in `locale` (by default {@link amountLocale}'s choice).
  *
  * @example
  * formatAmount(500_000, 'NGN', 'en-NG'); // "₦5,000.00"
  */
-export function formatAmount(minor: number, currency: string, locale?: string): string {
+export function formatAmount(minor: number, currency: string, locale = amountLocale(currency)): string {
   const format = new Intl.NumberFormat(locale, {
     style: 'currency',
     currency,
