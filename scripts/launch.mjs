@@ -255,11 +255,10 @@ function nodeHome(args) {
 }
 
 /**
- * Root's daemons live in the sbin folders (mariadbd, which the plugin suites start by name), which a PATH made
- * for another user (`env -i`, some CI runners) leaves out: the launcher's commands get them back.
+ * Daemons live in the sbin folders (mariadbd, which the plugin suites start by name), which a PATH made for an
+ * ordinary user, `env -i` or some CI runners leave out: the launcher looks there too, and so do its commands.
  */
 function withSystemFolders() {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return;
   const path = (process.env.PATH ?? '').split(delimiter);
   const missing = ['/usr/local/sbin', '/usr/sbin', '/sbin'].filter((dir) => !path.includes(dir));
   if (missing.length > 0) process.env.PATH = [...path, ...missing].filter(Boolean).join(delimiter);
