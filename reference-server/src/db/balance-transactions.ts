@@ -112,6 +112,9 @@ const statements = {
   newestFirst: list('DESC'),
   oldestFirst: list('ASC'),
   forTransfer: sql<BalanceTransactionRecord>(`${SELECT} WHERE transfer_id = @transferId ORDER BY seq`),
+  cursorTime: sql<{ createdAt: number }>(
+    'SELECT created_at AS "createdAt" FROM balance_transactions WHERE seq = @after',
+  ),
   totals: sql<CurrencyTotals>(
     `SELECT currency,
        CAST(sum(CASE WHEN amount > 0 THEN amount ELSE 0 END) AS bigint) AS collected,
@@ -175,8 +178,24 @@ export class SqlBalanceTransactionRepository implements BalanceTransactionReposi
   }
 
   async listBalanceTransactions(query: BalanceTransactionQuery): Promise<BalanceTransactionRecord[]> {
-    const { statement, params } = balanceListStatement(query);
+    const { statement, params } = balanceListStatement(await this.fromCursor(query));
     return this.db.all(statement, params);
+  }
+
+  /**
+   * The query with its time range narrowed to start at the cursor row's time. The row-value comparison in the
+   * statement stays what decides the page; this bound is what lets SQLite start the index range at the cursor
+   * instead of at the range's edge, where a deep page scanned every row before it (3 ms a page at the front of
+   * 200k entries, 33 ms at the end).
+   */
+  private async fromCursor(query: BalanceTransactionQuery): Promise<BalanceTransactionQuery> {
+    if (query.after === undefined) return query;
+    const cursor = await this.db.get(statements.cursorTime, { after: query.after });
+    if (!cursor) return query;
+    const at = Number(cursor.createdAt);
+    return query.order === 'oldest_first'
+      ? { ...query, createdFrom: Math.max(query.createdFrom ?? 0, at) }
+      : { ...query, createdTo: Math.min(query.createdTo ?? Number.MAX_SAFE_INTEGER, at + 1) };
   }
 
   /**
