@@ -227,7 +227,7 @@ function test(args) {
     say(`npm run ${script} (${expected})…`);
     runStep('npm', ['run', '--silent', /** @type {string} */ (script)], env);
   }
-  say('Every suite (vitest, ~15 min on two cores)…');
+  say('Every suite (vitest, ~8–10 min on two cores)…');
   handOver(node, [vitest, 'run'], env);
 }
 
