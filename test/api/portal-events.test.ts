@@ -71,6 +71,16 @@ describe('the Events page', () => {
     const paidEventId = paid?.id ?? '';
     expect(paidEventId).toMatch(/^evt_/);
     await waitFor(async () => (receiver.received.some((r) => r.body.id === paidEventId) ? true : undefined));
+    // The attempt's answer is written by a job of its own once the receiver has answered: wait for it too, or the
+    // page may be read between the two (seen once on PostgreSQL).
+    await waitFor(async () => {
+      const answered = await server.rows<{ statusCode: number }>(
+        `SELECT a.status_code AS "statusCode" FROM webhook_attempts a
+           JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.event_id = ? AND a.status_code = 200`,
+        paidEventId,
+      );
+      return answered.length > 0 ? true : undefined;
+    });
 
     const portal = new PortalClient(server.baseUrl);
     expect((await portal.signIn(key)).status).toBe(303);
