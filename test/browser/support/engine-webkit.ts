@@ -214,11 +214,16 @@ function webkitPage(session: WebDriverSession): EnginePage {
     async resize(width, height) {
       await top();
       const chrome = await session.execute<number>(`window.outerHeight - window.innerHeight * ${SCALE}`);
-      await session.setWindowRect(width * SCALE, height * SCALE + Math.max(0, chrome));
-      const seen = await session.execute<number>('window.innerWidth');
-      if (seen !== width) {
-        throw new Error(`webkit: asked for a ${width} px viewport, MiniBrowser shows ${seen} px`);
+      // The window manager of a fresh display can apply the size after the command has answered (a full CI run
+      // once saw 512 px right after asking for 320): the size is asked again until the viewport shows it.
+      let seen = 0;
+      for (let attempt = 0; attempt < 20; attempt++) {
+        await session.setWindowRect(width * SCALE, height * SCALE + Math.max(0, chrome));
+        seen = await session.execute<number>('window.innerWidth');
+        if (seen === width) return;
+        await new Promise((resolve) => setTimeout(resolve, 250));
       }
+      throw new Error(`webkit: asked for a ${width} px viewport, MiniBrowser shows ${seen} px`);
     },
     async screenshot(name) {
       await top();
