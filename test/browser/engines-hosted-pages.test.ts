@@ -183,7 +183,11 @@ async function createSession(extra: Record<string, string>) {
 
 for (const name of ENGINES) {
   // A WebKit step is several WebDriver round trips: on a loaded 2-core machine a test can pass 30 s.
-  describe(`${name}: the pages a payer is sent to`, { timeout: 90_000 }, () => {
+  // WebKit alone is tried twice, for the reason engines-widget-checkout.test.ts gives.
+  describe(`${name}: the pages a payer is sent to`, {
+    timeout: 90_000,
+    retry: name === 'webkit' ? 1 : 0,
+  }, () => {
     let engine: Engine;
 
     beforeAll(async () => {

@@ -95,8 +95,12 @@ describe('a browser that is not installed', () => {
 
 for (const name of ENGINES) {
   // A WebKit step is several WebDriver round trips: on a loaded 2-core machine a test can pass 30 s.
+  // WebKit alone is tried twice: WebKitGTK's MiniBrowser under Xvfb, driven over WebDriver, once in a few full
+  // runs does not come up or does not take its window size (seen twice in CI-like runs, never the same step);
+  // a failure of the checkout itself fails both tries.
   describe(`${name}: the widget's checkout on a merchant page with the spec's CSP`, {
     timeout: 90_000,
+    retry: name === 'webkit' ? 1 : 0,
   }, () => {
     let engine: Engine;
 
