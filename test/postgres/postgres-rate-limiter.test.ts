@@ -127,6 +127,16 @@ describe.runIf(postgresAvailable)(
           .sort((x, y) => x - y),
       ).toEqual(Array.from({ length: 150 }, (_, i) => i));
       for (const decision of decisions.filter((each) => !each.allowed)) expect(decision.remaining).toBe(0);
+      // Within an instance the hits are counted in the order they came: the allowed ones are its first ones,
+      // each with one place fewer left than the one before.
+      for (const parity of [0, 1]) {
+        const own = decisions.filter((_, i) => i % 2 === parity);
+        const allowed = own.filter((decision) => decision.allowed).length;
+        expect(own.slice(0, allowed).every((decision) => decision.allowed)).toBe(true);
+        own.slice(1, allowed).forEach((decision, i) => {
+          expect(decision.remaining).toBeLessThan(own[i]?.remaining ?? -1);
+        });
+      }
       expect(await row('api:biz_batched:test')).toEqual({ seconds: [String(T0 / 1000)], counts: [150] });
       // 120 hits each: the first goes alone, the rest wait and go in batches of at most 64.
       expect(sent.a).toBeGreaterThanOrEqual(3);

@@ -15,25 +15,19 @@ export interface PostgresRateLimiterOptions {
 }
 
 /**
- * One hit, in one statement: $1 the key, $2 the second of `now`, $3 the oldest second still in the window, $4
- * the limit. `rate_limit_hit` (migration 009) is one `INSERT … ON CONFLICT DO UPDATE` under the key's row lock,
- * in a PL/pgSQL function so that its plan is made once per connection (see the migration for why not a named
- * statement).
+ * `$5` hits of one key at one second, in one statement: `rate_limit_hit_many` (migration 018) is one
+ * `INSERT … ON CONFLICT DO UPDATE` under the key's row lock that allows the first min(`$5`, room left) and
+ * refuses the rest, exactly as that many calls of step 009's `rate_limit_hit` one after another would, with
+ * the row written once. A PL/pgSQL function rather than a statement sent by the service: its plan is made once
+ * per connection and kept, through a pooler in transaction mode too (see migration 009).
  */
-const HIT = 'SELECT allowed, in_window, oldest FROM rate_limit_hit($1, $2, $3, $4)';
-
-/**
- * `$5` hits of one key in one statement: `rate_limit_hit` called once per row of `generate_series` (the
- * `OFFSET 0` subquery keeps each row's call to one; `(h).*` on the call itself would make three), one after
- * another in one transaction, so each call sees the one before and the row lock is taken once for all of them.
- */
-const HIT_MANY = `SELECT (h).allowed, (h).in_window, (h).oldest
-  FROM (SELECT rate_limit_hit($1, $2, $3, $4) AS h FROM generate_series(1, $5::int) OFFSET 0) AS calls`;
+const HIT_MANY = 'SELECT allowed, in_window, oldest FROM rate_limit_hit_many($1, $2, $3, $4, $5)';
 
 /** The most hits one statement counts. */
 const MAX_BATCH = 64;
 
-type HitRow = { allowed: boolean; in_window: number; oldest: string };
+/** How many of the statement's hits were allowed (the first ones), the window's count after them, its oldest second. */
+type HitRow = { allowed: number; in_window: number; oldest: string };
 type Waiter = { resolve: (decision: LimitDecision) => void; reject: (error: unknown) => void };
 
 /** What `hit` would decide, read without a lock: $1 the key, $2 the oldest second still in the window. */
@@ -74,8 +68,8 @@ SELECT (SELECT coalesce(sum(c), 0)::int FROM unnest(seconds, counts) AS k(s, c) 
  * counted). It is never early: `now + resetSeconds` s is when that second leaves or at most 999 ms after, so a
  * client that was refused and waits `Retry-After` finds a place (unless others spent it first).
  *
- * **Across instances:** exact under concurrency (the upsert's row lock; see migration 009's
- * `rate_limit_hit`). `now` is the caller's clock, as with the in-process limiter; instances are expected to
+ * **Across instances:** exact under concurrency (the upsert's row lock; see migrations 009's
+ * `rate_limit_hit` and 018's `rate_limit_hit_many`). `now` is the caller's clock, as with the in-process limiter; instances are expected to
  * keep their clocks in step (NTP), and a skew of s seconds moves the window's edge by s seconds for the hits
  * that instance makes. The table is UNLOGGED
  * (see migration 009). `prune` deletes the rows of keys with no hit left in the window.
@@ -118,8 +112,8 @@ export class PostgresRateLimiter implements RateLimiter {
    * Counts one hit of `key` at `now` (epoch ms) and says whether it is allowed. Rejects when the database does.
    *
    * While a statement for a key and second is out, this instance's further hits of it wait and go together in
-   * the next one (`HIT_MANY`): every hit still counted by `rate_limit_hit` under the row's lock, one after
-   * another, so the count stays exact across instances, but one round trip and one lock hand-over for the lot
+   * the next one (`HIT_MANY`): counted under the row's lock as that many hits one after another, so the count
+   * stays exact across instances, but one round trip, one lock hand-over and one row write for the lot
    * instead of one each. *Why:* every create of a business hits one row, and 50 connections queued on its lock
    * were most of PostgreSQL's statement time per create (issue 38). A hit with none out goes at once, as before.
    */
@@ -145,19 +139,26 @@ export class PostgresRateLimiter implements RateLimiter {
         const batch = waiting.splice(0, MAX_BATCH);
         if (waiting.length === 0) this.waiting.delete(batchKey);
         try {
-          const params = [this.prefix + key, second, second - this.windowSeconds + 1, this.limit];
-          const result = (await (batch.length === 1
-            ? this.db.query(HIT, params)
-            : this.db.query(HIT_MANY, [...params, batch.length]))) as { rows: HitRow[] };
-          if (result.rows.length !== batch.length)
-            throw new Error('the rate limit statement returned no row');
+          const result = (await this.db.query(HIT_MANY, [
+            this.prefix + key,
+            second,
+            second - this.windowSeconds + 1,
+            this.limit,
+            batch.length,
+          ])) as { rows: HitRow[] };
+          const row = result.rows[0];
+          if (!row) throw new Error('the rate limit statement returned no row');
+          // The hits in arrival order, as if each had been its own call: the first `row.allowed` fit, each
+          // counting one more in the window than the one before it; the rest find the window full.
+          const before = row.in_window - row.allowed;
+          const oldest = Number(row.oldest);
           let decision: LimitDecision | undefined;
           batch.forEach((waiter, index) => {
-            const row = result.rows[index] as HitRow;
-            decision = this.decision(row.allowed, row.in_window, Number(row.oldest), second);
+            const allowed = index < row.allowed;
+            decision = this.decision(allowed, allowed ? before + index + 1 : row.in_window, oldest, second);
             waiter.resolve(decision);
           });
-          // The last decision: the calls ran in the rows' order, so it counts all of them.
+          // The last decision: it counts all of them.
           if (decision) this.known.set(key, { decision, second });
         } catch (error) {
           for (const waiter of batch) waiter.reject(error);

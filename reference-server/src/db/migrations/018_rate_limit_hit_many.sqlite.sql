@@ -1,0 +1,2 @@
+-- Nothing on SQLite: one process counts its rate limits in memory (internal/sliding-window-limiter.ts). On
+-- PostgreSQL this step counts a batch of one key's hits in one row write (rate_limit_hit_many).
