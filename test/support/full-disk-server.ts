@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { expect, inject, vi } from 'vitest';
+import { expect, vi } from 'vitest';
 import { STORAGE_FULL_RETRY_AFTER_SECONDS } from '../../reference-server/src/errors.ts';
 import type { ServerConfigOverrides } from '../../reference-server/src/index.ts';
 import { type ApiResponse, call, expectError } from './api.ts';
@@ -23,7 +23,7 @@ const onPostgres = process.env.SERVICEPAY_TEST_STORE === 'postgres';
 /**
  * The real reference server (`startServer`) with its data on a real tmpfs of `sizeMiB`: on SQLite the database
  * file, its WAL and its index; on PostgreSQL (`SERVICEPAY_TEST_STORE=postgres`) a database created in a
- * tablespace on that disk, on the `postgres` project's scratch cluster (or one of its own), so that every
+ * tablespace on that disk, on a scratch cluster of its own, so that every
  * table's file grows there and PostgreSQL's own WAL stays on the cluster's disk, as with a data volume that
  * fills. The test fills the disk (`disk.fill()`) and frees it (`disk.free()`).
  *
@@ -54,10 +54,11 @@ export async function startServerOnSmallDisk(
       throw error;
     }
   }
-  const shared = inject('scratchPostgresUrl');
-  const cluster = shared ? undefined : await startPostgres();
-  const adminUrl = shared ?? cluster?.urlFor('postgres');
-  const template = shared ? inject('scratchPostgresTemplate') : undefined;
+  // A cluster of its own, never the project's shared one: shared buffers are the cluster's, so while this
+  // tablespace is full another test's backend that has to evict one of its dirty pages fails with ENOSPC (a
+  // CREATE DATABASE of a concurrent file was refused so: "could not write block 0 in file pg_tblspc/…").
+  const cluster = await startPostgres();
+  const adminUrl = cluster.urlFor('postgres');
   const suffix = Math.random().toString(36).slice(2, 10);
   const tablespace = `small_${suffix}`;
   const database = `full_${suffix}`;
@@ -68,9 +69,7 @@ export async function startServerOnSmallDisk(
   try {
     const location = ownedFolder(disk, 'tablespace', postgresServerUser);
     await admin.query(`CREATE TABLESPACE ${tablespace} LOCATION '${location}'`);
-    await admin.query(
-      `CREATE DATABASE ${database}${template ? ` TEMPLATE ${template}` : ''} TABLESPACE ${tablespace}`,
-    );
+    await admin.query(`CREATE DATABASE ${database} TABLESPACE ${tablespace}`);
     const url = new URL(adminUrl as string);
     url.pathname = `/${database}`;
     server = await startServer(
@@ -79,7 +78,7 @@ export async function startServerOnSmallDisk(
     );
   } catch (error) {
     await admin.end();
-    await cluster?.stop();
+    await cluster.stop();
     disk.remove();
     rmSync(folder, { recursive: true, force: true });
     throw error;
@@ -107,7 +106,7 @@ export async function startServerOnSmallDisk(
         await admin.query(`DROP TABLESPACE IF EXISTS ${tablespace}`);
       } finally {
         await admin.end();
-        await cluster?.stop();
+        await cluster.stop();
         disk.remove();
         rmSync(folder, { recursive: true, force: true });
       }
