@@ -1,7 +1,7 @@
 import type { CreatedBusiness } from '@servicepay/node/protocol';
 import { listEnvelopeOf, SessionSchema } from '@servicepay/node/protocol';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Repositories } from '../../reference-server/src/db/repositories.ts';
+import type { Repositories, WriteOptions } from '../../reference-server/src/db/repositories.ts';
 import type { Store } from '../../reference-server/src/db/store.ts';
 import { ManualClock } from '../../reference-server/src/index.ts';
 import { randomBase62, sha256 } from '../../reference-server/src/internal/random.ts';
@@ -138,7 +138,8 @@ describe('Idempotency-Key', () => {
 });
 
 /**
- * Records every `claim` and `remember` of an idempotency key, whether made through a write job's repositories
+ * Records every `claim` and `remember` of an idempotency key (and the session create's claim, made with the
+ * session by `sessions.insertAnswered`), whether made through a write job's repositories
  * (`tx`) or through the store's own, on either store: on SQLite a job's repositories are the store's objects,
  * on PostgreSQL each job gets its own, bound to its transaction. Returns what stops the recording.
  */
@@ -164,14 +165,21 @@ function recordKeyWrites(store: Store, calls: string[]): () => void {
     };
   };
   Object.assign(keys, recorded(keys, 'outside a write job'));
-  writes.run = <T>(job: Parameters<typeof run<T>>[0]): Promise<T> =>
+  writes.run = <T>(job: Parameters<typeof run<T>>[0], options?: WriteOptions): Promise<T> =>
     run<T>((tx, context) => {
       const jobKeys = Object.assign(
         Object.create(tx.idempotencyKeys),
         recorded(tx.idempotencyKeys, 'in a write job'),
       );
-      return job({ ...tx, idempotencyKeys: jobKeys }, context);
-    });
+      // The session create claims its key with the session (`insertAnswered`), in one statement on PostgreSQL.
+      const jobSessions = Object.assign(Object.create(tx.sessions), {
+        insertAnswered: (...args: Parameters<typeof tx.sessions.insertAnswered>) => {
+          calls.push(`claim:${args[1].response.statusCode} with the session in a write job`);
+          return tx.sessions.insertAnswered(...args);
+        },
+      });
+      return job({ ...tx, idempotencyKeys: jobKeys, sessions: jobSessions }, context);
+    }, options);
   return () => {
     Object.assign(keys, { claim, remember });
     writes.run = original;
@@ -187,8 +195,9 @@ describe('Idempotency-Key on session create: the key commits with the session', 
     try {
       const created = await createWithKey(token, 'one-commit', sessionParams({ reference: 'one-commit' }));
       expect(created.status, created.text).toBe(201);
-      // One claim carrying the answer, made through a write job's own repositories: no pending mark first.
-      expect(calls).toEqual(['claim:201 in a write job']);
+      // One claim carrying the answer, written with the session through a write job's own repositories: no
+      // pending mark first.
+      expect(calls).toEqual(['claim:201 with the session in a write job']);
       const rows = await server.rows<{ status_code: number }>(
         "SELECT status_code FROM idempotent_requests WHERE idempotency_key = 'one-commit'",
       );

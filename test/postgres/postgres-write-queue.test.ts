@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../reference-server/src/db/postgres/notification-channel.ts';
+import { CommitOutcomeUnknownError } from '../../reference-server/src/db/postgres/postgres-errors.ts';
 import {
-  CommitOutcomeUnknownError,
   PostgresWriteQueue,
   type PostgresWriteQueueOptions,
 } from '../../reference-server/src/db/postgres/postgres-write-queue.ts';
@@ -696,6 +696,125 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
 
     await writes.run(async (tx) => tx.rows("INSERT INTO journal (job) VALUES ('after')"));
     expect(await committed('SELECT job FROM journal')).toEqual([{ job: 'after' }]);
+  });
+
+  describe('one-statement jobs (WriteOptions.oneStatement, issue 38)', () => {
+    it('commits its one statement as its own transaction: durable when answered, effects after it', async () => {
+      const writes = queue();
+      const order: string[] = [];
+      const job = await writes.run(
+        async (tx, context) => {
+          context.afterCommit(() => order.push('effect'));
+          // now() is the transaction's start, statement_timestamp() this statement's: equal only when the
+          // statement is its own transaction (after a BEGIN sent earlier, now() is the BEGIN's).
+          const [row] = await tx.rows<{ job: string }>(
+            `INSERT INTO journal (job)
+             SELECT CASE WHEN now() = statement_timestamp() THEN 'alone' ELSE 'in a transaction' END
+             RETURNING job`,
+          );
+          // Seen by another connection before the job has even returned: there is no COMMIT to wait for.
+          order.push(`seen elsewhere: ${(await committed('SELECT job FROM journal')).length}`);
+          return row?.job;
+        },
+        { oneStatement: true },
+      );
+      expect(job).toBe('alone');
+      expect(order).toEqual(['seen elsewhere: 1', 'effect']);
+      // The same job without the option runs inside BEGIN … COMMIT.
+      const wrapped = await writes.run(async (tx) => {
+        await tx.rows('SELECT pg_sleep(0.01)');
+        return (
+          await tx.rows<{ job: string }>(
+            `INSERT INTO journal (job)
+             SELECT CASE WHEN now() = statement_timestamp() THEN 'alone' ELSE 'in a transaction' END
+             RETURNING job`,
+          )
+        )[0]?.job;
+      });
+      expect(wrapped).toBe('in a transaction');
+    });
+
+    it('a statement that fails writes nothing, runs no effect, and a duplicate key is run again like any job', async () => {
+      const writes = queue(poolA, { maxAttempts: 2 });
+      let effects = 0;
+      let attempts = 0;
+      await admin.query("INSERT INTO orders (id, status) VALUES ('o1', 'pending')");
+      const failed = await writes
+        .run(
+          async (tx, context) => {
+            attempts += 1;
+            context.afterCommit(() => {
+              effects += 1;
+            });
+            await tx.rows("INSERT INTO orders (id, status) VALUES ('o2', 'pending'), ('o1', 'again')");
+          },
+          { oneStatement: true },
+        )
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(failed).toMatchObject({ code: '23505' });
+      // Run again (a duplicate key may be another instance's first-time row), refused each time.
+      expect(attempts).toBe(2);
+      expect(effects).toBe(0);
+      // Neither row of the refused statement was written.
+      expect(await committed('SELECT id FROM orders ORDER BY id')).toEqual([{ id: 'o1' }]);
+    });
+
+    it('a second statement is refused and fails the job (the first, its own transaction, stands)', async () => {
+      const writes = queue();
+      const failed = await writes
+        .run(
+          async (tx) => {
+            await tx.rows("INSERT INTO journal (job) VALUES ('first')");
+            await tx.rows("INSERT INTO journal (job) VALUES ('second')");
+          },
+          { oneStatement: true },
+        )
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect((failed as Error).message).toMatch(/sent a second statement/);
+      expect(await committed('SELECT job FROM journal')).toEqual([{ job: 'first' }]);
+    });
+
+    it('the connection cut while its statement is in flight: CommitOutcomeUnknownError, never retried, and the pool recovers', async () => {
+      const writes = queue();
+      let attempts = 0;
+      const outcome = writes
+        .run(
+          async (tx) => {
+            attempts += 1;
+            await tx.rows("INSERT INTO journal (job) SELECT 'slow' FROM pg_sleep(30)");
+          },
+          { oneStatement: true },
+        )
+        .then(
+          () => undefined,
+          (reason: unknown) => reason,
+        );
+      let pid: number | undefined;
+      for (let i = 0; i < 200 && pid === undefined; i++) {
+        const [row] = await committed<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity
+            WHERE datname = current_database() AND state = 'active' AND wait_event = 'PgSleep'`,
+        );
+        pid = row?.pid;
+        if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(pid).toBeDefined();
+      await committed('SELECT pg_terminate_backend($1)', [pid]);
+      const error = await outcome;
+      expect(error).toBeInstanceOf(CommitOutcomeUnknownError);
+      expect(attempts).toBe(1);
+      expect(await committed('SELECT job FROM journal')).toEqual([]);
+      await writes.run(async (tx) => tx.rows("INSERT INTO journal (job) VALUES ('after')"), {
+        oneStatement: true,
+      });
+      expect(await committed('SELECT job FROM journal')).toEqual([{ job: 'after' }]);
+    });
   });
 
   it('while the database restarts a job rejects; once it is back the pools drop their dead clients and jobs commit', async () => {

@@ -7,9 +7,14 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqlBusinessRepository } from '../../reference-server/src/db/businesses.ts';
 import { openDatabase, type SqliteDatabase } from '../../reference-server/src/db/database.ts';
-import { SqlIdempotencyKeyRepository } from '../../reference-server/src/db/idempotency-keys.ts';
+import {
+  type IdempotencyClaim,
+  IdempotencyKeyTakenError,
+  SqlIdempotencyKeyRepository,
+} from '../../reference-server/src/db/idempotency-keys.ts';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
 import { PostgresRunner } from '../../reference-server/src/db/postgres/postgres-runner.ts';
+import { postgresRepositoriesOn } from '../../reference-server/src/db/postgres/postgres-store.ts';
 import { type Repositories, repositoriesOn } from '../../reference-server/src/db/repositories.ts';
 import {
   type NewSession,
@@ -45,8 +50,8 @@ type SessionPath = Pick<
 >;
 type StoreName = 'sqlite' | 'postgres';
 
-const postgresRepositories = (db: pg.Pool | pg.PoolClient): SessionPath =>
-  repositoriesOn(new PostgresRunner(db));
+// As the service binds them: with the sessions' one-statement create (`PostgresSessionRepository`).
+const postgresRepositories = (db: pg.Pool | pg.PoolClient): SessionPath => postgresRepositoriesOn(db);
 
 const sqliteRepositories = (db: SqliteDatabase): SessionPath => repositoriesOn(new SqliteRunner(db));
 
@@ -252,6 +257,79 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
       otherBusiness: 'ses_ref_4',
       sameId: 'rejected',
       kept: 'ses_ref_1',
+    });
+  });
+
+  it('sessions: insertAnswered writes the session and its Idempotency-Key answer together, or neither (issue 38)', async () => {
+    // After every key the idempotency scenario's purge reaches (it purges up to T0 + 5 minutes).
+    const LATER = T0 + 10 * MINUTE;
+    const claim = (key: string, claimedAt: number, body: string): IdempotencyClaim => ({
+      entry: { scope: 'biz_a:test', key, createdAt: claimedAt },
+      response: { requestHash: sha256(`POST ${key}`), statusCode: 201, responseBody: body },
+      notBefore: claimedAt - 24 * 60 * MINUTE,
+    });
+    const seen = await onBothStores(async (repositories) => {
+      const { sessions, idempotencyKeys } = repositories;
+      // Inside a transaction, as the service calls it (in a write job): on SQLite the two statements are undone
+      // together by it; on PostgreSQL the one statement is its own transaction.
+      const inTransaction = async <T>(write: () => Promise<T>): Promise<T> => {
+        if (repositories !== stores.sqlite) return write();
+        sqlite.exec('BEGIN');
+        try {
+          const value = await write();
+          sqlite.exec('COMMIT');
+          return value;
+        } catch (error) {
+          sqlite.exec('ROLLBACK');
+          throw error;
+        }
+      };
+      const made = stored(
+        await sessions.insertAnswered(newSession('ses_ans_1'), claim('k-ans-1', LATER, 'first')),
+      );
+      // A used reference: undefined, and the key is not taken.
+      const usedReference = await sessions.insertAnswered(
+        newSession('ses_ans_2', { reference: 'order-ses_ans_1' }),
+        claim('k-ans-2', LATER, 'second'),
+      );
+      // A key a live row holds: refused, and the session is not made.
+      const heldKey = await inTransaction(() =>
+        sessions.insertAnswered(newSession('ses_ans_3'), claim('k-ans-1', LATER + MINUTE, 'third')),
+      ).then(
+        () => 'resolved',
+        (error: unknown) => (error instanceof IdempotencyKeyTakenError ? 'key taken' : String(error)),
+      );
+      // A row older than the TTL is taken over, with the new session.
+      await idempotencyKeys.remember(
+        { scope: 'biz_a:test', key: 'k-ans-stale', createdAt: LATER - 25 * 60 * MINUTE },
+        { requestHash: sha256('old'), statusCode: 201, responseBody: 'stale' },
+      );
+      const overStale = stored(
+        await sessions.insertAnswered(newSession('ses_ans_4'), claim('k-ans-stale', LATER, 'fourth')),
+      );
+      const notBefore = LATER - 24 * 60 * MINUTE;
+      return {
+        made: { id: made.id, amount: made.amount, reference: made.reference, seq: made.seq },
+        remembered: (await idempotencyKeys.find('biz_a:test', 'k-ans-1', notBefore))?.responseBody,
+        usedReference,
+        secondKey: await idempotencyKeys.find('biz_a:test', 'k-ans-2', notBefore),
+        heldKey,
+        thirdSession: await sessions.find('ses_ans_3'),
+        firstAnswerKept: (await idempotencyKeys.find('biz_a:test', 'k-ans-1', notBefore))?.responseBody,
+        overStale: overStale.id,
+        takenOver: (await idempotencyKeys.find('biz_a:test', 'k-ans-stale', notBefore))?.responseBody,
+      };
+    });
+    expect(seen).toMatchObject({
+      made: { id: 'ses_ans_1', amount: 250_000, reference: 'order-ses_ans_1' },
+      remembered: 'first',
+      usedReference: undefined,
+      secondKey: undefined,
+      heldKey: 'key taken',
+      thirdSession: undefined,
+      firstAnswerKept: 'first',
+      overStale: 'ses_ans_4',
+      takenOver: 'fourth',
     });
   });
 

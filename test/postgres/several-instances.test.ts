@@ -326,6 +326,36 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
     expect(retry.body.data.id).toBe(created[0]?.body.data.id);
   });
 
+  it('one Idempotency-Key on session creates sent to both instances at once makes one session; the others replay it or answer 409 (issue 38: one statement)', async () => {
+    const shop = await a.createBusiness({ name: 'One Key Shop' });
+    const key = shop.keys.test.secretKey;
+    // No reference: every create's session insert would succeed, so only the key's claim, in the same
+    // statement, can keep a second session from being made.
+    const create = (server: RunningServer) =>
+      call(server.baseUrl, 'POST', '/api/widget/sessions', {
+        token: key,
+        json: { amount: 215_000, currency: 'NGN', payer: { name: 'Ada', email: 'ada@example.com' } },
+        headers: { 'idempotency-key': 'create-across-instances' },
+      });
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => create(i % 2 === 0 ? a : b)));
+    for (const answer of answers) expect([201, 409], answer.text).toContain(answer.status);
+    for (const refused of answers.filter((answer) => answer.status === 409)) {
+      expect(refused.body.meta.code).toBe('idempotency_key_reused');
+    }
+    const created = answers.filter((answer) => answer.status === 201);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(created.map((answer) => answer.body.data.id)).size).toBe(1);
+    const stored = await rows<{ id: string; amount: string }>(
+      'SELECT id, amount FROM sessions WHERE business_id = $1',
+      [shop.business.id],
+    );
+    expect(stored).toEqual([{ id: created[0]?.body.data.id, amount: '215000' }]);
+    const retry = await create(b);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.text).toBe(created[0]?.text);
+  });
+
   it('one reference sent to both instances at once makes one session; every other create answers 409, none fails', async () => {
     const shop = await a.createBusiness({ name: 'Reference Shop' });
     const key = shop.keys.test.secretKey;

@@ -35,6 +35,28 @@ export interface IdempotencyEntry {
   createdAt: number;
 }
 
+/**
+ * A key to claim in the same write as the effect it answers for (`SessionRepository.insert`): the entry, the
+ * answer to remember, and `notBefore`, the TTL's edge (a row older than it may be taken over, as `claim` does).
+ */
+export interface IdempotencyClaim {
+  entry: IdempotencyEntry;
+  response: IdempotentResponse;
+  notBefore: number;
+}
+
+/**
+ * A write that claimed an `Idempotency-Key` with its effect found the key held by a live row: another request
+ * (another process on the same file, another instance) took it. Thrown inside the write, so the effect is
+ * rolled back with it; the edge answers 409 `idempotency_key_reused` unless the holder's answer can be replayed.
+ */
+export class IdempotencyKeyTakenError extends Error {
+  override readonly name = 'IdempotencyKeyTakenError';
+  constructor() {
+    super('Another request with this Idempotency-Key is being answered.');
+  }
+}
+
 /** Remembered `Idempotency-Key` answers as the service reads and writes them. */
 export interface IdempotencyKeyRepository {
   /** The remembered response, if the key was used in this scope after `notBefore`. */

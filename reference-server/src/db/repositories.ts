@@ -112,5 +112,16 @@ export interface WriteContext {
  * });
  */
 export interface Writes<R = Repositories> {
-  run<T>(work: (tx: R, context: WriteContext) => Promise<T>): Promise<T>;
+  run<T>(work: (tx: R, context: WriteContext) => Promise<T>, options?: WriteOptions): Promise<T>;
+}
+
+/** How a write job may be run. */
+export interface WriteOptions {
+  /**
+   * The job sends at most one statement. On PostgreSQL it then runs without `BEGIN` and `COMMIT` (a statement
+   * sent alone is its own transaction, atomic and durable when answered): one round trip instead of three. A
+   * second statement is refused, and fails the job. SQLite ignores it (its jobs share a batch's transaction).
+   * *Why:* the session create is one statement there (issue 38), and round trips are most of its cost.
+   */
+  oneStatement?: boolean;
 }

@@ -1,4 +1,9 @@
 import type { Environment, SessionStatus } from '@servicepay/node/protocol';
+import {
+  type IdempotencyClaim,
+  IdempotencyKeyTakenError,
+  SqlIdempotencyKeyRepository,
+} from './idempotency-keys.ts';
 import { type Params, type Sql, type SqlRunner, sql } from './sql.ts';
 import { SqliteRunner } from './sqlite-runner.ts';
 import { column, type RecordOf, table } from './table.ts';
@@ -53,6 +58,27 @@ export type NewSession = Omit<
 > &
   Partial<Pick<SessionRecord, 'paymentLinkId' | 'successUrl' | 'cancelUrl'>>;
 
+/**
+ * A new session as it is stored: every column but the database's `seq`, those a new session starts without
+ * filled in. What a create answers is made from it before the insert (the answer is remembered with it).
+ *
+ * @example
+ * const view = toSessionView(storedSession(newSession), undefined);
+ */
+export function storedSession(session: NewSession): Omit<SessionRecord, 'seq'> {
+  return {
+    paymentLinkId: null,
+    successUrl: null,
+    cancelUrl: null,
+    ...session,
+    clientSecretUsedAt: null,
+    accountNumber: null,
+    mismatchReceived: null,
+    paidAt: null,
+    amountRefunded: 0,
+  };
+}
+
 export interface SessionListQuery {
   businessId: string;
   environment: Environment;
@@ -92,6 +118,13 @@ export interface SessionRepository {
    * PostgreSQL a reference another instance is inserting right now is waited for, then counted as used).
    */
   insert(session: NewSession): Promise<SessionRecord | undefined>;
+  /**
+   * `insert`, and with the session, in the same write, the `Idempotency-Key` answer that reports it (`claim`,
+   * as `IdempotencyKeyRepository.claim` takes it). Undefined, writing nothing, when the reference is used;
+   * throws `IdempotencyKeyTakenError`, writing nothing, when a live row holds the key. On PostgreSQL this is
+   * one statement, so a create is one round trip (issue 38).
+   */
+  insertAnswered(session: NewSession, claim: IdempotencyClaim): Promise<SessionRecord | undefined>;
   find(id: string): Promise<SessionRecord | undefined>;
   findByClientSecretHash(hash: Buffer): Promise<SessionRecord | undefined>;
   /** Marks the client secret exchanged; false when it already was (by this instance or another). */
@@ -246,22 +279,22 @@ const statements = {
  *   { status: 'successful', updatedAt: now, accountNumber, mismatchReceived: null, paidAt: now });
  */
 export class SqlSessionRepository implements SessionRepository {
-  constructor(private readonly db: SqlRunner) {}
+  constructor(protected readonly db: SqlRunner) {}
 
   async insert(session: NewSession): Promise<SessionRecord | undefined> {
-    const record = {
-      paymentLinkId: null,
-      successUrl: null,
-      cancelUrl: null,
-      ...session,
-      clientSecretUsedAt: null,
-      accountNumber: null,
-      mismatchReceived: null,
-      paidAt: null,
-      amountRefunded: 0,
-    };
+    const record = storedSession(session);
     const inserted = await this.db.get(statements.insert, sessions.encode(record));
     return inserted && { ...record, seq: inserted.seq };
+  }
+
+  /** Two statements here, in the caller's write job; `PostgresSessionRepository` makes them one. */
+  async insertAnswered(session: NewSession, claim: IdempotencyClaim): Promise<SessionRecord | undefined> {
+    const inserted = await this.insert(session);
+    if (!inserted) return undefined;
+    const keys = new SqlIdempotencyKeyRepository(this.db);
+    if (!(await keys.claim(claim.entry, claim.response, claim.notBefore)))
+      throw new IdempotencyKeyTakenError();
+    return inserted;
   }
 
   async find(id: string): Promise<SessionRecord | undefined> {

@@ -50,8 +50,8 @@ export class StorageHealth {
   watch<R>(writes: Writes<R>): Writes<R> & { readonly watched: Writes<R> } {
     return {
       watched: writes,
-      run: (work) =>
-        writes.run(work).catch((error: unknown) => {
+      run: (work, options) =>
+        writes.run(work, options).catch((error: unknown) => {
           this.noteFailure(error);
           throw error;
         }),

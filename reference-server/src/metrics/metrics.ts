@@ -294,11 +294,11 @@ export function creditUnapplied(reason: string): void {
  * const writes = timedWrites(store.writes, 'sqlite');
  */
 export function timedWrites<R, W extends Writes<R>>(writes: W, store: string): W {
-  const run: Writes<R>['run'] = async (work) => {
-    if (!recording()) return writes.run(work);
+  const run: Writes<R>['run'] = async (work, options) => {
+    if (!recording()) return writes.run(work, options);
     const started = performance.now();
     try {
-      const result = await writes.run(work);
+      const result = await writes.run(work, options);
       dbWrites.observe({ store, outcome: 'committed' }, (performance.now() - started) / 1000);
       return result;
     } catch (error) {

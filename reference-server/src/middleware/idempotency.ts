@@ -1,6 +1,5 @@
 import type { Express, Request, RequestHandler, Response } from 'express';
-import { PENDING_STATUS } from '../db/idempotency-keys.ts';
-import type { Repositories } from '../db/repositories.ts';
+import { type IdempotencyClaim, IdempotencyKeyTakenError, PENDING_STATUS } from '../db/idempotency-keys.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
@@ -20,7 +19,7 @@ export interface IdempotencyDeps {
   ttlMs: number;
 }
 
-/** A key whose answer the route's own write job remembers (`idempotentWrite`, `rememberInWrite`). */
+/** A key whose answer the route's own write job remembers (`idempotentWrite`, `idempotencyClaimFor`). */
 interface WriteClaim {
   requests: IdempotentRequests;
   scope: string;
@@ -68,8 +67,8 @@ export class IdempotentRequests {
   /**
    * Answers a retry (replay or 409) and returns true; otherwise prepares the key and returns false for the route
    * to run. `mode: 'write'` is for a route whose whole effect is one write job (session create): instead of a
-   * pending mark committed first and the answer committed after, the route remembers its answer inside that job
-   * (`rememberInWrite`), so key and effect commit together, in one fsync instead of three.
+   * pending mark committed first and the answer committed after, the route writes its answer with that job's
+   * effect (`idempotencyClaimFor`), so key and effect commit together, in one fsync instead of three.
    */
   async handle(req: Request, res: Response, mode: 'mark' | 'write' = 'mark'): Promise<boolean> {
     const key = req.get('Idempotency-Key');
@@ -90,7 +89,7 @@ export class IdempotentRequests {
     try {
       const { store, clock, ttlMs } = this.deps;
       if (mode === 'write') {
-        // Not looked up first: the route's write job claims the key with its effect (rememberInWrite), and only
+        // Not looked up first: the route's write job claims the key with its effect (idempotencyClaimFor), and only
         // when the job fails does `answerFromEarlier` look for an earlier answer (afterWrite). A key used for
         // the first time, nearly every one, so costs no read (on PostgreSQL, one round trip fewer). A crash
         // before that commit leaves neither, so a retry runs it (nothing had happened); after it, the retry
@@ -165,24 +164,15 @@ export class IdempotentRequests {
     return true;
   }
 
-  /** See `rememberInWrite`. */
-  async claimInWrite(tx: Repositories, claim: WriteClaim, statusCode: number, text: string): Promise<void> {
+  /** See `idempotencyClaimFor`. */
+  claimFor(claim: WriteClaim, statusCode: number, text: string): IdempotencyClaim {
     const { clock, secretBox, ttlMs } = this.deps;
     const now = clock.now();
-    const claimed = await tx.idempotencyKeys.claim(
-      { scope: claim.scope, key: claim.key, createdAt: now },
-      { requestHash: claim.requestHash, statusCode, responseBody: secretBox.seal(text) },
-      now - ttlMs,
-    );
-    if (!claimed) {
-      // Only another process on the same file can hold it (this one holds the key's lock): its request may be
-      // the same one. Throwing rolls this job's effect back with it.
-      throw new HttpError(
-        409,
-        'idempotency_key_reused',
-        'Another request with this Idempotency-Key is being answered. Retry it to get that answer.',
-      );
-    }
+    return {
+      entry: { scope: claim.scope, key: claim.key, createdAt: now },
+      response: { requestHash: claim.requestHash, statusCode, responseBody: secretBox.seal(text) },
+      notBefore: now - ttlMs,
+    };
   }
 
   /** Waits for any request holding `lockKey`, then holds it; resolves to the release function. */
@@ -260,7 +250,7 @@ export const idempotent: RequestHandler = async (req, res, next) => {
 
 /**
  * Route middleware for a route whose whole effect is one write job: honours `Idempotency-Key` like `idempotent`
- * (replay, 409, one at a time), but the route remembers its answer inside that job with `rememberInWrite`.
+ * (replay, 409, one at a time), but the route writes its answer with that job's effect (`idempotencyClaimFor`).
  *
  * @example
  * router.post('/api/widget/sessions', secretKey, idempotentWrite, handler);
@@ -272,32 +262,29 @@ export const idempotentWrite: RequestHandler = async (req, res, next) => {
 };
 
 /**
- * Inside the route's write job, after its effect: remembers `text` (the exact answer about to be sent) as the
- * answer to this request's `Idempotency-Key`, in the same transaction. Does nothing for a request without a key.
- * Throws 409 `idempotency_key_reused` (rolling the job back) if another process on the same file holds the key.
+ * For the route's write job: the claim of this request's `Idempotency-Key` with `text` (the exact answer about
+ * to be sent) as its answer, sealed, for the job to write with its effect (`SessionRepository.insertAnswered`);
+ * undefined for a request without a key. A key another process holds fails the write with
+ * `IdempotencyKeyTakenError`, which `afterWrite` answers.
  *
  * @example
- * await store.writes.run(async (tx) => {
- *   const made = await insert(tx);
- *   await rememberInWrite(tx, res, 201, text(made));
- *   return made;
- * });
+ * await sessions.create(caller, body, (created) => idempotencyClaimFor(res, 201, (text = envelope(created))));
  */
-export async function rememberInWrite(
-  tx: Repositories,
+export function idempotencyClaimFor(
   res: Response,
   statusCode: number,
   text: string,
-): Promise<void> {
+): IdempotencyClaim | undefined {
   const claim = writeClaims.get(res);
-  if (claim) await claim.requests.claimInWrite(tx, claim, statusCode, text);
+  return claim?.requests.claimFor(claim, statusCode, text);
 }
 
 /**
  * Runs the handler of an `idempotentWrite` route. When it fails and the request carries a key, the key is looked
  * up: a request remembered under it is answered as `idempotent` answers a retry (its answer replayed, or 409),
  * whatever this one failed with (its body invalid, its reference taken by the first, the key claimed since);
- * otherwise its own error stands. The job it ran was rolled back with its claim, so nothing of it happened.
+ * otherwise its own error stands, and a key held by another process answers 409. The job it ran was rolled
+ * back with its claim, so nothing of it happened.
  *
  * @example
  * router.post('/api/widget/sessions', secretKey, idempotentWrite, (req, res) => afterWrite(res, () => create(req, res)));
@@ -307,6 +294,16 @@ export async function afterWrite(res: Response, handler: () => Promise<void>): P
     await handler();
   } catch (error) {
     const claim = writeClaims.get(res);
-    if (!claim || res.headersSent || !(await claim.requests.answerFromEarlier(res, claim))) throw error;
+    if (!claim || res.headersSent || !(await claim.requests.answerFromEarlier(res, claim))) {
+      if (error instanceof IdempotencyKeyTakenError) {
+        // Only another process on the same file, or another instance, can hold it (this one holds its lock).
+        throw new HttpError(
+          409,
+          'idempotency_key_reused',
+          'Another request with this Idempotency-Key is being answered. Retry it to get that answer.',
+        );
+      }
+      throw error;
+    }
   }
 }

@@ -6,7 +6,7 @@ import {
   SessionSchema,
 } from '@servicepay/node/protocol';
 import { dataEnvelopeText } from '../middleware/envelope.ts';
-import { rememberInWrite } from '../middleware/idempotency.ts';
+import { idempotencyClaimFor } from '../middleware/idempotency.ts';
 import { defineOperation, emptyBody, json } from './operation.ts';
 
 /**
@@ -39,9 +39,9 @@ export const SESSION_OPERATIONS = [
     errors: [409],
     handler: async ({ caller, body, res }, { sessions }) => {
       let text = '';
-      await sessions.create(caller, body, async (tx, created) => {
+      await sessions.create(caller, body, (created) => {
         text = dataEnvelopeText(created, 201);
-        await rememberInWrite(tx, res, 201, text);
+        return idempotencyClaimFor(res, 201, text);
       });
       return { status: 201, text };
     },

@@ -13,8 +13,9 @@ import type {
 import type { BankGateway } from '../bank/bank-gateway.ts';
 import type { ApiCaller } from '../businesses/ownership.ts';
 import type { ServerConfig } from '../config.ts';
+import type { IdempotencyClaim } from '../db/idempotency-keys.ts';
 import type { Repositories } from '../db/repositories.ts';
-import type { SessionListQuery, SessionRecord } from '../db/sessions.ts';
+import { type SessionListQuery, type SessionRecord, storedSession } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
 import { DomainError, notFound } from '../domain-errors.ts';
 import type { Clock } from '../internal/clock.ts';
@@ -53,58 +54,63 @@ export class SessionService {
 
   /**
    * Creates a session. Retries with an `Idempotency-Key` are answered by `middleware/idempotency.ts` before
-   * this runs, so a retried create makes one session. `alongside` runs inside the same write job, after the
-   * insert: what it writes commits with the session or not at all, and if it throws, the session is not made
-   * (the route remembers its idempotent answer there).
+   * this runs, so a retried create makes one session. `remember` is given the answer before the session is
+   * written and returns the key's claim to write with it (`middleware/idempotency.ts`, `idempotencyClaimFor`):
+   * both commit together or not at all. The write is one statement on PostgreSQL (`oneStatement`, issue 38).
    */
   create(
     caller: ApiCaller,
     params: CreateSessionParams,
-    alongside?: (tx: Repositories, created: CreatedSession) => Promise<void>,
+    remember?: (created: CreatedSession) => IdempotencyClaim | undefined,
     paymentLinkId: string | null = null,
   ): Promise<CreatedSession> {
     this.checkMoney(params);
     checkRedirectUrls(caller.environment, { successUrl: params.successUrl, cancelUrl: params.cancelUrl });
-    return this.store.writes.run(async (tx, context) => {
-      const now = this.clock.now();
-      context.afterCommit(() => sessionCreated(caller.environment));
-      const scope = { businessId: caller.business.id, environment: caller.environment };
-      const reference = params.reference ?? `ref_${randomBase62(20)}`;
-      // Time-ordered, like the id: its lookup key is appended to the index (client-secret.ts).
-      const { clientSecret, lookupKey } = newClientSecret(caller.environment, now);
-      const session = await tx.sessions.insert({
-        // Time-ordered: appended to the id index rather than written on a random page of it (issue 12).
-        id: newTimeOrderedId('ses', now),
-        businessId: scope.businessId,
-        environment: scope.environment,
-        reference,
-        status: 'pending',
-        amount: params.amount,
-        currency: params.currency,
-        payerName: params.payer.name,
-        payerEmail: params.payer.email,
-        payerPhone: params.payer.phone ?? null,
-        metadata: params.metadata ?? {},
-        clientSecretHash: lookupKey,
-        createdAt: now,
-        updatedAt: now,
-        expiresAt: now + (params.expiresInMinutes ?? this.config.sessionLifetimeMinutes) * 60_000,
-        paymentLinkId,
-        successUrl: params.successUrl ?? null,
-        cancelUrl: params.cancelUrl ?? null,
-      });
-      if (!session) {
-        throw new DomainError(
-          'reference_already_used',
-          `A session with reference "${reference}" already exists.`,
-          [{ path: 'reference', message: 'already used by another session' }],
-        );
-      }
-      const url = this.hostedUrl(session.environment, session.id, clientSecret);
-      const created: CreatedSession = { ...toSessionView(session, undefined), clientSecret, url };
-      await alongside?.(tx, created);
-      return created;
-    });
+    return this.store.writes.run(
+      async (tx, context) => {
+        const now = this.clock.now();
+        context.afterCommit(() => sessionCreated(caller.environment));
+        const reference = params.reference ?? `ref_${randomBase62(20)}`;
+        // Time-ordered, like the id: its lookup key is appended to the index (client-secret.ts).
+        const { clientSecret, lookupKey } = newClientSecret(caller.environment, now);
+        const session = storedSession({
+          // Time-ordered: appended to the id index rather than written on a random page of it (issue 12).
+          id: newTimeOrderedId('ses', now),
+          businessId: caller.business.id,
+          environment: caller.environment,
+          reference,
+          status: 'pending',
+          amount: params.amount,
+          currency: params.currency,
+          payerName: params.payer.name,
+          payerEmail: params.payer.email,
+          payerPhone: params.payer.phone ?? null,
+          metadata: params.metadata ?? {},
+          clientSecretHash: lookupKey,
+          createdAt: now,
+          updatedAt: now,
+          expiresAt: now + (params.expiresInMinutes ?? this.config.sessionLifetimeMinutes) * 60_000,
+          paymentLinkId,
+          successUrl: params.successUrl ?? null,
+          cancelUrl: params.cancelUrl ?? null,
+        });
+        const url = this.hostedUrl(session.environment, session.id, clientSecret);
+        const created: CreatedSession = { ...toSessionView(session, undefined), clientSecret, url };
+        const claim = remember?.(created);
+        const made = claim
+          ? await tx.sessions.insertAnswered(session, claim)
+          : await tx.sessions.insert(session);
+        if (!made) {
+          throw new DomainError(
+            'reference_already_used',
+            `A session with reference "${reference}" already exists.`,
+            [{ path: 'reference', message: 'already used by another session' }],
+          );
+        }
+        return created;
+      },
+      { oneStatement: true },
+    );
   }
 
   async retrieve(caller: ApiCaller, id: string): Promise<Session> {

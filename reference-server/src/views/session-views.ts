@@ -20,7 +20,10 @@ export function toVirtualAccountView(account: VirtualAccountRecord): VirtualAcco
 }
 
 /** The session as the merchant's backend sees it (secret key, webhooks). */
-export function toSessionView(session: SessionRecord, account: VirtualAccountRecord | undefined): Session {
+export function toSessionView(
+  session: Omit<SessionRecord, 'seq'>,
+  account: VirtualAccountRecord | undefined,
+): Session {
   return {
     id: session.id,
     reference: session.reference,

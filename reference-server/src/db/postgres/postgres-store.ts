@@ -1,7 +1,9 @@
 import type pg from 'pg';
-import { repositoriesOn } from '../repositories.ts';
+import { type Repositories, repositoriesOn } from '../repositories.ts';
 import type { Store } from '../store.ts';
+import type { WebhookDeliveryOptions } from '../webhook-deliveries.ts';
 import { PostgresRunner, type Queryable } from './postgres-runner.ts';
+import { PostgresSessionRepository } from './postgres-session-repository.ts';
 import { PostgresWriteQueue } from './postgres-write-queue.ts';
 
 export interface PostgresStoreOptions {
@@ -28,8 +30,8 @@ export const DEFAULT_PING_TIMEOUT_MS = 2_000;
  */
 export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions): Store {
   const bind = (db: Queryable) =>
-    repositoriesOn(
-      new PostgresRunner(db),
+    postgresRepositoriesOn(
+      db,
       options.deliveryLeaseMs === undefined ? {} : { leaseMs: options.deliveryLeaseMs },
     );
   return {
@@ -38,6 +40,18 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
     ping: pinger(pool, options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS),
     probeWrite: () => probeWrite(pool),
   };
+}
+
+/**
+ * Every repository on PostgreSQL over the pool or a write job's client: `repositoriesOn`, with the sessions'
+ * one-statement create (`PostgresSessionRepository`).
+ *
+ * @example
+ * const repositories = postgresRepositoriesOn(pool);
+ */
+export function postgresRepositoriesOn(db: Queryable, options: WebhookDeliveryOptions = {}): Repositories {
+  const runner = new PostgresRunner(db);
+  return { ...repositoriesOn(runner, options), sessions: new PostgresSessionRepository(runner) };
 }
 
 /**

@@ -1,7 +1,14 @@
 import pLimit, { type LimitFunction } from 'p-limit';
 import type pg from 'pg';
-import type { WriteContext, Writes } from '../repositories.ts';
+import type { WriteContext, WriteOptions, Writes } from '../repositories.ts';
 import { runEffects } from '../run-effects.ts';
+import {
+  CommitOutcomeUnknownError,
+  connectionLost,
+  isRetryable,
+  isUniqueViolation,
+  sqlState,
+} from './postgres-errors.ts';
 import type { Queryable } from './postgres-runner.ts';
 
 /** The isolation level each job's transaction runs at (`BEGIN ISOLATION LEVEL …`). */
@@ -22,89 +29,9 @@ export interface PostgresWriteQueueOptions {
   isolation?: PostgresIsolation;
 }
 
-/**
- * `COMMIT` was sent and the connection broke before PostgreSQL answered it: the transaction may have committed
- * or not, and nothing on this side can tell. Never retried (running the job again could apply it twice); the
- * caller answers as for a database outage, and the client's retry with its idempotency key finds out.
- */
-export class CommitOutcomeUnknownError extends Error {
-  override readonly name = 'CommitOutcomeUnknownError';
-  readonly code = 'commit_outcome_unknown';
-}
-
-/** Serialization failure and deadlock: PostgreSQL rolled the transaction back and says to run it again. */
-const RETRYABLE = new Set(['40001', '40P01']);
-
-/**
- * A statement refused for a duplicate key (23505). Under READ COMMITTED, two instances that both read "not
- * there yet" and insert it (the same bank notification, the same settled transfer) collide here: run the loser
- * again, and it reads the winner's row and answers as a repeat would. A job that inserts a true duplicate gets
- * the same refusal each time and fails after `maxAttempts`. At COMMIT (a deferred check) it is not retried.
- */
-const isUniqueViolation = (error: unknown): boolean => sqlState(error) === '23505';
-
 /** Random backoff before attempt n + 1: up to 5 ms × 2^(n-1), at most 100 ms ("full jitter"). */
 const BACKOFF_BASE_MS = 5;
 const BACKOFF_MAX_MS = 100;
-
-const sqlState = (error: unknown): string | undefined => {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-};
-
-/**
- * A serialization failure or deadlock in `error` or in its `cause` chain (a repository may wrap one), or a
- * job's own "my conditional write lost to a concurrent commit" (`retryWrite: true`, `WriteConflict`).
- */
-function isRetryable(error: unknown): boolean {
-  for (let current = error, depth = 0; current && depth < 8; depth++) {
-    const code = sqlState(current);
-    if (code && RETRYABLE.has(code)) return true;
-    if ((current as { retryWrite?: unknown }).retryWrite === true) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
-/**
- * An error that says the connection is gone: a FATAL or PANIC from the server (it ends the session), a
- * connection-class SQLSTATE (08…, and 57P…: terminated by an administrator, shutdown, crash), a socket error
- * (`ECONNRESET`, `EPIPE`…), or `pg` refusing a statement on a client whose connection ended.
- */
-function connectionLost(error: unknown): boolean {
-  const { code, severity, message } = (error ?? {}) as {
-    code?: unknown;
-    severity?: unknown;
-    message?: unknown;
-  };
-  const state = sqlState(error);
-  return (
-    severity === 'FATAL' ||
-    severity === 'PANIC' ||
-    (state !== undefined && (state.startsWith('08') || state.startsWith('57P'))) ||
-    (typeof code === 'string' && /^E[A-Z]+$/.test(code)) ||
-    (state === undefined &&
-      typeof message === 'string' &&
-      /Connection terminated|not queryable|Client was closed/.test(message))
-  );
-}
-
-/**
- * Whether `error` means the database could not be reached or answered for: a lost or refused connection, a
- * pool that could not connect in time, a server shutting down, or a COMMIT whose outcome is unknown. The
- * service answers these 503 `service_unavailable` (retry later, with the same `Idempotency-Key`), not 500.
- *
- * @example
- * if (databaseUnavailable(error)) return sendError(res, new HttpError(503, 'service_unavailable', '…'));
- */
-export function databaseUnavailable(error: unknown): boolean {
-  if (error instanceof CommitOutcomeUnknownError || connectionLost(error)) return true;
-  const message = (error as { message?: unknown } | null)?.message;
-  return (
-    typeof message === 'string' &&
-    /timeout exceeded when trying to connect|Connection terminated/.test(message)
-  );
-}
 
 type Attempt<T> =
   | { outcome: 'committed'; value: T; effects: Array<() => void> }
@@ -141,6 +68,9 @@ type Attempt<T> =
  * If it broke while `COMMIT` was in flight, the job rejects with `CommitOutcomeUnknownError`, never retried.
  * A job that caught a failed statement and returned anyway is told so: PostgreSQL answers such a `COMMIT`
  * with `ROLLBACK`, and the job rejects rather than report writes that did not happen.
+ *
+ * **One-statement jobs** (`WriteOptions.oneStatement`, the session create) skip `BEGIN` and `COMMIT`: the
+ * statement is its own transaction, one round trip instead of three (`attemptOneStatement`).
  *
  * **No group commit here.** SQLite's `WriteQueue` batches jobs into one transaction because it has one
  * writer and each commit costs an fsync. On PostgreSQL each job has its own connection and the server does
@@ -193,9 +123,11 @@ export class PostgresWriteQueue<R> implements Writes<R> {
     this.begin = `BEGIN ISOLATION LEVEL ${isolation.toUpperCase()}`;
   }
 
-  async run<T>(work: (tx: R, context: WriteContext) => Promise<T>): Promise<T> {
+  async run<T>(work: (tx: R, context: WriteContext) => Promise<T>, options: WriteOptions = {}): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const result = await this.slots(() => this.attempt(work));
+      const result = await this.slots(() =>
+        options.oneStatement ? this.attemptOneStatement(work) : this.attempt(work),
+      );
       if (result.outcome === 'committed') {
         runEffects(result.effects, this.options.onEffectError);
         return result.value;
@@ -304,6 +236,96 @@ export class PostgresWriteQueue<R> implements Writes<R> {
       client.removeListener('error', onError);
       // With an error the pool closes the client rather than lend a broken connection to the next job.
       client.release(releaseError ?? lost);
+    }
+  }
+
+  /**
+   * One run of a job that sends at most one statement (`WriteOptions.oneStatement`), without `BEGIN` and
+   * `COMMIT`: PostgreSQL makes a statement sent alone its own transaction, committed (and, with
+   * `synchronous_commit` on, flushed) before it answers, or rolled back whole when it fails. So an answered
+   * statement is committed, and a failed one wrote nothing; a connection that broke while the statement was in
+   * flight leaves its outcome unknown, as a `COMMIT` in flight does. A second statement is refused (the first
+   * is already committed, so the two could not be one transaction) and fails the job.
+   */
+  private async attemptOneStatement<T>(
+    work: (tx: R, context: WriteContext) => Promise<T>,
+  ): Promise<Attempt<T>> {
+    const client = await this.pool.connect();
+    let lost: Error | undefined;
+    const onError = (error: Error) => {
+      lost ??= error;
+    };
+    client.on('error', onError);
+    let open = true;
+    let sent = 0;
+    /** The statement's failure, even if the job caught it. */
+    let failedStatement: unknown;
+    /** Whether the statement was sent and no answer came back before the connection broke. */
+    let unanswered = false;
+    const effects: Array<() => void> = [];
+    const queryable: Queryable = {
+      query: (text, values) => {
+        if (!open) return Promise.reject(new Error('this write job has ended; its transaction is closed'));
+        if (++sent > 1) {
+          const error = new Error('a oneStatement write job sent a second statement');
+          failedStatement ??= error;
+          return Promise.reject(error);
+        }
+        unanswered = true;
+        return (client.query(text as pg.QueryConfig, values) as Promise<unknown>).then(
+          (answer) => {
+            unanswered = false;
+            return answer;
+          },
+          (error: unknown) => {
+            failedStatement ??= error;
+            if (connectionLost(error)) lost ??= error as Error;
+            else if (sqlState(error) !== undefined) unanswered = false;
+            throw error;
+          },
+        );
+      },
+    };
+    const context: WriteContext = {
+      afterCommit(effect) {
+        if (!open) throw new Error('afterCommit called after the write job ended');
+        effects.push(effect);
+      },
+      connection: queryable,
+    };
+    try {
+      let value: T;
+      try {
+        value = await Promise.resolve().then(() => work(this.bind(queryable), context));
+      } catch (error) {
+        if (unanswered || lost) {
+          return {
+            outcome: 'failed',
+            error: new CommitOutcomeUnknownError(
+              'the connection to PostgreSQL broke while a one-statement write was in flight: it may or may not have been committed',
+              { cause: error },
+            ),
+          };
+        }
+        const retry =
+          isRetryable(error) || isRetryable(failedStatement) || isUniqueViolation(failedStatement);
+        return { outcome: retry ? 'retry' : 'failed', error };
+      }
+      if (failedStatement !== undefined) {
+        // The job caught its statement's failure and returned: nothing was written, so it must not say so.
+        const error = new Error(
+          'the write job returned, but its statement had failed, so nothing was written',
+          {
+            cause: failedStatement,
+          },
+        );
+        return { outcome: 'failed', error };
+      }
+      return { outcome: 'committed', value, effects };
+    } finally {
+      open = false;
+      client.removeListener('error', onError);
+      client.release(lost);
     }
   }
 

@@ -1,0 +1,3 @@
+-- Nothing on SQLite: step 019 adds the PostgreSQL function that lets the session create's two inserts be one
+-- statement there (servicepay_refuse). On SQLite, in the service's own process, they stay two statements in one
+-- transaction: a statement here is a function call, not a round trip.
