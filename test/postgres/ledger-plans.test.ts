@@ -18,8 +18,9 @@ import {
 // Issue 37: the ledger's pages on PostgreSQL, as the exports stream them (a date range, oldest first, page after
 // page) and as the API lists them (newest first, filtered): each reads a page from the owner index
 // (business_id, environment, created_at, seq), never the table, never a sort of the range. EXPLAIN ANALYZE of
-// the very statement the repository sends, on 40,000 entries; and the keyset walk of a range reads each entry
-// of it once, in order.
+// the very statement the repository sends, on 40,000 entries (one seeding for the API's pages and the exports':
+// both read this one statement); a page deep in the ledger costs about what the first does; and the keyset walk
+// of a range reads each entry of it once, in order. SQLite's plans: reference-server/src/db/balance-transactions.test.ts.
 
 reportIfPostgresMissing();
 
@@ -85,13 +86,13 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
     };
   };
 
+  /** The place in the ledger's order of the entry `id`, as a cursor. */
+  const cursorOf = async (id: string): Promise<LedgerCursor> => {
+    const { rows } = await pool.query('SELECT seq, created_at FROM balance_transactions WHERE id = $1', [id]);
+    return { seq: Number(rows[0].seq), createdAt: Number(rows[0].created_at) };
+  };
+
   it('every page, ranged or not, in either order, after a cursor or not, is read from the owner index', async () => {
-    const cursorOf = async (id: string): Promise<LedgerCursor> => {
-      const { rows } = await pool.query('SELECT seq, created_at FROM balance_transactions WHERE id = $1', [
-        id,
-      ]);
-      return { seq: Number(rows[0].seq), createdAt: Number(rows[0].created_at) };
-    };
     const middle = await cursorOf('txn_plan20000');
     // Pages smaller than the day they read (432 entries of biz_a in test): a page of a range that holds
     // fewer rows than the page may well be sorted, and cheaply, which is not what is asked here.
@@ -178,5 +179,22 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
     expect(walked).toEqual(expected);
     const [totals] = await ledger.totals({ businessId: 'biz_b', environment: 'live', ...day });
     expect(totals?.count).toBe(432);
+  });
+  it("an export's pages (the whole ledger, oldest first): the first and one deep in it cost about the same", async () => {
+    const ledger = new SqlBalanceTransactionRepository(new PostgresRunner(pool));
+    const owner = { businessId: 'biz_a', environment: 'test', order: 'oldest_first', limit: 100 } as const;
+    const deepCursor = await cursorOf('txn_plan30000');
+    const first = await planOf(owner);
+    const deep = await planOf({ ...owner, after: deepCursor });
+    for (const plan of [first, deep]) {
+      expect(plan.indexes).toEqual(['balance_transactions_by_owner']);
+      expect(plan.nodes).not.toContain('Sort');
+      expect(plan.nodes).not.toContain('Seq Scan');
+      expect(plan.rows).toBe(100);
+    }
+    expect(deep.blocks).toBeLessThan(first.blocks * 3 + 20);
+    // biz_a's test entries are the even i in runs of five: the page after 30000 starts at 30002.
+    const page = await ledger.listBalanceTransactions({ ...owner, after: deepCursor });
+    expect(page[0]?.id).toBe('txn_plan30002');
   });
 });
