@@ -8,6 +8,7 @@ import type { Store } from '../db/store.ts';
 import type { PushStreams } from '../events/push-streams.ts';
 import type { Webhooks } from '../events/webhooks.ts';
 import type { ExportService } from '../exports/export-service.ts';
+import type { BalanceService } from '../ledger/balance-service.ts';
 import type { WidgetCaller } from '../middleware/authenticate.ts';
 import type { SuccessStatus } from '../middleware/envelope.ts';
 import type { PaymentLinkService } from '../payment-links/payment-link-service.ts';
@@ -186,6 +187,8 @@ export interface OperationDeps {
   sessions: SessionService;
   refunds: RefundService;
   paymentLinks: PaymentLinkService;
+  /** The ledger's reads: entries and the balance (`routes/balance-transactions.ts`). */
+  balance: BalanceService;
   /** The CSV exports (`routes/exports.ts`). */
   exports: ExportService;
   testEndings: TestEndings;
