@@ -155,4 +155,40 @@ describe('a one-time link paid by one payer while a second has its page open', (
       status: 'successful',
     });
   });
+  it('a session opened through it before the first payment may still be paid, as documented: both are booked, the link stays closed at the first', async () => {
+    const created = await call(server.baseUrl, 'POST', '/api/payment-links', {
+      token: key,
+      json: { name: 'Invoice 82', amount: 41_000, currency: 'NGN', reusable: false },
+    });
+    const link = LinkEnvelope.parse(created.body).data;
+    // Both payers get as far as the checkout (a session each) while the link is open.
+    const starts = [];
+    for (const email of ['ada@example.com', 'grace@example.com']) {
+      const visit = await openLinkPage(link.url);
+      const posted = await submitLinkForm(link.url, visit, { name: 'A Payer', email });
+      expect(posted.status, posted.html).toBe(303);
+      const { sessionId, clientSecret } = checkoutLocation(posted.headers.get('location'));
+      starts.push({ sessionId, ...(await bootstrap(server.baseUrl, clientSecret)).virtualAccount });
+    }
+    const [first, second] = starts as [(typeof starts)[number], (typeof starts)[number]];
+    const before = BalanceEnvelope.parse(await get('/api/balance')).data.currencies[0];
+    await testTransfer(server.baseUrl, key, first.accountNumber, 41_000);
+    const closedAt = LinkEnvelope.parse(await get(`/api/payment-links/${link.id}`)).data.completedAt;
+    expect(closedAt).toBe((await retrieveSession(server.baseUrl, key, first.sessionId)).paidAt);
+    // The bank's books are the truth about money: a transfer already on its way to an open account is taken.
+    await testTransfer(server.baseUrl, key, second.accountNumber, 41_000);
+    const sessions = SessionList.parse(await get(`/api/widget/sessions?paymentLink=${link.id}&limit=100`));
+    expect(sessions.data.map((session) => [session.id, session.status])).toEqual([
+      [second.sessionId, 'successful'],
+      [first.sessionId, 'successful'],
+    ]);
+    const after = LinkEnvelope.parse(await get(`/api/payment-links/${link.id}`)).data;
+    expect(after).toMatchObject({ active: false, completedAt: closedAt });
+    for (const session of [first, second]) {
+      const entries = LedgerList.parse(await get(`/api/balance-transactions?sessionId=${session.sessionId}`));
+      expect(entries.data.map((entry) => [entry.type, entry.amount])).toEqual([['payment', 41_000]]);
+    }
+    const now = BalanceEnvelope.parse(await get('/api/balance')).data.currencies[0];
+    expect((now?.net ?? 0) - (before?.net ?? 0)).toBe(82_000);
+  });
 });
