@@ -12,6 +12,7 @@ import type { Clock } from './internal/clock.ts';
 import type { Logger } from './internal/logger.ts';
 import type { SecretBox } from './internal/secret-box.ts';
 import type { RateLimiter } from './internal/sliding-window-limiter.ts';
+import type { BalanceService } from './ledger/balance-service.ts';
 import { requestMetrics } from './metrics/request-metrics.ts';
 import type { AuthDeps } from './middleware/authenticate.ts';
 import { widgetCors } from './middleware/cors.ts';
@@ -46,6 +47,8 @@ export interface AppDeps {
   sessions: SessionService;
   refunds: RefundService;
   paymentLinks: PaymentLinkService;
+  /** The ledger's reads for the API (`GET /api/balance-transactions`, `GET /api/balance`). */
+  balance: BalanceService;
   /** Test mode's "expire now" (`/api/test/sessions/{id}/expire`, `…/account/expire`, the portal's button). */
   testEndings: TestEndings;
   broadcaster: Broadcaster;
@@ -127,6 +130,7 @@ export function createApp(deps: AppDeps): Express {
       sessions: deps.sessions,
       refunds: deps.refunds,
       paymentLinks: deps.paymentLinks,
+      balance: deps.balance,
       exports: new ExportService(deps.store, deps.config.exportPageSize),
       testEndings: deps.testEndings,
       webhooks: deps.webhooks,

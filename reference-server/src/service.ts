@@ -25,6 +25,7 @@ import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
 import { loadSecretsKey } from './internal/secrets-key.ts';
 import { trustedProxyMatcher } from './internal/trusted-proxies.ts';
+import { BalanceService } from './ledger/balance-service.ts';
 import { observeService, startRecording, stopRecording, timedWrites } from './metrics/metrics.ts';
 import { listenForMetrics } from './metrics/metrics-server.ts';
 import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
@@ -150,6 +151,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
   const processor = new BankNotificationProcessor(store, lifecycle, credits, clock);
   const refundPayouts = new RefundPayouts(store, outbox, bank, clock, logger);
   const refunds = new RefundService(store, refundPayouts, clock);
+  const balance = new BalanceService(store);
   const expiry = new SessionExpiry(store, lifecycle);
   const testEndings = new TestEndings(store, expiry, sessions, clock);
   const sweeper = new ExpirySweeper(
@@ -216,6 +218,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     processor,
     sessions,
     refunds,
+    balance,
     testEndings,
     broadcaster,
     limiters,

@@ -161,3 +161,58 @@ describe('balance transactions: once per movement', () => {
     }).toEqual({ collected: 14_001, returned: 14_001, net: 0 });
   });
 });
+
+describe('balance transactions: cursor pages', () => {
+  it('walks pages newest first, each entry once, across a millisecond many entries share; a cursor not of this list is 400', async () => {
+    const pager = await server.createBusiness({ name: 'Pager Shop' });
+    const pagerKey = pager.keys.test.secretKey;
+    const ledger = server.service.deps.store.balanceTransactions;
+    // Known rows, as the ledger's writer records them: seven in one millisecond, two either side, written out of
+    // time order; one of the same business in live, and one of another business.
+    const at = Date.parse('2030-06-01T10:00:00Z');
+    const times = [at + 5, at, at, at, at - 7, at, at, at, at + 9, at];
+    const other = await server.createBusiness({ name: 'Other Pager Shop' });
+    for (const [n, createdAt] of [...times.entries(), [10, at] as const, [11, at] as const]) {
+      await ledger.insert({
+        id: `txn_pager${n}`,
+        businessId: n === 11 ? other.business.id : pager.business.id,
+        environment: n === 10 ? 'live' : 'test',
+        type: 'payment',
+        amount: 1000 + n,
+        currency: 'NGN',
+        sessionId: null,
+        refundId: null,
+        transferId: `trf_pager${n}`,
+        payerAccount: '******0001',
+        createdAt,
+      });
+    }
+    const page = async (query: string, token = pagerKey) => {
+      const answer = await list(query, token);
+      expect(answer.status, answer.text).toBe(200);
+      return ListEnvelope.parse(answer.body);
+    };
+    const whole = (await page('?limit=100')).data;
+    // Newest first by time, then the later written first.
+    expect(whole.map((entry) => entry.id)).toEqual(
+      [8, 0, 9, 7, 6, 5, 3, 2, 1, 4].map((n) => `txn_pager${n}`),
+    );
+    for (const limit of [1, 2, 3, 4]) {
+      const walked: string[] = [];
+      let query = `?limit=${limit}`;
+      for (;;) {
+        const { data, pagination } = await page(query);
+        walked.push(...data.map((entry) => entry.id));
+        if (!pagination.hasMore) break;
+        expect(pagination.nextCursor).toBe(data.at(-1)?.id);
+        query = `?limit=${limit}&startingAfter=${pagination.nextCursor}`;
+      }
+      expect(walked, `pages of ${limit}`).toEqual(whole.map((entry) => entry.id));
+    }
+    // Another business's entry, and this business's live one, are no cursor of this list: 400, nothing read.
+    for (const cursor of ['txn_pager11', 'txn_pager10']) {
+      const body = expectError(await list(`?startingAfter=${cursor}`, pagerKey), 400, 'validation_failed');
+      expect(body.errors?.map((error) => error.path)).toEqual(['startingAfter']);
+    }
+  });
+});

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type BalanceTransactionQuery,
   balanceListStatement,
+  type LedgerCursor,
   SqlBalanceTransactionRepository,
 } from '../../reference-server/src/db/balance-transactions.ts';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
@@ -17,8 +18,9 @@ import {
 // Issue 37: the ledger's pages on PostgreSQL, as the exports stream them (a date range, oldest first, page after
 // page) and as the API lists them (newest first, filtered): each reads a page from the owner index
 // (business_id, environment, created_at, seq), never the table, never a sort of the range. EXPLAIN ANALYZE of
-// the very statement the repository sends, on 40,000 entries; and the keyset walk of a range reads each entry
-// of it once, in order.
+// the very statement the repository sends, on 40,000 entries (one seeding for the API's pages and the exports':
+// both read this one statement); a page deep in the ledger costs about what the first does; and the keyset walk
+// of a range reads each entry of it once, in order. SQLite's plans: reference-server/src/db/balance-transactions.test.ts.
 
 reportIfPostgresMissing();
 
@@ -84,10 +86,14 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
     };
   };
 
+  /** The place in the ledger's order of the entry `id`, as a cursor. */
+  const cursorOf = async (id: string): Promise<LedgerCursor> => {
+    const { rows } = await pool.query('SELECT seq, created_at FROM balance_transactions WHERE id = $1', [id]);
+    return { seq: Number(rows[0].seq), createdAt: Number(rows[0].created_at) };
+  };
+
   it('every page, ranged or not, in either order, after a cursor or not, is read from the owner index', async () => {
-    const seqOf = async (id: string) =>
-      Number((await pool.query('SELECT seq FROM balance_transactions WHERE id = $1', [id])).rows[0].seq);
-    const middle = await seqOf('txn_plan20000');
+    const middle = await cursorOf('txn_plan20000');
     // Pages smaller than the day they read (432 entries of biz_a in test): a page of a range that holds
     // fewer rows than the page may well be sorted, and cheaply, which is not what is asked here.
     const owner = { businessId: 'biz_a', environment: 'test', limit: 40 } as const;
@@ -97,21 +103,14 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
       { ...owner, after: middle },
       { ...owner, order: 'oldest_first' },
       { ...owner, order: 'oldest_first', ...day },
-      { ...owner, order: 'oldest_first', ...day, after: await seqOf('txn_plan10500') },
-      { ...owner, ...day, after: await seqOf('txn_plan11000') },
+      { ...owner, order: 'oldest_first', ...day, after: await cursorOf('txn_plan10500') },
+      { ...owner, ...day, after: await cursorOf('txn_plan11000') },
       { ...owner, type: 'refund' },
     ];
     /** How many rows the page must hold, counted by a plain statement of its own. */
     const expectedRows = async (query: BalanceTransactionQuery) => {
       const oldest = query.order === 'oldest_first';
-      const cursor =
-        query.after === undefined
-          ? undefined
-          : (
-              await pool.query('SELECT created_at, seq FROM balance_transactions WHERE seq = $1', [
-                query.after,
-              ])
-            ).rows[0];
+      const cursor = query.after;
       const { rows } = await pool.query(
         `SELECT count(*)::int AS n FROM balance_transactions
          WHERE business_id = $1 AND environment = $2 AND ($3::text IS NULL OR type = $3)
@@ -123,7 +122,7 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
           query.type ?? null,
           query.createdFrom ?? 0,
           query.createdTo ?? Number.MAX_SAFE_INTEGER,
-          cursor?.created_at ?? null,
+          cursor?.createdAt ?? null,
           cursor?.seq ?? null,
         ],
       );
@@ -140,8 +139,8 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
       expect(rows, JSON.stringify(query)).toBeGreaterThan(0);
       expect({ query, indexes: plan.indexes, rows: plan.rows }).toEqual({
         query,
-        // The cursor's own row is looked up by its primary key (on the first page too: it finds none).
-        indexes: ['balance_transactions_by_owner', 'balance_transactions_pkey'],
+        // The owner index alone: the cursor comes as parameters, its row is not looked up again.
+        indexes: ['balance_transactions_by_owner'],
         rows,
       });
       expect(plan.nodes, JSON.stringify(query)).not.toContain('Seq Scan');
@@ -155,7 +154,7 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
     const ledger = new SqlBalanceTransactionRepository(new PostgresRunner(pool));
     const day = { createdFrom: T0 + 20_000 * MINUTE, createdTo: T0 + 21_440 * MINUTE };
     const walked: string[] = [];
-    let after: number | undefined;
+    let after: LedgerCursor | undefined;
     for (;;) {
       const page = await ledger.listBalanceTransactions({
         businessId: 'biz_b',
@@ -167,7 +166,7 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
       });
       walked.push(...page.map((row) => row.id));
       if (page.length < 97) break;
-      after = page.at(-1)?.seq;
+      after = page.at(-1);
     }
     const expected = (
       await pool.query(
@@ -180,5 +179,22 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
     expect(walked).toEqual(expected);
     const [totals] = await ledger.totals({ businessId: 'biz_b', environment: 'live', ...day });
     expect(totals?.count).toBe(432);
+  });
+  it("an export's pages (the whole ledger, oldest first): the first and one deep in it cost about the same", async () => {
+    const ledger = new SqlBalanceTransactionRepository(new PostgresRunner(pool));
+    const owner = { businessId: 'biz_a', environment: 'test', order: 'oldest_first', limit: 100 } as const;
+    const deepCursor = await cursorOf('txn_plan30000');
+    const first = await planOf(owner);
+    const deep = await planOf({ ...owner, after: deepCursor });
+    for (const plan of [first, deep]) {
+      expect(plan.indexes).toEqual(['balance_transactions_by_owner']);
+      expect(plan.nodes).not.toContain('Sort');
+      expect(plan.nodes).not.toContain('Seq Scan');
+      expect(plan.rows).toBe(100);
+    }
+    expect(deep.blocks).toBeLessThan(first.blocks * 3 + 20);
+    // biz_a's test entries are the even i in runs of five: the page after 30000 starts at 30002.
+    const page = await ledger.listBalanceTransactions({ ...owner, after: deepCursor });
+    expect(page[0]?.id).toBe('txn_plan30002');
   });
 });

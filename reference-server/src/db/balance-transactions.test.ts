@@ -1,8 +1,14 @@
 import type { BalanceTransactionType } from '@servicepay/node/protocol';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type BalanceTransactionRecord, SqlBalanceTransactionRepository } from './balance-transactions.ts';
+import {
+  type BalanceTransactionRecord,
+  balanceListStatement,
+  type LedgerCursor,
+  SqlBalanceTransactionRepository,
+} from './balance-transactions.ts';
 import { SqlBusinessRepository } from './businesses.ts';
 import { openDatabase, type SqliteDatabase } from './database.ts';
+import type { Sql } from './sql.ts';
 import { SqliteRunner } from './sqlite-runner.ts';
 
 // The ledger's repository on a real (in-memory) SQLite file migrated through the one history: keyset pages in
@@ -49,7 +55,7 @@ describe('balance transactions', () => {
     await ledger.insert(entry(27, 'payment', 700, { environment: 'live' }));
 
     const seen: string[] = [];
-    let after: number | undefined;
+    let after: LedgerCursor | undefined;
     for (;;) {
       const page = await ledger.listBalanceTransactions({
         businessId: 'biz_a',
@@ -59,7 +65,7 @@ describe('balance transactions', () => {
       });
       seen.push(...page.map((row) => row.id));
       if (page.length < 10) break;
-      after = page.at(-1)?.seq;
+      after = page.at(-1);
     }
     expect(seen).toEqual(Array.from({ length: 25 }, (_, i) => `txn_${25 - i}`));
 
@@ -67,7 +73,7 @@ describe('balance transactions', () => {
       businessId: 'biz_a',
       environment: 'test',
       order: 'oldest_first',
-      after: 3,
+      after: { seq: 3, createdAt: 3000 },
       limit: 2,
     });
     expect(oldest.map((row) => row.id)).toEqual(['txn_4', 'txn_5']);
@@ -141,7 +147,7 @@ describe('balance transactions', () => {
         environment: 'test' as const,
         createdFrom: 50_000,
         createdTo: 150_000,
-        after: 80,
+        after: { seq: 80, createdAt: 80_000 },
         order,
         limit: 10,
       };
@@ -172,16 +178,108 @@ describe('balance transactions', () => {
       businessId: 'biz_a',
       environment: 'test',
       order: 'oldest_first',
-      after: oldest[0]?.seq,
+      after: oldest[0],
       limit: 10,
     });
     expect(afterFirst.map((row) => row.id)).toEqual(['txn_1', 'txn_3']);
     const newest = await ledger.listBalanceTransactions({
       businessId: 'biz_a',
       environment: 'test',
-      after: 3,
+      after: { seq: 3, createdAt: 5_000 },
       limit: 10,
     });
     expect(newest.map((row) => row.id)).toEqual(['txn_1', 'txn_2']);
+  });
+  it('walks a millisecond shared by many entries across page boundaries, each row once, in either order', async () => {
+    // 20 entries of A in test, five to a millisecond, written out of time order, between B's and A's live ones.
+    for (let i = 0; i < 20; i++) {
+      const createdAt = 1000 + Math.floor((19 - i) / 5);
+      await ledger.insert(entry(100 + i, 'payment', 100 + i, { createdAt }));
+      await ledger.insert(entry(200 + i, 'payment', 100 + i, { createdAt, businessId: 'biz_b' }));
+      await ledger.insert(entry(300 + i, 'payment', 100 + i, { createdAt, environment: 'live' }));
+    }
+    const plain = (direction: 'ASC' | 'DESC', from: number, to: number) =>
+      db
+        .prepare(
+          `SELECT id FROM balance_transactions WHERE business_id = 'biz_a' AND environment = 'test'
+           AND created_at >= ? AND created_at < ? ORDER BY created_at ${direction}, seq ${direction}`,
+        )
+        .pluck()
+        .all(from, to);
+    for (const order of ['oldest_first', 'newest_first'] as const) {
+      for (const [from, to] of [
+        [0, 10_000],
+        [1001, 1003],
+      ] as const) {
+        const expected = plain(order === 'oldest_first' ? 'ASC' : 'DESC', from, to);
+        expect(expected).toHaveLength(to - from > 2 ? 20 : 10);
+        for (const limit of [1, 3, 5, 7, 100]) {
+          const walked: string[] = [];
+          let after: LedgerCursor | undefined;
+          for (;;) {
+            const page = await ledger.listBalanceTransactions({
+              businessId: 'biz_a',
+              environment: 'test',
+              createdFrom: from,
+              createdTo: to,
+              order,
+              after,
+              limit,
+            });
+            walked.push(...page.map((row) => row.id));
+            if (page.length < limit) break;
+            after = page.at(-1);
+          }
+          expect(walked, `${order} ${from}-${to} by ${limit}`).toEqual(expected);
+        }
+      }
+    }
+  });
+
+  it("reads a page in one statement, its index range starting at the cursor's own millisecond", async () => {
+    for (let n = 1; n <= 200; n++) await ledger.insert(entry(n, 'payment', n));
+    const cursor = { seq: 150, createdAt: 150_000 };
+    const owner = { businessId: 'biz_a', environment: 'test' as const, after: cursor, limit: 10 };
+    // Oldest first the range starts at the cursor; newest first it ends just after it. A range's own bound
+    // that is already tighter stays.
+    expect(balanceListStatement({ ...owner, order: 'oldest_first' }).params).toMatchObject({
+      createdFrom: 150_000,
+      createdTo: Number.MAX_SAFE_INTEGER,
+    });
+    expect(balanceListStatement({ ...owner, order: 'newest_first' }).params).toMatchObject({
+      createdFrom: 0,
+      createdTo: 150_001,
+    });
+    expect(
+      balanceListStatement({ ...owner, order: 'newest_first', createdTo: 120_000 }).params,
+    ).toMatchObject({
+      createdTo: 120_000,
+    });
+    // The cursor is not looked up again: a page is the list statement alone, with no subquery.
+    const sent: string[] = [];
+    const inner = new SqliteRunner(db);
+    const seen = <S extends Sql>(statement: S): S => {
+      sent.push(statement.sqlite);
+      return statement;
+    };
+    const counting = new SqlBalanceTransactionRepository({
+      all: (statement, params) => inner.all(seen(statement), params),
+      get: (statement, params) => inner.get(seen(statement), params),
+      run: (statement, params) => inner.run(seen(statement), params),
+    });
+    for (const order of ['oldest_first', 'newest_first'] as const) {
+      sent.length = 0;
+      const page = await counting.listBalanceTransactions({ ...owner, order });
+      expect(page.map((row) => row.seq)).toEqual(
+        order === 'oldest_first'
+          ? [151, 152, 153, 154, 155, 156, 157, 158, 159, 160]
+          : [149, 148, 147, 146, 145, 144, 143, 142, 141, 140],
+      );
+      expect(sent).toHaveLength(1);
+      expect(sent[0]?.match(/SELECT/g)).toHaveLength(1);
+      expect(ledger.explainList({ ...owner, order })).toEqual([
+        'SEARCH balance_transactions USING INDEX balance_transactions_by_owner (business_id=? AND environment=? AND created_at>? AND created_at<?)',
+      ]);
+    }
   });
 });

@@ -34,9 +34,9 @@ export const RETURN_TYPES: readonly BalanceTransactionType[] = ['unapplied_credi
 /**
  * One read of a business's ledger in one environment. Every filter is optional but the owner; `createdFrom`
  * is inclusive, `createdTo` exclusive (epoch ms). The ledger's order is time order, `(createdAt, seq)`.
- * Keyset pages: `after` is the `seq` of the last row of the previous page (rows after it in `order`), so a
- * stream of any length reads each row once, in constant memory, each page read straight from the owner's
- * index within the range (never sorted).
+ * Keyset pages: `after` is the last row of the previous page (rows after it in `order`), so a stream of any
+ * length reads each row once, in constant memory, each page read straight from the owner's index from the
+ * cursor on (never sorted, never from the range's edge).
  */
 export interface BalanceTransactionQuery {
   businessId: string;
@@ -45,12 +45,19 @@ export interface BalanceTransactionQuery {
   sessionId?: string | undefined;
   createdFrom?: number | undefined;
   createdTo?: number | undefined;
-  /** The `seq` of the last row already read (exclusive). */
-  after?: number | undefined;
+  /**
+   * The last row already read (exclusive): its place in the order, as the caller already holds it (the API
+   * looked the cursor up to check its owner; an export has the previous page's last row), so the page is one
+   * statement with no lookup of its own.
+   */
+  after?: LedgerCursor | undefined;
   /** `newest_first` (the API's pages, the default) or `oldest_first` (an export). */
   order?: 'newest_first' | 'oldest_first' | undefined;
   limit: number;
 }
+
+/** A row's place in the ledger's order `(createdAt, seq)`. */
+export type LedgerCursor = Pick<BalanceTransactionRecord, 'createdAt' | 'seq'>;
 
 /** A business's ledger summed in one currency over a range (minor units; `refunded`, `returned` positive). */
 export interface CurrencyTotals {
@@ -94,13 +101,14 @@ const FILTERS = `business_id = @businessId AND environment = @environment
   AND (CAST(@type AS text) IS NULL OR type = @type)
   AND (CAST(@sessionId AS text) IS NULL OR session_id = @sessionId)
   AND created_at >= @createdFrom AND created_at < @createdTo`;
-// The cursor row's (created_at, seq), looked up by its seq in the same statement; none (the first page) is
-// the edge of the order (@edge).
+// After the cursor (none: the first page) by the row-value comparison, which alone decides the page. The time
+// range is also narrowed to start at the cursor's time (`balanceListStatement`): beside a range bound of its
+// own SQLite does not take the row value as the index range's start, so without it a deep page scanned every
+// row from the range's edge (3 ms a page at the front of 200k entries, 33 ms at the end; docs/benchmarks.md).
 const list = (order: 'ASC' | 'DESC') =>
   sql<BalanceTransactionRecord>(
     `${SELECT} WHERE ${FILTERS}
-       AND (created_at, seq) ${order === 'ASC' ? '>' : '<'}
-           (coalesce((SELECT created_at FROM balance_transactions WHERE seq = @after), @edge), @after)
+       AND (created_at, seq) ${order === 'ASC' ? '>' : '<'} (@afterCreatedAt, @afterSeq)
      ORDER BY created_at ${order}, seq ${order} LIMIT @limit`,
   );
 const sumOf = (types: readonly string[]) =>
@@ -112,9 +120,6 @@ const statements = {
   newestFirst: list('DESC'),
   oldestFirst: list('ASC'),
   forTransfer: sql<BalanceTransactionRecord>(`${SELECT} WHERE transfer_id = @transferId ORDER BY seq`),
-  cursorTime: sql<{ createdAt: number }>(
-    'SELECT created_at AS "createdAt" FROM balance_transactions WHERE seq = @after',
-  ),
   totals: sql<CurrencyTotals>(
     `SELECT currency,
        CAST(sum(CASE WHEN amount > 0 THEN amount ELSE 0 END) AS bigint) AS collected,
@@ -140,6 +145,15 @@ export function balanceListStatement(query: BalanceTransactionQuery): {
   params: Params;
 } {
   const oldestFirst = query.order === 'oldest_first';
+  const { after } = query;
+  let createdFrom = query.createdFrom ?? 0;
+  let createdTo = query.createdTo ?? Number.MAX_SAFE_INTEGER;
+  // The range starts at the cursor's own millisecond (see `list`); the row value then drops the rows of that
+  // millisecond up to the cursor.
+  if (after && oldestFirst) createdFrom = Math.max(createdFrom, after.createdAt);
+  if (after && !oldestFirst) createdTo = Math.min(createdTo, after.createdAt + 1);
+  // No cursor: the edge of the order, before (or after) every row.
+  const edge = oldestFirst ? -1 : Number.MAX_SAFE_INTEGER;
   return {
     statement: oldestFirst ? statements.oldestFirst : statements.newestFirst,
     params: {
@@ -147,10 +161,10 @@ export function balanceListStatement(query: BalanceTransactionQuery): {
       environment: query.environment,
       type: query.type ?? null,
       sessionId: query.sessionId ?? null,
-      createdFrom: query.createdFrom ?? 0,
-      createdTo: query.createdTo ?? Number.MAX_SAFE_INTEGER,
-      after: query.after ?? (oldestFirst ? 0 : Number.MAX_SAFE_INTEGER),
-      edge: oldestFirst ? -1 : Number.MAX_SAFE_INTEGER,
+      createdFrom,
+      createdTo,
+      afterCreatedAt: after?.createdAt ?? edge,
+      afterSeq: after?.seq ?? edge,
       limit: query.limit,
     },
   };
@@ -178,24 +192,8 @@ export class SqlBalanceTransactionRepository implements BalanceTransactionReposi
   }
 
   async listBalanceTransactions(query: BalanceTransactionQuery): Promise<BalanceTransactionRecord[]> {
-    const { statement, params } = balanceListStatement(await this.fromCursor(query));
+    const { statement, params } = balanceListStatement(query);
     return this.db.all(statement, params);
-  }
-
-  /**
-   * The query with its time range narrowed to start at the cursor row's time. The row-value comparison in the
-   * statement stays what decides the page; this bound is what lets SQLite start the index range at the cursor
-   * instead of at the range's edge, where a deep page scanned every row before it (3 ms a page at the front of
-   * 200k entries, 33 ms at the end).
-   */
-  private async fromCursor(query: BalanceTransactionQuery): Promise<BalanceTransactionQuery> {
-    if (query.after === undefined) return query;
-    const cursor = await this.db.get(statements.cursorTime, { after: query.after });
-    if (!cursor) return query;
-    const at = Number(cursor.createdAt);
-    return query.order === 'oldest_first'
-      ? { ...query, createdFrom: Math.max(query.createdFrom ?? 0, at) }
-      : { ...query, createdTo: Math.min(query.createdTo ?? Number.MAX_SAFE_INTEGER, at + 1) };
   }
 
   /**

@@ -1,12 +1,12 @@
 import type { Environment } from '@servicepay/node/protocol';
-import { type BalanceTransactionRecord, balanceTransactions } from './balance-transactions.ts';
 import { type SessionRecord, sessions } from './sessions.ts';
 import { type SqlRunner, sql } from './sql.ts';
 
 /**
- * One page of an export: an owner's rows created in `[createdFrom, createdTo)`, oldest first, after the row
- * `afterSeq` (keyset: a page costs the same at row 10 and at row 1,000,000, and nothing is skipped or read
- * twice when rows are added between pages).
+ * One page of the sessions export: an owner's sessions created in `[createdFrom, createdTo)`, in creation
+ * order, after the session `afterSeq` (keyset: a page costs the same at row 10 and at row 1,000,000, and
+ * nothing is skipped or read twice when rows are added between pages). The ledger export reads the ledger's own
+ * keyset pages (`BalanceTransactionRepository.listBalanceTransactions`, oldest first).
  */
 export interface ExportPageQuery {
   businessId: string;
@@ -17,17 +17,13 @@ export interface ExportPageQuery {
   createdTo: number;
   /** The `seq` of the last row of the page before (0 for the first page). */
   afterSeq: number;
-  /** The `createdAt` of that row (the ledger's order is `(createdAt, seq)`); the range's start for the first. */
-  afterCreatedAt: number;
   limit: number;
 }
 
-/** The pages the exports read, one statement per table, each walking its owner index forward. */
+/** The pages the sessions export reads. */
 export interface ExportPageRepository {
   /** Sessions created in the range, in creation (`seq`) order. */
   sessions(query: ExportPageQuery): Promise<SessionRecord[]>;
-  /** Ledger entries created in the range, in the ledger's order `(createdAt, seq)`. */
-  balanceTransactions(query: ExportPageQuery): Promise<BalanceTransactionRecord[]>;
 }
 
 // The owner index `sessions_by_owner` (business_id, environment, seq) answers the order; `created_at` is filtered
@@ -35,24 +31,12 @@ export interface ExportPageRepository {
 // before and after it, not interleaved). PostgreSQL: the `environment` range pins that index, as `sessionList`
 // explains (db/sessions.ts).
 /**
- * The statements of `SqlExportPageRepository` (exported for the test that EXPLAINs them).
+ * The statements of `SqlExportPageRepository`.
  *
  * @example
- * db.prepare(`EXPLAIN QUERY PLAN ${EXPORT_PAGE_STATEMENTS.balanceTransactions.sqlite}`);
+ * db.prepare(`EXPLAIN QUERY PLAN ${EXPORT_PAGE_STATEMENTS.sessions.sqlite}`);
  */
 export const EXPORT_PAGE_STATEMENTS = {
-  // The ledger's owner index (business_id, environment, created_at, seq) read from the cursor's own created_at
-  // on: a plain lower bound both planners use for the index range, then the few rows of that same millisecond
-  // at or before the cursor filtered out. (A row-value bound `(created_at, seq) > (…)` beside the range's own
-  // `created_at >= @createdFrom` is not taken as the range's start by SQLite: every page would scan from the
-  // range's start, 3 ms a page at the front of 200k entries and 33 ms at the end.)
-  balanceTransactions: sql<BalanceTransactionRecord>(
-    `SELECT ${balanceTransactions.select()} FROM balance_transactions
-     WHERE business_id = @businessId AND environment = @environment
-       AND created_at >= @afterCreatedAt AND created_at < @createdTo
-       AND (created_at > @afterCreatedAt OR seq > @afterSeq)
-     ORDER BY created_at, seq LIMIT @limit`,
-  ),
   sessions: sql<SessionRecord>({
     sqlite: `SELECT ${sessions.select()} FROM sessions
              WHERE business_id = @businessId AND environment = @environment AND seq > @afterSeq
@@ -76,12 +60,7 @@ export class SqlExportPageRepository implements ExportPageRepository {
   constructor(private readonly db: SqlRunner) {}
 
   async sessions(query: ExportPageQuery): Promise<SessionRecord[]> {
-    const { afterCreatedAt: _unused, ...params } = query;
-    return (await this.db.all(EXPORT_PAGE_STATEMENTS.sessions, params)).map((row) => sessions.decode(row));
-  }
-
-  async balanceTransactions(query: ExportPageQuery): Promise<BalanceTransactionRecord[]> {
-    const { createdFrom: _first, ...params } = query;
-    return this.db.all(EXPORT_PAGE_STATEMENTS.balanceTransactions, params);
+    const rows = await this.db.all(EXPORT_PAGE_STATEMENTS.sessions, { ...query });
+    return rows.map((row) => sessions.decode(row));
   }
 }

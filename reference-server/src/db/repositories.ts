@@ -50,7 +50,7 @@ export interface Repositories {
   webhookDeliveries: WebhookDeliveryRepository;
   requestLog: RequestLogRepository;
   paymentLinks: PaymentLinkRepository;
-  /** The keyset pages the CSV exports stream (issue 37). */
+  /** The keyset pages the sessions export streams (issue 37; the ledger export reads `balanceTransactions`). */
   exportPages: ExportPageRepository;
 }
 

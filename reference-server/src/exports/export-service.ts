@@ -15,20 +15,30 @@ export interface ExportRequest {
   createdTo?: string | undefined;
 }
 
-/** How one kind is read: its pages and its columns. */
+/** The owner and range of an export (epoch ms; `createdFrom` included, `createdTo` excluded), and its page size. */
+type ExportRange = Omit<ExportPageQuery, 'afterSeq'>;
+
+/** What an export reads: the ledger's and the sessions' pages. */
+export type ExportStore = Pick<Store, 'balanceTransactions' | 'exportPages'>;
+
+/** How one kind is read: the page after a row (none: the first), and its columns. */
 interface ExportSource<R extends { seq: number; createdAt: number }> {
-  page(store: Store, query: ExportPageQuery): Promise<R[]>;
+  page(store: ExportStore, range: ExportRange, after: R | undefined): Promise<R[]>;
   columns: readonly ExportColumn<R>[];
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: each source is typed where it is declared; the map holds them all.
 const SOURCES: Record<ExportKind, ExportSource<any>> = {
-  // The ledger's own keyset read, oldest first (db/balance-transactions.ts).
+  // The ledger's own keyset pages, the very statement of the API's list, oldest first (db/balance-transactions.ts).
   'balance-transactions': {
-    page: (store, query) => store.exportPages.balanceTransactions(query),
+    page: (store, range, after) =>
+      store.balanceTransactions.listBalanceTransactions({ ...range, order: 'oldest_first', after }),
     columns: BALANCE_TRANSACTION_COLUMNS,
   },
-  sessions: { page: (store, query) => store.exportPages.sessions(query), columns: SESSION_COLUMNS },
+  sessions: {
+    page: (store, range, after) => store.exportPages.sessions({ ...range, afterSeq: after?.seq ?? 0 }),
+    columns: SESSION_COLUMNS,
+  },
 };
 
 /** A bound of the file name: the day when it is a midnight UTC, else the instant without `:` (file systems). */
@@ -48,7 +58,7 @@ const nameOf = (ms: number): string => {
  */
 export class ExportService {
   constructor(
-    private readonly store: Store,
+    private readonly store: ExportStore,
     /** Rows per page: enough to make a page's statement cheap per row, few enough to hold in memory. */
     private readonly pageSize = 1000,
   ) {}
@@ -61,24 +71,20 @@ export class ExportService {
    */
   async *pages(kind: ExportKind, request: ExportRequest): AsyncGenerator<CsvCell[][]> {
     const source = SOURCES[kind];
-    const createdFrom = request.createdFrom === undefined ? 0 : exportBoundMs(request.createdFrom);
-    const query: ExportPageQuery = {
+    const range: ExportRange = {
       businessId: request.businessId,
       environment: request.environment,
-      createdFrom,
+      createdFrom: request.createdFrom === undefined ? 0 : exportBoundMs(request.createdFrom),
       createdTo: request.createdTo === undefined ? Number.MAX_SAFE_INTEGER : exportBoundMs(request.createdTo),
-      // The first page: from the range's start, before any row.
-      afterSeq: 0,
-      afterCreatedAt: createdFrom,
       limit: this.pageSize,
     };
     const cellsOf = (row: unknown) => source.columns.map((column) => column.cell(row));
-    let page = await source.page(this.store, query);
+    let page = await source.page(this.store, range, undefined);
     yield [source.columns.map((column) => column.header), ...page.map(cellsOf)];
     for (;;) {
       const last = page.at(-1);
       if (page.length < this.pageSize || last === undefined) return;
-      page = await source.page(this.store, { ...query, afterSeq: last.seq, afterCreatedAt: last.createdAt });
+      page = await source.page(this.store, range, last);
       if (page.length > 0) yield page.map(cellsOf);
     }
   }

@@ -5,6 +5,7 @@ import type {
   Pagination,
 } from '@servicepay/node/protocol';
 import { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
+import type { LedgerCursor } from '../db/balance-transactions.ts';
 import type { Store } from '../db/store.ts';
 import { DomainError, notFound } from '../domain-errors.ts';
 import { toPage, unknownCursor } from '../internal/pagination.ts';
@@ -50,13 +51,14 @@ export class BalanceService {
         { path: 'createdTo', message: 'must be later than createdFrom' },
       ]);
     }
-    let after: number | undefined;
+    let after: LedgerCursor | undefined;
     if (query.startingAfter !== undefined) {
       const cursor = await this.store.balanceTransactions.find(query.startingAfter);
       if (!cursor || cursor.businessId !== caller.business.id || cursor.environment !== caller.environment) {
         throw unknownCursor('a balance transaction of this list');
       }
-      after = cursor.seq;
+      // The one read of the cursor's row: its place in the order goes to the page's statement as it is.
+      after = { createdAt: cursor.createdAt, seq: cursor.seq };
     }
     const rows = await this.store.balanceTransactions.listBalanceTransactions({
       businessId: caller.business.id,

@@ -11,7 +11,8 @@ import {
 } from '../middleware/authenticate.ts';
 import { apiCaller, type Caller, callerOf, widgetCaller } from '../middleware/request-context.ts';
 import type { Edge } from './mount-operations.ts';
-import type { AnyOperation, AuthKind, OperationDeps, PortalAuthKind } from './operation.ts';
+import type { AnyOperation, AuthKind, PortalAuthKind } from './operation.ts';
+import type { OperationDeps } from './operation-deps.ts';
 
 /** What the checks in front of the handlers need, beside the handlers' own parts. */
 export interface MountDeps {

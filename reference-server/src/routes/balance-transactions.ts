@@ -4,13 +4,12 @@ import {
   ListBalanceTransactionsParamsSchema,
   RetrieveBalanceParamsSchema,
 } from '@servicepay/node/protocol';
-import { BalanceService } from '../ledger/balance-service.ts';
 import { defineOperation, json } from './operation.ts';
 
 /**
  * The merchant's API for its books (secret key, issue 37): the ledger's entries, one or a page, and the
- * balance per currency. Read-only: entries are written by the jobs that move the money. The service is only
- * reads over the store, so each call makes its own (no state to share).
+ * balance per currency. Read-only: entries are written by the jobs that move the money. The `BalanceService`
+ * is built once with the service's others (`createService`) and reached through the operation deps.
  *
  * @example
  * mountOperations(app, BALANCE_TRANSACTION_OPERATIONS, deps); // as createApp mounts every table
@@ -30,8 +29,8 @@ export const BALANCE_TRANSACTION_OPERATIONS = [
       200: json('A page of balance transactions.', BalanceTransactionSchema, 'BalanceTransaction', true),
     },
     errors: [],
-    handler: async ({ caller, query }, { store }) => ({
-      page: await new BalanceService(store).list(caller, query),
+    handler: async ({ caller, query }, { balance }) => ({
+      page: await balance.list(caller, query),
     }),
   }),
   defineOperation({
@@ -44,8 +43,8 @@ export const BALANCE_TRANSACTION_OPERATIONS = [
     query: RetrieveBalanceParamsSchema,
     success: { 200: json('The balance transaction.', BalanceTransactionSchema, 'BalanceTransaction') },
     errors: [404],
-    handler: async ({ caller, params }, { store }) => ({
-      data: await new BalanceService(store).retrieve(caller, params.id),
+    handler: async ({ caller, params }, { balance }) => ({
+      data: await balance.retrieve(caller, params.id),
     }),
   }),
   defineOperation({
@@ -60,6 +59,6 @@ export const BALANCE_TRANSACTION_OPERATIONS = [
     query: RetrieveBalanceParamsSchema,
     success: { 200: json('The balance.', BalanceSchema, 'Balance') },
     errors: [],
-    handler: async ({ caller }, { store }) => ({ data: await new BalanceService(store).balance(caller) }),
+    handler: async ({ caller }, { balance }) => ({ data: await balance.balance(caller) }),
   }),
 ];

@@ -1,20 +1,10 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import type { BankNotificationProcessor } from '../bank/notification-processor.ts';
-import type { SimulatedBank } from '../bank/simulated-bank.ts';
 import type { ApiCaller } from '../businesses/ownership.ts';
 import type { PortalContext } from '../businesses/portal-sessions.ts';
-import type { Store } from '../db/store.ts';
-import type { PushStreams } from '../events/push-streams.ts';
-import type { Webhooks } from '../events/webhooks.ts';
-import type { ExportService } from '../exports/export-service.ts';
 import type { WidgetCaller } from '../middleware/authenticate.ts';
 import type { SuccessStatus } from '../middleware/envelope.ts';
-import type { PaymentLinkService } from '../payment-links/payment-link-service.ts';
-import type { RefundService } from '../refunds/refund-service.ts';
-import type { SessionService } from '../sessions/session-service.ts';
-import type { TestEndings } from '../sessions/test-endings.ts';
-import type { HealthChecks } from './health.ts';
+import type { OperationDeps } from './operation-deps.ts';
 import type { PortalServices } from './portal-deps.ts';
 
 /**
@@ -178,27 +168,6 @@ export interface DocumentedOperation {
 export interface FormSpec<F extends z.ZodType = z.ZodType, C = never, D = never> {
   schema: F;
   invalid?: (error: z.ZodError, context: C, deps: D) => Promise<void>;
-}
-
-/** The parts of the service the handlers call, given to `mountOperations` by `createApp`. */
-export interface OperationDeps {
-  store: Store;
-  sessions: SessionService;
-  refunds: RefundService;
-  paymentLinks: PaymentLinkService;
-  /** The CSV exports (`routes/exports.ts`). */
-  exports: ExportService;
-  testEndings: TestEndings;
-  webhooks: Webhooks;
-  pushStreams: PushStreams;
-  bank: SimulatedBank;
-  processor: BankNotificationProcessor;
-  /** The simulated bank's counter is served only when the configuration opens it. */
-  publicBankCounter: boolean;
-  /** What `GET /health` and `GET /health/ready` ask, keeping their own state (`routes/health.ts`). */
-  health: HealthChecks;
-  /** The OpenAPI document, served at `/openapi.json`. */
-  openApiDocument: () => unknown;
 }
 
 /** What a handler receives: its request, checked against its operation's schemas, and who sent it. */
