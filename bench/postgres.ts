@@ -250,6 +250,12 @@ try {
       );
     }
     await printStatements(postgres.url, onPostgres.result.requests);
+    // What a payment's push path costs in statements: every statement of a whole payment on one instance (its
+    // create, the checkout's bootstrap, the stream, and the bank's notification), one payment at a time.
+    const payments = 50;
+    await resetStatements(postgres.url);
+    for (let i = 0; i < payments; i++) await onePayment(pgA, pgA, pgKey);
+    await printStatements(postgres.url, payments, 30, 'payment');
   }
 } finally {
   for (const server of servers) await stopBenchServer(server);

@@ -58,8 +58,16 @@ export async function resetStatements(url: string): Promise<void> {
   }
 }
 
-/** The statements PostgreSQL ran since the reset, the most execution time first, per create made meanwhile. */
-export async function printStatements(url: string, creates: number, top = 12): Promise<void> {
+/**
+ * The statements PostgreSQL ran since the reset, the most execution time first, per unit of work made meanwhile
+ * (`what`: a create, by default, or a whole payment).
+ */
+export async function printStatements(
+  url: string,
+  creates: number,
+  top = 12,
+  what = 'create',
+): Promise<void> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -83,9 +91,9 @@ export async function printStatements(url: string, creates: number, top = 12): P
     const totalCalls = Number(all.rows[0]?.calls ?? 0);
     const totalMs = Number(all.rows[0]?.total ?? 0);
     console.log(
-      `\npg_stat_statements over ${creates.toLocaleString('en')} creates: ${(totalCalls / creates).toFixed(2)} statements and ${(totalMs / creates).toFixed(3)} ms of execution per create`,
+      `\npg_stat_statements over ${creates.toLocaleString('en')} × ${what}: ${(totalCalls / creates).toFixed(2)} statements and ${(totalMs / creates).toFixed(3)} ms of execution per ${what}`,
     );
-    console.log('| statement | calls per create | mean ms | share of execution |');
+    console.log(`| statement | calls per ${what} | mean ms | share of execution |`);
     console.log('|---|---:|---:|---:|');
     for (const row of rows) {
       const text = row.query.replace(/\s+/g, ' ').slice(0, 90).replaceAll('|', '\\|');
