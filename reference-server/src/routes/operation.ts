@@ -145,6 +145,8 @@ export interface DocumentedOperation {
   body?: BodySpec;
   /** A portal form (`application/x-www-form-urlencoded`): its schema. */
   form?: z.ZodObject;
+  /** What an invalid form answers instead of the 400 (`FormSpec.invalidStatuses`), when its hook says. */
+  formInvalidStatuses?: readonly number[];
   /** Request headers the operation reads (`Idempotency-Key` is added from `idempotency`). */
   headers?: HeaderSpec[];
   /** `Idempotency-Key` replays: `replay` (the `idempotent` middleware) or `in-write` (remembered in the job). */
@@ -178,6 +180,12 @@ export interface DocumentedOperation {
 export interface FormSpec<F extends z.ZodType = z.ZodType, C = never, D = never> {
   schema: F;
   invalid?: (error: z.ZodError, context: C, deps: D) => Promise<void>;
+  /**
+   * What `invalid` answers in place of the 400, for a hook that never ends in it (sign-in: 401, or 429 once
+   * the address failed too often): the document lists these instead of the 400. Without it an invalid form is
+   * documented as 400, which the other hooks answer after their own checks.
+   */
+  invalidStatuses?: readonly number[];
 }
 
 /** The parts of the service the handlers call, given to `mountOperations` by `createApp`. */
@@ -340,6 +348,7 @@ export function describeOperation(operation: AnyOperation): DocumentedOperation 
   return {
     ...described,
     ...(form ? { form: form.schema } : {}),
+    ...(form?.invalidStatuses ? { formInvalidStatuses: form.invalidStatuses } : {}),
     security: SECURITY_OF[operation.auth],
     readsOwnBody: operation.readsOwnBody ?? isPortalAuth(operation.auth),
   } as DocumentedOperation;
