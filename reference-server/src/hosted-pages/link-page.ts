@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type FieldError, type Payer, PayerSchema } from '@servicepay/node/protocol';
+import { type CreatedSession, type FieldError, type Payer, PayerSchema } from '@servicepay/node/protocol';
 import type { PaymentLinkRecord } from '../db/payment-links.ts';
 import { DomainError } from '../domain-errors.ts';
 import { hostedCheckoutUrl } from '../widget-hosts/hosted-paths.ts';
 import type { HostedPagesDeps } from './hosted-pages-deps.ts';
 import { cookieValue, FORM_COOKIE } from './link-form-token.ts';
+import { SubmissionTaken } from './link-submissions.ts';
 import { escapeHtml, type HostedPage, messagePage, payerAmount, redirect, sendPage } from './page-html.ts';
 
 /** A form post is a few fields: anything larger is not this page's form. */
@@ -177,6 +178,11 @@ export async function linkPage(
     }));
     return fresh(values, fieldErrors(issues), 400);
   }
+  // The same form sent again with the same details (a double click, a browser re-posting it) is the same
+  // submission: it gets the checkout the first was answered with, and makes nothing.
+  const submission = { linkId: link.id, formToken: form.get('form_token') ?? '', details: parsed.data };
+  const earlier = await deps.submissions.earlier(submission, now);
+  if (earlier !== undefined) return redirect(res, earlier);
   // The link's budget and the address's: each counts only a form that would make a session.
   for (const [limiter, key] of [
     [deps.limiters.perLink, link.id],
@@ -196,9 +202,17 @@ export async function linkPage(
     }
   }
   try {
-    const session = await deps.paymentLinks.openSession(link.id, parsed.data as Payer);
-    return redirect(res, hostedCheckoutUrl('', session.id, session.clientSecret));
+    const checkoutOf = (session: CreatedSession) => hostedCheckoutUrl('', session.id, session.clientSecret);
+    const session = await deps.paymentLinks.openSession(link.id, parsed.data as Payer, (tx, created) =>
+      deps.submissions.remember(tx, submission, checkoutOf(created), now),
+    );
+    return redirect(res, checkoutOf(session));
   } catch (error) {
+    // Another request of this submission made its session first (this one's was rolled back): its answer.
+    if (error instanceof SubmissionTaken) {
+      const first = await deps.submissions.earlier(submission, now);
+      if (first !== undefined) return redirect(res, first);
+    }
     if (error instanceof DomainError && error.reason === 'payment_link_inactive') return closed();
     if (error instanceof DomainError) {
       return send(messagePage(409, 'This payment cannot start', error.message, testMode));

@@ -9,6 +9,7 @@ import type {
 } from '@servicepay/node/protocol';
 import { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
 import type { PaymentLinkRecord } from '../db/payment-links.ts';
+import type { Repositories } from '../db/repositories.ts';
 import type { Store } from '../db/store.ts';
 import { DomainError, notFound } from '../domain-errors.ts';
 import { type Clock, toIso, toIsoOrNull } from '../internal/clock.ts';
@@ -164,8 +165,14 @@ export class PaymentLinkService {
    * link never makes a live session), with the link's amount, currency, metadata and `successUrl`. An
    * inactive link answers `payment_link_inactive` (410); a live link of a business whose KYC is not approved
    * `kyc_required`. The caller (the link's page) has spent the link's and the address's budgets first.
+   * `alongside` runs in the session's write job, as `SessionService.create`'s does (the page remembers the
+   * form's submission there: one submission, one session).
    */
-  async openSession(linkId: string, payer: Payer): Promise<CreatedSession> {
+  async openSession(
+    linkId: string,
+    payer: Payer,
+    alongside?: (tx: Repositories, created: CreatedSession) => Promise<void>,
+  ): Promise<CreatedSession> {
     const link = await this.store.paymentLinks.find(linkId);
     if (!link) throw notFound('payment link');
     if (!link.active) {
@@ -189,7 +196,7 @@ export class PaymentLinkService {
       metadata: link.metadata,
       ...(link.successUrl === null ? {} : { successUrl: link.successUrl }),
     };
-    return this.sessions.create(caller, params, undefined, link.id);
+    return this.sessions.create(caller, params, alongside, link.id);
   }
 
   private async owned(caller: ApiCaller, id: string): Promise<PaymentLinkRecord> {
