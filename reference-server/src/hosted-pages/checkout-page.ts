@@ -3,7 +3,8 @@ import type { SessionRecord } from '../db/sessions.ts';
 import { fillSessionId } from '../sessions/redirect-urls.ts';
 import { isTerminal } from '../views/session-status.ts';
 import type { HostedPagesDeps } from './hosted-pages-deps.ts';
-import { escapeHtml, type HostedPage, messagePage, payerAmount, redirect, sendPage } from './page-html.ts';
+import { escapeHtml, type HostedPage, messagePage, redirect, sendPage } from './page-html.ts';
+import { payerAmount } from './payer-amount.ts';
 
 interface CheckoutPageContext {
   environment: 'test' | 'live';
@@ -56,7 +57,7 @@ export async function checkoutPage(
     );
   }
   const merchantName = (await deps.store.businesses.find(session.businessId))?.name ?? '';
-  const amount = payerAmount(session.amount, session.currency);
+  const amount = payerAmount(session.amount, session.currency, req.headers['accept-language']);
   return send({
     status: 200,
     title: `Pay ${merchantName}`,

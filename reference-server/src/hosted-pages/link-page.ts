@@ -6,7 +6,8 @@ import { hostedCheckoutUrl } from '../widget-hosts/hosted-paths.ts';
 import type { HostedPagesDeps } from './hosted-pages-deps.ts';
 import { cookieValue, FORM_COOKIE } from './link-form-token.ts';
 import { SubmissionTaken } from './link-submissions.ts';
-import { escapeHtml, type HostedPage, messagePage, payerAmount, redirect, sendPage } from './page-html.ts';
+import { escapeHtml, type HostedPage, messagePage, redirect, sendPage } from './page-html.ts';
+import { payerAmount } from './payer-amount.ts';
 
 /** A form post is a few fields: anything larger is not this page's form. */
 const MAX_FORM_BYTES = 8 * 1024;
@@ -19,7 +20,10 @@ const FIELD_LABELS: Record<keyof Values, { label: string; type: string; autocomp
   phone: { label: 'Phone number (optional)', type: 'tel', autocomplete: 'tel' },
 };
 
-/** The link's form, with the values typed so far and each field's error beside it. */
+/**
+ * The link's form, with the values typed so far and each field's error beside it; the amount in the language of
+ * the browser's `acceptLanguage`, as the checkout after it writes it.
+ */
 function formPage(
   link: PaymentLinkRecord,
   merchantName: string,
@@ -27,8 +31,9 @@ function formPage(
   values: Values,
   errors: Partial<Record<keyof Values, string>>,
   status: number,
+  acceptLanguage: string | undefined,
 ): HostedPage {
-  const amount = payerAmount(link.amount, link.currency);
+  const amount = payerAmount(link.amount, link.currency, acceptLanguage);
   const fields = (Object.keys(FIELD_LABELS) as (keyof Values)[])
     .map((field) => {
       const { label, type, autocomplete } = FIELD_LABELS[field];
@@ -144,7 +149,7 @@ export async function linkPage(
       'Set-Cookie',
       `${FORM_COOKIE}=${nonce}; Path=/links/${link.id}; HttpOnly; SameSite=Strict; Max-Age=7200${secure ? '; Secure' : ''}`,
     );
-    send(formPage(link, merchantName, token, values, errors, status));
+    send(formPage(link, merchantName, token, values, errors, status, req.headers['accept-language']));
   };
   if (req.method !== 'POST') return fresh({ name: '', email: '', phone: '' }, {}, 200);
 
