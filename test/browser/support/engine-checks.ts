@@ -19,6 +19,44 @@ export function screenshotPath(engine: EngineName, name: string): string {
   return `${SCREENSHOTS}${engine}-${name}.png`;
 }
 
+/** A console message as playwright-core's and puppeteer-core's `ConsoleMessage` both read. */
+interface ConsoleLine {
+  type(): string;
+  text(): string;
+  location(): { url?: string | undefined };
+}
+
+/**
+ * What goes wrong in a page and its frames, as Chromium and Firefox report it from the first byte: console
+ * errors and warnings (playwright-core types a warning `warning`, puppeteer-core `warn`), and uncaught exceptions
+ * (where Gecko also reports a CSP refusal). The engine hands `console` and `pageError` to its page's events and
+ * `lines` to `EnginePage.problems`.
+ *
+ * @example
+ * const recorder = problemRecorder();
+ * page.on('console', recorder.console);
+ * page.on('pageerror', recorder.pageError);
+ */
+export function problemRecorder(): {
+  lines: () => string[];
+  console: (message: ConsoleLine) => void;
+  pageError: (error: unknown) => void;
+} {
+  const problems: string[] = [];
+  return {
+    lines: () => [...problems],
+    console(message) {
+      const type = message.type();
+      if (type === 'error' || type === 'warning' || type === 'warn') {
+        problems.push(`${type}: ${message.text()} (${message.location().url ?? ''})`);
+      }
+    },
+    pageError(error) {
+      problems.push(`pageerror: ${error instanceof Error ? error.message : String(error)}`);
+    },
+  };
+}
+
 /**
  * Retries `attempt` every 100 ms until it answers something other than undefined (an error counts as "not
  * yet": a frame still loading, a re-render); after `timeout` ms fails saying what it waited for and the last error.
