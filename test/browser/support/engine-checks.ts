@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { EngineName, EngineScope, Selector } from './engine.ts';
+import type { EngineName, EnginePage, EngineScope, Selector } from './engine.ts';
 import {
   AXE_LOAD_EXPRESSION,
   CSP_LISTENER_SOURCE,
@@ -163,4 +163,21 @@ export async function cspViolations(scope: EngineScope): Promise<string[]> {
     const global = window as unknown as { __engineCspViolations?: string[]; cspViolations?: string[] };
     return [...(global.__engineCspViolations ?? []), ...(global.cspViolations ?? [])];
   });
+}
+
+/** The account number the checkout frame shows on AWAITING_PAYMENT (ten digits), once it does. */
+export function shownAccountNumber(frame: EngineScope): Promise<string> {
+  return until(
+    'an account number',
+    async () => {
+      const digits = await readText(frame, '.digits');
+      return digits && /^\d{10}$/.test(digits) ? digits : undefined;
+    },
+    15_000,
+  );
+}
+
+/** The CSP violations of the page's top document and, when given, of its checkout frame, in one list. */
+export async function pageCspViolations(page: EnginePage, frame?: EngineScope): Promise<string[]> {
+  return [...(await cspViolations(page.main)), ...(frame ? await cspViolations(frame) : [])];
 }
