@@ -81,9 +81,13 @@ async function documentStatus(page: EnginePage): Promise<number | null> {
   return (await fetch(await page.url(), { redirect: 'manual' })).status;
 }
 
-/** Walks a flow's steps with an engine's driver (support/hosted-flows.ts says what each step means). */
-async function walk(page: EnginePage, steps: FlowStep[]): Promise<void> {
+/**
+ * Walks a flow's steps with an engine's driver (support/hosted-flows.ts says what each step means); answers
+ * when the last `pay` step's transfer was answered (`Date.now()`), if there was one.
+ */
+async function walk(page: EnginePage, steps: FlowStep[]): Promise<{ paidAt: number | undefined }> {
   const frame = page.frame(FRAME);
+  let paidAt: number | undefined;
   for (const step of steps) {
     switch (step.kind) {
       case 'goto':
@@ -104,6 +108,7 @@ async function walk(page: EnginePage, steps: FlowStep[]): Promise<void> {
           amount: newest.body.data[0].amount,
         });
         expect(paid.status).toBe(200);
+        paidAt = Date.now();
         await waitForText(frame, 'h1', 'Payment received');
         break;
       }
@@ -128,6 +133,7 @@ async function walk(page: EnginePage, steps: FlowStep[]): Promise<void> {
         break;
     }
   }
+  return { paidAt };
 }
 
 /** No sideways scrolling in the page (and the checkout frame, when given) at `width`; axe finds nothing. */
@@ -179,6 +185,13 @@ describeEngines('the pages a payer is sent to', (name, engine) => {
     const page = await engine().open({ width: 390 });
     await walk(page, steps.slice(0, 1));
     expect(await readText(page.main, `#${LINK_PAGE.amount}`)).toBe('₦12,500.00');
+    // The browser may fill the payer's details in: each field says what it is.
+    expect(
+      await page.main.evaluate(
+        (ids: string[]) => ids.map((id) => document.getElementById(id)?.getAttribute('autocomplete')),
+        [LINK_PAGE.name, LINK_PAGE.email, LINK_PAGE.phone],
+      ),
+    ).toEqual(['name', 'email', 'tel']);
     await expectPhoneReady(page, 320);
     await page.screenshot('link-form-320');
     await expectPhoneReady(page, 390);
@@ -212,6 +225,8 @@ describeEngines('the pages a payer is sent to', (name, engine) => {
     await walk(page, steps.slice(2, 4));
     const frame = page.frame(FRAME);
     await shownAccountNumber(frame);
+    // The client secret the link's answer carried in the fragment left the address bar at once.
+    expect(await page.url()).not.toContain('#');
     // The checkout the link opened writes the amount as the widget does, the same in every engine.
     expect(await readText(frame, '.amount')).toBe('₦12,500.00');
     await expectPhoneReady(page, 390, frame);
@@ -249,7 +264,7 @@ describeEngines('the pages a payer is sent to', (name, engine) => {
     await page.close();
   });
 
-  it(`${name}: a session's hosted checkout at 390 and 320 px, paid, ends at successUrl with the session id`, async () => {
+  it(`${name}: a session's hosted checkout at 390 and 320 px, paid, ends at successUrl with the session id 3 s after SUCCESS`, async () => {
     const session = await createSession({
       successUrl: `${shopUrl}/paid?session={SESSION_ID}`,
       cancelUrl: `${shopUrl}/cancelled`,
@@ -266,7 +281,10 @@ describeEngines('the pages a payer is sent to', (name, engine) => {
     await expectPhoneReady(page, 320, frame);
     await page.screenshot('hosted-checkout-320');
     expect(await pageCspViolations(page, frame)).toEqual([]);
-    await walk(page, steps.slice(1));
+    const { paidAt } = await walk(page, steps.slice(1));
+    // SUCCESS stays on screen for the spec's 3 s before the page leaves (measured from the transfer's answer,
+    // which SUCCESS follows: a page that left at once would land within the wait's own latency).
+    expect(Date.now() - (paidAt ?? Number.NaN)).toBeGreaterThanOrEqual(2_500);
     expect(await page.url()).toBe(`${shopUrl}/paid?session=${session.id}`);
     expect(await world.sessionStatus(session.id)).toBe('successful');
     expect(await unexpectedProblems(page)).toEqual([]);
