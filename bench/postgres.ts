@@ -16,10 +16,9 @@
  * folder).
  *
  * `BENCH_CONNECTIONS` (50), `BENCH_DURATION_MS` per run (5000), `BENCH_ROUNDS` (2), `BENCH_PAYMENTS` per kind
- * per round (150). `BENCH_PROFILE=1` adds where a create's time goes (support/postgres-profile.ts): after the
- * rounds, one more create run on SQLite and on PostgreSQL one instance, each with the CPU the server and
- * PostgreSQL spent per create, PostgreSQL's statements from `pg_stat_statements`, and the PostgreSQL server's
- * CPU profile (`--cpu-prof`, over its whole life) summarised by self time.
+ * per round (150). `BENCH_PROFILE=1` adds where a create's time goes (support/postgres-profile.ts): one more
+ * create run on SQLite and on PostgreSQL, the CPU each side spent per create, `pg_stat_statements` per create
+ * and per payment, and the PostgreSQL server's CPU profile (`--cpu-prof`) summarised by self time.
  *
  * Targets (issue 25), each printed beside its baseline and whether it holds: PostgreSQL one instance ≥ 0.5× SQLite's
  * creates/s; two instances ≥ 1.0× one instance; a create's p99 ≤ 50 ms at 50 connections; notification → SSE p99
@@ -250,12 +249,10 @@ try {
       );
     }
     await printStatements(postgres.url, onPostgres.result.requests);
-    // What a payment's push path costs in statements: every statement of a whole payment on one instance (its
-    // create, the checkout's bootstrap, the stream, and the bank's notification), one payment at a time.
-    const payments = 50;
+    // A whole payment's statements (create, bootstrap, stream, bank notification), one payment at a time.
     await resetStatements(postgres.url);
-    for (let i = 0; i < payments; i++) await onePayment(pgA, pgA, pgKey);
-    await printStatements(postgres.url, payments, 30, 'payment');
+    for (let i = 0; i < 50; i++) await onePayment(pgA, pgA, pgKey);
+    await printStatements(postgres.url, 50, 30, 'payment');
   }
 } finally {
   for (const server of servers) await stopBenchServer(server);

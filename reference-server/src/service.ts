@@ -20,6 +20,7 @@ import { dnsResolver } from './events/webhook-url-policy.ts';
 import { Webhooks } from './events/webhooks.ts';
 import { hostedPages } from './hosted-pages/hosted-pages.ts';
 import { LinkFormTokens } from './hosted-pages/link-form-token.ts';
+import { LinkSubmissions } from './hosted-pages/link-submissions.ts';
 import { type Clock, systemClock } from './internal/clock.ts';
 import { createJsonLogger, type Logger } from './internal/logger.ts';
 import { SecretBox } from './internal/secret-box.ts';
@@ -201,6 +202,7 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
       paymentLinks,
       // Derived from the secrets key: every instance signs and checks the same forms, and nothing else uses it.
       formTokens: new LinkFormTokens(createHmac('sha256', secretsKey).update('payment-link-forms').digest()),
+      submissions: new LinkSubmissions(store, secretBox),
       limiters: { ...linkLimiters, pages: limiters.widget },
       trustedProxy: trustedProxyMatcher(config.trustedProxies),
     }),

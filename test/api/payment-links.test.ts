@@ -300,6 +300,39 @@ describe("the link's page", () => {
     await payerStarts((await newLink()).url);
   });
 
+  it('makes one session of one submission: the same form sent again (a double click, a re-post) is answered with the same checkout', async () => {
+    const link = await newLink();
+    const sessionsOfLink = async () =>
+      SessionList.parse(
+        (await call(server.baseUrl, 'GET', `/api/widget/sessions?paymentLink=${link.id}`, { token: key }))
+          .body,
+      ).data;
+    const visit = await openLinkPage(link.url);
+    const fields = { name: 'Ada Lovelace', email: 'ada@example.com' };
+    // A double click: the browser sends the form again at once, same token and cookie. (Each request of the
+    // two may spend the link's budget of 3 before either has answered; the one that answers later makes nothing.)
+    const clicks = await Promise.all([1, 2].map(() => submitLinkForm(link.url, visit, fields)));
+    expect(clicks.map((answer) => answer.status)).toEqual([303, 303]);
+    const location = clicks[0]?.headers.get('location') ?? null;
+    expect(clicks.map((answer) => answer.headers.get('location'))).toEqual([location, location]);
+    // The browser re-posting it later (a reload of the answer, "send again"): the same checkout once more.
+    const again = await submitLinkForm(link.url, visit, fields);
+    expect(again.status).toBe(303);
+    expect(again.headers.get('location')).toBe(location);
+    const { sessionId } = checkoutLocation(location);
+    expect((await sessionsOfLink()).map((session) => session.id)).toEqual([sessionId]);
+    // The same form with other details is another submission: its own session.
+    const other = await submitLinkForm(link.url, visit, { name: 'Grace Hopper', email: 'grace@example.com' });
+    expect(other.status).toBe(303);
+    const otherSession = checkoutLocation(other.headers.get('location')).sessionId;
+    expect(otherSession).not.toBe(sessionId);
+    const made = await sessionsOfLink();
+    expect(made.map((session) => [session.id, session.payer.email])).toEqual([
+      [otherSession, 'grace@example.com'],
+      [sessionId, 'ada@example.com'],
+    ]);
+  });
+
   it('a test link opened on the live host is not found there', async () => {
     const link = await newLink();
     const onLive = await openLinkPage(`${server.widgetUrls.live}/links/${link.id}`);

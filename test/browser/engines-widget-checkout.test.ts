@@ -1,23 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CheckoutWorld, paidOnce, startCheckoutWorld } from './support/checkout-world.ts';
-import {
-  ENGINES,
-  type Engine,
-  type EnginePage,
-  type EngineScope,
-  launchEngine,
-  requireBinary,
-} from './support/engine.ts';
+import { type Engine, type EnginePage, type EngineScope, requireBinary } from './support/engine.ts';
 import {
   axeViolations,
   cspViolations,
+  pageCspViolations,
   readText,
+  shownAccountNumber,
   sidewaysScroll,
   until,
   viewportWidth,
   waitForGone,
   waitForText,
 } from './support/engine-checks.ts';
+import { describeEngines } from './support/engine-suite.ts';
 
 // Issue 36: the widget's checkout on a merchant page under the spec's CSP, paid, cancelled and expired in the
 // three engines payers use (Chromium, Firefox, WebKit), each driven by its own driver (support/engine-*.ts).
@@ -57,18 +53,6 @@ async function openCheckout(engine: Engine, width: number) {
   return { page, frame, session, accountNumber };
 }
 
-/** The account number on AWAITING_PAYMENT, once it is shown. */
-function shownAccountNumber(frame: EngineScope): Promise<string> {
-  return until(
-    'an account number',
-    async () => {
-      const digits = await readText(frame, '.digits');
-      return digits && /^\d{10}$/.test(digits) ? digits : undefined;
-    },
-    15_000,
-  );
-}
-
 /** Neither the merchant page nor the checkout frame scrolls sideways at the current width. */
 async function expectNoSidewaysScroll(page: EnginePage, frame: EngineScope, width: number) {
   expect(await viewportWidth(page.main)).toBe(width);
@@ -80,8 +64,7 @@ async function expectNoSidewaysScroll(page: EnginePage, frame: EngineScope, widt
 
 /** No CSP violation in the merchant page or the frame, and no console error or warning anywhere. */
 async function expectClean(page: EnginePage, frame?: EngineScope) {
-  expect(await cspViolations(page.main)).toEqual([]);
-  if (frame) expect(await cspViolations(frame)).toEqual([]);
+  expect(await pageCspViolations(page, frame)).toEqual([]);
   expect(await page.problems()).toEqual([]);
 }
 
@@ -93,141 +76,122 @@ describe('a browser that is not installed', () => {
   });
 });
 
-for (const name of ENGINES) {
-  // A WebKit step is several WebDriver round trips: on a loaded 2-core machine a test can pass 30 s.
-  // WebKit alone is tried twice: WebKitGTK's MiniBrowser under Xvfb, driven over WebDriver, once in a few full
-  // runs does not come up or does not take its window size (seen twice in CI-like runs, never the same step);
-  // a failure of the checkout itself fails both tries.
-  describe(`${name}: the widget's checkout on a merchant page with the spec's CSP`, {
-    timeout: 90_000,
-    retry: name === 'webkit' ? 1 : 0,
-  }, () => {
-    let engine: Engine;
+describeEngines("the widget's checkout on a merchant page with the spec's CSP", (name, engine) => {
+  it(`${name}: pays at 390 px and at 320 px without sideways scrolling; the amount reads ₦5,000.00; onSuccess once; axe finds nothing`, async () => {
+    const { page, frame, session, accountNumber } = await openCheckout(engine(), 390);
+    // The same text in every engine, whatever locale the browser was started with. WebKit runs with no
+    // locale (engine-webkit.ts), so there the widget chooses it from the currency (NGN: en-NG).
+    if (name === 'webkit') expect(await page.main.evaluate(() => navigator.language)).toBe('C');
+    expect(await readText(frame, '.amount')).toBe('₦5,000.00');
+    expect(await readText(frame, 'h1')).toBe('Transfer exactly ₦5,000.00 to this account');
+    await expectNoSidewaysScroll(page, frame, 390);
+    await page.screenshot('widget-awaiting-390');
+    expect(await axeViolations(frame)).toEqual([]);
+    expect(await axeViolations(page.main)).toEqual([]);
 
-    beforeAll(async () => {
-      engine = await launchEngine(name);
-    });
+    await page.resize(320, 640);
+    await expectNoSidewaysScroll(page, frame, 320);
+    await page.screenshot('widget-awaiting-320');
+    expect(await axeViolations(frame)).toEqual([]);
+    await expectClean(page, frame);
 
-    afterAll(async () => {
-      await engine?.close();
-    });
-
-    it(`${name}: pays at 390 px and at 320 px without sideways scrolling; the amount reads ₦5,000.00; onSuccess once; axe finds nothing`, async () => {
-      const { page, frame, session, accountNumber } = await openCheckout(engine, 390);
-      // The same text in every engine, whatever locale the browser was started with. WebKit runs with no
-      // locale (engine-webkit.ts), so there the widget chooses it from the currency (NGN: en-NG).
-      if (name === 'webkit') expect(await page.main.evaluate(() => navigator.language)).toBe('C');
-      expect(await readText(frame, '.amount')).toBe('₦5,000.00');
-      expect(await readText(frame, 'h1')).toBe('Transfer exactly ₦5,000.00 to this account');
-      await expectNoSidewaysScroll(page, frame, 390);
-      await page.screenshot('widget-awaiting-390');
-      expect(await axeViolations(frame)).toEqual([]);
-      expect(await axeViolations(page.main)).toEqual([]);
-
-      await page.resize(320, 640);
-      await expectNoSidewaysScroll(page, frame, 320);
-      await page.screenshot('widget-awaiting-320');
-      expect(await axeViolations(frame)).toEqual([]);
-      await expectClean(page, frame);
-
-      expect((await world.transfer(accountNumber, 500_000)).status).toBe(200);
-      await waitForText(frame, 'h1', 'Payment received');
-      await expectNoSidewaysScroll(page, frame, 320);
-      await page.screenshot('widget-success-320');
-      expect(await axeViolations(frame)).toEqual([]);
-      expect(await merchantLog(page)).toEqual(paidOnce(session));
-      expect(await world.sessionStatus(session.id)).toBe('successful');
-      await expectClean(page, frame);
-      // Back to the merchant by itself after the spec's 3 seconds; onSuccess stays at one.
-      await waitForGone(page.main, OVERLAY, 6_000);
-      expect(await merchantLog(page)).toEqual(paidOnce(session));
-      await expectClean(page);
-      await page.close();
-    });
-
-    it(`${name}: the close control asks first; Cancel payment cancels the session on the service, onCancel once`, async () => {
-      const { page, frame, session } = await openCheckout(engine, 320);
-      await page.main.click({ css: 'button', text: 'Close checkout' });
-      await waitForText(frame, 'h1', 'Cancel this payment?');
-      await expectNoSidewaysScroll(page, frame, 320);
-      await page.screenshot('widget-confirm-cancel-320');
-      expect(await axeViolations(frame)).toEqual([]);
-      await frame.click({ css: 'button', text: 'Cancel payment' });
-      await waitForText(frame, 'h1', 'Payment cancelled');
-      expect(await world.sessionStatus(session.id)).toBe('cancelled');
-      expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
-      await expectClean(page, frame);
-      await waitForGone(page.main, OVERLAY, 6_000);
-      expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
-      await page.close();
-    });
-
-    it(`${name}: the account runs out (test mode's expire): EXPIRED at 390 px, a new account pays; the session's end says so with onCancel once`, async () => {
-      const { page, frame, session, accountNumber } = await openCheckout(engine, 390);
-      expect((await world.expire(session.id, 'account')).body.data.status).toBe('pending');
-      await waitForText(frame, 'h1', 'This account has expired');
-      await expectNoSidewaysScroll(page, frame, 390);
-      await page.screenshot('widget-expired-390');
-      expect(await axeViolations(frame)).toEqual([]);
-      expect(await merchantLog(page)).toEqual([]);
-      await frame.click({ css: 'button', text: 'Get a new account number' });
-      const second = await until('a new account number', async () => {
-        const digits = await readText(frame, '.digits');
-        return digits && /^\d{10}$/.test(digits) && digits !== accountNumber ? digits : undefined;
-      });
-      expect((await world.transfer(second, 500_000)).body.data.outcome).toBe('credited');
-      await waitForText(frame, 'h1', 'Payment received');
-      expect(await merchantLog(page)).toEqual(paidOnce(session));
-      await expectClean(page, frame);
-      await page.close();
-
-      // A second checkout whose session's own lifetime ends while it is open.
-      const ending = await openCheckout(engine, 320);
-      expect((await world.expire(ending.session.id, 'session')).body.data.status).toBe('expired');
-      await waitForText(ending.frame, 'h1', 'This payment has ended');
-      expect(await merchantLog(ending.page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
-      await expectNoSidewaysScroll(ending.page, ending.frame, 320);
-      await ending.page.screenshot('widget-session-ended-320');
-      expect(await axeViolations(ending.frame)).toEqual([]);
-      await expectClean(ending.page, ending.frame);
-      await ending.page.close();
-    });
-
-    it(`${name}: the driver sees what goes wrong: CSP violations and console errors in the page and the frame, sideways scrolling, an axe violation`, async () => {
-      const { page, frame } = await openCheckout(engine, 320);
-      await expectClean(page, frame);
-
-      // What a broken page would do: load a script and an image from a host the CSPs do not allow, say an
-      // error, be wider than the phone, and show an image with no text alternative.
-      await page.main.evaluate(() => {
-        const script = document.createElement('script');
-        script.src = 'http://127.0.0.9:9/not-allowed.js';
-        document.head.append(script);
-        console.error('page says no');
-      });
-      await frame.evaluate(() => {
-        const image = document.createElement('img');
-        image.src = 'http://127.0.0.9:9/not-allowed.png';
-        document.body.append(image);
-        const wide = document.createElement('div');
-        wide.style.width = '2000px';
-        wide.style.height = '1px';
-        document.body.append(wide);
-        console.error('frame says no');
-      });
-      await until('both violations', async () =>
-        (await cspViolations(page.main)).length > 0 && (await cspViolations(frame)).length > 0
-          ? true
-          : undefined,
-      );
-      expect((await cspViolations(page.main)).join('\n')).toContain('not-allowed.js');
-      expect((await cspViolations(frame)).join('\n')).toContain('not-allowed.png');
-      const problems = (await page.problems()).join('\n');
-      expect(problems).toContain('page says no');
-      expect(problems).toContain('frame says no');
-      expect(await sidewaysScroll(frame)).toBeGreaterThan(1000);
-      expect((await axeViolations(frame)).join('\n')).toContain('image-alt');
-      await page.close();
-    });
+    expect((await world.transfer(accountNumber, 500_000)).status).toBe(200);
+    await waitForText(frame, 'h1', 'Payment received');
+    await expectNoSidewaysScroll(page, frame, 320);
+    await page.screenshot('widget-success-320');
+    expect(await axeViolations(frame)).toEqual([]);
+    expect(await merchantLog(page)).toEqual(paidOnce(session));
+    expect(await world.sessionStatus(session.id)).toBe('successful');
+    await expectClean(page, frame);
+    // Back to the merchant by itself after the spec's 3 seconds; onSuccess stays at one.
+    await waitForGone(page.main, OVERLAY, 6_000);
+    expect(await merchantLog(page)).toEqual(paidOnce(session));
+    await expectClean(page);
+    await page.close();
   });
-}
+
+  it(`${name}: the close control asks first; Cancel payment cancels the session on the service, onCancel once`, async () => {
+    const { page, frame, session } = await openCheckout(engine(), 320);
+    await page.main.click({ css: 'button', text: 'Close checkout' });
+    await waitForText(frame, 'h1', 'Cancel this payment?');
+    await expectNoSidewaysScroll(page, frame, 320);
+    await page.screenshot('widget-confirm-cancel-320');
+    expect(await axeViolations(frame)).toEqual([]);
+    await frame.click({ css: 'button', text: 'Cancel payment' });
+    await waitForText(frame, 'h1', 'Payment cancelled');
+    expect(await world.sessionStatus(session.id)).toBe('cancelled');
+    expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
+    await expectClean(page, frame);
+    await waitForGone(page.main, OVERLAY, 6_000);
+    expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
+    await page.close();
+  });
+
+  it(`${name}: the account runs out (test mode's expire): EXPIRED at 390 px, a new account pays; the session's end says so with onCancel once`, async () => {
+    const { page, frame, session, accountNumber } = await openCheckout(engine(), 390);
+    expect((await world.expire(session.id, 'account')).body.data.status).toBe('pending');
+    await waitForText(frame, 'h1', 'This account has expired');
+    await expectNoSidewaysScroll(page, frame, 390);
+    await page.screenshot('widget-expired-390');
+    expect(await axeViolations(frame)).toEqual([]);
+    expect(await merchantLog(page)).toEqual([]);
+    await frame.click({ css: 'button', text: 'Get a new account number' });
+    const second = await until('a new account number', async () => {
+      const digits = await readText(frame, '.digits');
+      return digits && /^\d{10}$/.test(digits) && digits !== accountNumber ? digits : undefined;
+    });
+    expect((await world.transfer(second, 500_000)).body.data.outcome).toBe('credited');
+    await waitForText(frame, 'h1', 'Payment received');
+    expect(await merchantLog(page)).toEqual(paidOnce(session));
+    await expectClean(page, frame);
+    await page.close();
+
+    // A second checkout whose session's own lifetime ends while it is open.
+    const ending = await openCheckout(engine(), 320);
+    expect((await world.expire(ending.session.id, 'session')).body.data.status).toBe('expired');
+    await waitForText(ending.frame, 'h1', 'This payment has ended');
+    expect(await merchantLog(ending.page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);
+    await expectNoSidewaysScroll(ending.page, ending.frame, 320);
+    await ending.page.screenshot('widget-session-ended-320');
+    expect(await axeViolations(ending.frame)).toEqual([]);
+    await expectClean(ending.page, ending.frame);
+    await ending.page.close();
+  });
+
+  it(`${name}: the driver sees what goes wrong: CSP violations and console errors in the page and the frame, sideways scrolling, an axe violation`, async () => {
+    const { page, frame } = await openCheckout(engine(), 320);
+    await expectClean(page, frame);
+
+    // What a broken page would do: load a script and an image from a host the CSPs do not allow, say an
+    // error, be wider than the phone, and show an image with no text alternative.
+    await page.main.evaluate(() => {
+      const script = document.createElement('script');
+      script.src = 'http://127.0.0.9:9/not-allowed.js';
+      document.head.append(script);
+      console.error('page says no');
+    });
+    await frame.evaluate(() => {
+      const image = document.createElement('img');
+      image.src = 'http://127.0.0.9:9/not-allowed.png';
+      document.body.append(image);
+      const wide = document.createElement('div');
+      wide.style.width = '2000px';
+      wide.style.height = '1px';
+      document.body.append(wide);
+      console.error('frame says no');
+    });
+    await until('both violations', async () =>
+      (await cspViolations(page.main)).length > 0 && (await cspViolations(frame)).length > 0
+        ? true
+        : undefined,
+    );
+    expect((await cspViolations(page.main)).join('\n')).toContain('not-allowed.js');
+    expect((await cspViolations(frame)).join('\n')).toContain('not-allowed.png');
+    const problems = (await page.problems()).join('\n');
+    expect(problems).toContain('page says no');
+    expect(problems).toContain('frame says no');
+    expect(await sidewaysScroll(frame)).toBeGreaterThan(1000);
+    expect((await axeViolations(frame)).join('\n')).toContain('image-alt');
+    await page.close();
+  });
+});

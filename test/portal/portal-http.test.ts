@@ -122,6 +122,40 @@ describe('portal sign-in', () => {
     expect((await client.signIn(shop.keys.test.secretKey)).status).toBe(303);
   });
 
+  it('answers a form that is none (no key, a key over 200 characters, an unknown environment) 401 as a failed sign-in, never 400, as its document lists', async () => {
+    clock.advance(61_000); // the throttle's minute of the test above is over
+    const client = new PortalClient(server.baseUrl);
+    await client.request('GET', '/portal/sign-in');
+    const forms = [
+      { _csrf: client.token },
+      { _csrf: client.token, secretKey: '   ' },
+      { _csrf: client.token, secretKey: `sk_test_${'A'.repeat(200)}` },
+      { _csrf: client.token, secretKey: shop.keys.test.secretKey, environment: 'staging' },
+    ];
+    const answers = [];
+    for (const form of forms) answers.push(await client.request('POST', '/portal/sign-in', form));
+    expect(answers.map((answer) => answer.status)).toEqual([401, 401, 401, 401]);
+    expect(answers[0]?.text).toContain('Paste one of your secret keys.');
+    expect(client.cookies.has('sp_portal')).toBe(false);
+    // The fifth failure in the minute: still a failed sign-in; the sixth is throttled.
+    expect((await client.request('POST', '/portal/sign-in', { _csrf: client.token })).status).toBe(401);
+    expect((await client.request('POST', '/portal/sign-in', { _csrf: client.token })).status).toBe(429);
+    const document = (await (await fetch(`${server.baseUrl}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
+    expect(Object.keys(document.paths['/portal/sign-in']?.post?.responses ?? {}).sort()).toEqual([
+      '303',
+      '401',
+      '403',
+      '413',
+      '415',
+      '429',
+      '503',
+      'default',
+    ]);
+    clock.advance(61_000);
+  });
+
   it('signs in with a live key into live data, and never stores or echoes the key', async () => {
     const client = new PortalClient(server.baseUrl);
     const answer = await client.signIn(shop.keys.live.secretKey);

@@ -101,7 +101,11 @@ export const frameTexts = {
   expiredBody: 'No transfer arrived in time. Get a new account number to try again.',
   newAccount: 'Get a new account number',
   sessionEndedTitle: 'This payment has ended',
-  sessionEndedBody: 'This payment can no longer be completed. Go back to the shop to start again.',
+  // Said on the merchant's page and on the hosted checkout alike: a hosted page has no shop to go back to, and the
+  // button's way back is the merchant's (the overlay closes; the hosted page goes where the session's return goes).
+  sessionEndedBody: 'The time to pay ran out, so this payment can no longer be completed.',
+  returnToMerchant: (merchant: string) => `Return to ${merchant}`,
+  returnToMerchantPlain: 'Return to the merchant',
   confirmCancelTitle: 'Cancel this payment?',
   confirmCancelBody:
     'Already sent the money? Then keep this window open: your payment is confirmed as soon as your bank delivers it. If you cancel now, a transfer that has not arrived yet is returned to you by your bank.',

@@ -1,13 +1,34 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { SessionRecord } from '../db/sessions.ts';
 import { fillSessionId } from '../sessions/redirect-urls.ts';
 import { isTerminal } from '../views/session-status.ts';
 import type { HostedPagesDeps } from './hosted-pages-deps.ts';
-import { escapeHtml, messagePage, payerAmount, redirect, sendPage } from './page-html.ts';
+import { escapeHtml, type HostedPage, messagePage, redirect, sendPage } from './page-html.ts';
+import { payerAmount } from './payer-amount.ts';
 
 interface CheckoutPageContext {
   environment: 'test' | 'live';
   version: string;
   sessionId: string;
+}
+
+/**
+ * The session a checkout page names, with the page's sender and whether it is in test mode; answers the 404
+ * page itself (and undefined) for an unknown session or one of the other environment's host.
+ */
+async function openSession(
+  req: IncomingMessage,
+  res: ServerResponse,
+  deps: HostedPagesDeps,
+  page: CheckoutPageContext,
+): Promise<{ session: SessionRecord; send: (answer: HostedPage) => void; testMode: boolean } | undefined> {
+  const send = (answer: HostedPage) => sendPage(req, res, page.version, answer);
+  const session = await deps.store.sessions.find(page.sessionId);
+  if (!session || session.environment !== page.environment) {
+    send(messagePage(404, 'Checkout not found', 'Check the address you were given.', false));
+    return undefined;
+  }
+  return { session, send, testMode: session.environment === 'test' };
 }
 
 /**
@@ -22,12 +43,9 @@ export async function checkoutPage(
   deps: HostedPagesDeps,
   page: CheckoutPageContext,
 ): Promise<void> {
-  const session = await deps.store.sessions.find(page.sessionId);
-  const send = (answer: Parameters<typeof sendPage>[3]) => sendPage(req, res, page.version, answer);
-  if (!session || session.environment !== page.environment) {
-    return send(messagePage(404, 'Checkout not found', 'Check the address you were given.', false));
-  }
-  const testMode = session.environment === 'test';
+  const found = await openSession(req, res, deps, page);
+  if (!found) return;
+  const { session, send, testMode } = found;
   if (isTerminal(session.status)) {
     return send(
       messagePage(
@@ -39,7 +57,7 @@ export async function checkoutPage(
     );
   }
   const merchantName = (await deps.store.businesses.find(session.businessId))?.name ?? '';
-  const amount = payerAmount(session.amount, session.currency);
+  const amount = payerAmount(session.amount, session.currency, req.headers['accept-language']);
   return send({
     status: 200,
     title: `Pay ${merchantName}`,
@@ -64,12 +82,9 @@ export async function checkoutReturn(
   deps: HostedPagesDeps,
   page: CheckoutPageContext,
 ): Promise<void> {
-  const session = await deps.store.sessions.find(page.sessionId);
-  const send = (answer: Parameters<typeof sendPage>[3]) => sendPage(req, res, page.version, answer);
-  if (!session || session.environment !== page.environment) {
-    return send(messagePage(404, 'Checkout not found', 'Check the address you were given.', false));
-  }
-  const testMode = session.environment === 'test';
+  const found = await openSession(req, res, deps, page);
+  if (!found) return;
+  const { session, send, testMode } = found;
   const merchantName = (await deps.store.businesses.find(session.businessId))?.name ?? 'the seller';
   const back = (url: string | null) =>
     url === null ? undefined : { href: fillSessionId(url, session.id), label: `Back to ${merchantName}` };

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** How long a link page's form may be sent after it was shown. */
-const FORM_LIFETIME_MS = 2 * 60 * 60 * 1000;
+export const FORM_LIFETIME_MS = 2 * 60 * 60 * 1000;
 
 /** The cookie that carries the browser's half of the form token (`HttpOnly`, `SameSite=Strict`). */
 export const FORM_COOKIE = 'sp_link_form';

@@ -1,11 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type FieldError, type Payer, PayerSchema } from '@servicepay/node/protocol';
+import { type CreatedSession, type FieldError, type Payer, PayerSchema } from '@servicepay/node/protocol';
+import { IdempotencyKeyTakenError } from '../db/idempotency-keys.ts';
 import type { PaymentLinkRecord } from '../db/payment-links.ts';
 import { DomainError } from '../domain-errors.ts';
 import { hostedCheckoutUrl } from '../widget-hosts/hosted-paths.ts';
 import type { HostedPagesDeps } from './hosted-pages-deps.ts';
 import { cookieValue, FORM_COOKIE } from './link-form-token.ts';
-import { escapeHtml, type HostedPage, messagePage, payerAmount, redirect, sendPage } from './page-html.ts';
+import { escapeHtml, type HostedPage, messagePage, redirect, sendPage } from './page-html.ts';
+import { payerAmount } from './payer-amount.ts';
 
 /** A form post is a few fields: anything larger is not this page's form. */
 const MAX_FORM_BYTES = 8 * 1024;
@@ -18,7 +20,10 @@ const FIELD_LABELS: Record<keyof Values, { label: string; type: string; autocomp
   phone: { label: 'Phone number (optional)', type: 'tel', autocomplete: 'tel' },
 };
 
-/** The link's form, with the values typed so far and each field's error beside it. */
+/**
+ * The link's form, with the values typed so far and each field's error beside it; the amount in the language of
+ * the browser's `acceptLanguage`, as the checkout after it writes it.
+ */
 function formPage(
   link: PaymentLinkRecord,
   merchantName: string,
@@ -26,8 +31,9 @@ function formPage(
   values: Values,
   errors: Partial<Record<keyof Values, string>>,
   status: number,
+  acceptLanguage: string | undefined,
 ): HostedPage {
-  const amount = payerAmount(link.amount, link.currency);
+  const amount = payerAmount(link.amount, link.currency, acceptLanguage);
   const fields = (Object.keys(FIELD_LABELS) as (keyof Values)[])
     .map((field) => {
       const { label, type, autocomplete } = FIELD_LABELS[field];
@@ -143,7 +149,7 @@ export async function linkPage(
       'Set-Cookie',
       `${FORM_COOKIE}=${nonce}; Path=/links/${link.id}; HttpOnly; SameSite=Strict; Max-Age=7200${secure ? '; Secure' : ''}`,
     );
-    send(formPage(link, merchantName, token, values, errors, status));
+    send(formPage(link, merchantName, token, values, errors, status, req.headers['accept-language']));
   };
   if (req.method !== 'POST') return fresh({ name: '', email: '', phone: '' }, {}, 200);
 
@@ -177,6 +183,11 @@ export async function linkPage(
     }));
     return fresh(values, fieldErrors(issues), 400);
   }
+  // The same form sent again with the same details (a double click, a browser re-posting it) is the same
+  // submission: it gets the checkout the first was answered with, and makes nothing.
+  const submission = { linkId: link.id, formToken: form.get('form_token') ?? '', details: parsed.data };
+  const earlier = await deps.submissions.earlier(submission, now);
+  if (earlier !== undefined) return redirect(res, earlier);
   // The link's budget and the address's: each counts only a form that would make a session.
   for (const [limiter, key] of [
     [deps.limiters.perLink, link.id],
@@ -196,9 +207,17 @@ export async function linkPage(
     }
   }
   try {
-    const session = await deps.paymentLinks.openSession(link.id, parsed.data as Payer);
-    return redirect(res, hostedCheckoutUrl('', session.id, session.clientSecret));
+    const checkoutOf = (session: CreatedSession) => hostedCheckoutUrl('', session.id, session.clientSecret);
+    const session = await deps.paymentLinks.openSession(link.id, parsed.data as Payer, (created) =>
+      deps.submissions.claimFor(submission, checkoutOf(created), now),
+    );
+    return redirect(res, checkoutOf(session));
   } catch (error) {
+    // Another request of this submission made its session first (this one's was rolled back): its answer.
+    if (error instanceof IdempotencyKeyTakenError) {
+      const first = await deps.submissions.earlier(submission, now);
+      if (first !== undefined) return redirect(res, first);
+    }
     if (error instanceof DomainError && error.reason === 'payment_link_inactive') return closed();
     if (error instanceof DomainError) {
       return send(messagePage(409, 'This payment cannot start', error.message, testMode));

@@ -31,27 +31,6 @@ export function hostedPageCsp(): string {
   ].join('; ');
 }
 
-/**
- * An amount as the checkout the payer is about to see spells it (`₦12,500.00`): the currency's own symbol and
- * decimals, the grouping of English (a page served to any browser has no locale of the payer's to go by).
- *
- * @example
- * payerAmount(1_250_000, 'NGN'); // '₦12,500.00'
- */
-export function payerAmount(minor: number, currency: string): string {
-  try {
-    const format = new Intl.NumberFormat('en', {
-      style: 'currency',
-      currency,
-      currencyDisplay: 'narrowSymbol',
-    });
-    const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
-    return format.format(minor / 10 ** digits);
-  } catch {
-    return `${currency} ${(minor / 100).toFixed(2)}`;
-  }
-}
-
 /** What a page shows: its title, its main content (HTML already escaped), and whether it loads the checkout. */
 export interface HostedPage {
   status: number;

@@ -8,6 +8,7 @@ import type {
   UpdatePaymentLinkParams,
 } from '@servicepay/node/protocol';
 import { type ApiCaller, assertOwnedBy } from '../businesses/ownership.ts';
+import type { IdempotencyClaim } from '../db/idempotency-keys.ts';
 import type { PaymentLinkRecord } from '../db/payment-links.ts';
 import type { Store } from '../db/store.ts';
 import { DomainError, notFound } from '../domain-errors.ts';
@@ -164,8 +165,14 @@ export class PaymentLinkService {
    * link never makes a live session), with the link's amount, currency, metadata and `successUrl`. An
    * inactive link answers `payment_link_inactive` (410); a live link of a business whose KYC is not approved
    * `kyc_required`. The caller (the link's page) has spent the link's and the address's budgets first.
+   * `remember` gives the claim written with the session, as `SessionService.create`'s does (the page claims the
+   * form's submission so: one submission, one session).
    */
-  async openSession(linkId: string, payer: Payer): Promise<CreatedSession> {
+  async openSession(
+    linkId: string,
+    payer: Payer,
+    remember?: (created: CreatedSession) => IdempotencyClaim | undefined,
+  ): Promise<CreatedSession> {
     const link = await this.store.paymentLinks.find(linkId);
     if (!link) throw notFound('payment link');
     if (!link.active) {
@@ -189,7 +196,7 @@ export class PaymentLinkService {
       metadata: link.metadata,
       ...(link.successUrl === null ? {} : { successUrl: link.successUrl }),
     };
-    return this.sessions.create(caller, params, undefined, link.id);
+    return this.sessions.create(caller, params, remember, link.id);
   }
 
   private async owned(caller: ApiCaller, id: string): Promise<PaymentLinkRecord> {

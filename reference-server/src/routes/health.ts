@@ -6,7 +6,9 @@ import { readinessAnswered } from '../metrics/metrics.ts';
 
 /**
  * The answer `/health` gives, without HTTP: undefined when the database answers and takes writes, else the
- * 503 to send. The change is logged once each way.
+ * 503 `service_unavailable` to send (`Retry-After: 1` when the database does not answer; while the disk is
+ * full, `storageFullError`'s, the same code with the writes' `Retry-After: 30`). The change is logged once each
+ * way.
  */
 function databaseCheck(
   store: Pick<Store, 'ping'>,
@@ -113,8 +115,9 @@ function readinessCheck(
  * What the health endpoints ask (issue 28), without HTTP: each answers undefined when the instance is fit, else
  * the 503 to answer. `database`: `/health`, the load balancer's probe (the database answers, `Store.ping`, and
  * takes writes, `StorageHealth`; `Retry-After: 1` for the database, the writes' own 30 s for a full disk).
- * `ready`: `/health/ready` (the database answers and a probe write commits). They share one database check, so
- * an outage is logged once each way, not once per probe or per endpoint (probes come every few seconds).
+ * `ready`: `/health/ready` (what `database` asks, then a probe write commits; 503 `service_unavailable` either
+ * way). They share one database check, so an outage is logged once each way, not once per probe or per endpoint
+ * (probes come every few seconds).
  */
 export interface HealthChecks {
   database(): Promise<HttpError | undefined>;

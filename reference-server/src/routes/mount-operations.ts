@@ -17,8 +17,9 @@ export interface Edge<D = unknown> {
 }
 
 /**
- * The status the validation of an operation's query, body or form answers (`validation_failed`, naming each
- * field), when it has one to validate; the document adds it.
+ * The statuses the validation of an operation's query, body or form answers (400 `validation_failed`, naming
+ * each field, or what a form's `invalid` hook answers instead: `formInvalidStatuses`), when it has one to
+ * validate; the document adds them.
  *
  * @example
  * validationStatuses(createSession); // [400]
@@ -27,8 +28,13 @@ export const validationStatuses = (operation: {
   query?: unknown;
   body?: { absent: string } | undefined;
   form?: unknown;
-}): readonly number[] =>
-  operation.query || operation.form || (operation.body && operation.body.absent !== 'unread') ? [400] : [];
+  formInvalidStatuses?: readonly number[] | undefined;
+}): readonly number[] => {
+  const statuses = new Set<number>();
+  if (operation.query || (operation.body && operation.body.absent !== 'unread')) statuses.add(400);
+  if (operation.form) for (const status of operation.formInvalidStatuses ?? [400]) statuses.add(status);
+  return [...statuses];
+};
 
 /** Sends what a handler answered (nothing when it answered by itself). */
 function send(res: Response, answer: Answer): void {

@@ -4,6 +4,7 @@ import type { ApiCaller } from '../businesses/ownership.ts';
 import type { PortalContext } from '../businesses/portal-sessions.ts';
 import type { WidgetCaller } from '../middleware/authenticate.ts';
 import type { SuccessStatus } from '../middleware/envelope.ts';
+import type { FormSpec } from './form-spec.ts';
 import type { OperationDeps } from './operation-deps.ts';
 import type { PortalServices } from './portal-deps.ts';
 
@@ -135,6 +136,8 @@ export interface DocumentedOperation {
   body?: BodySpec;
   /** A portal form (`application/x-www-form-urlencoded`): its schema. */
   form?: z.ZodObject;
+  /** What an invalid form answers instead of the 400 (`FormSpec.invalidStatuses`), when its hook says. */
+  formInvalidStatuses?: readonly number[];
   /** Request headers the operation reads (`Idempotency-Key` is added from `idempotency`). */
   headers?: HeaderSpec[];
   /** `Idempotency-Key` replays: `replay` (the `idempotent` middleware) or `in-write` (remembered in the job). */
@@ -156,18 +159,6 @@ export interface DocumentedOperation {
   readsOwnBody?: boolean;
   /** `false`: never reads the database (this document, liveness, the portal's assets), so never answers its 503. */
   readsDatabase?: false;
-}
-
-/**
- * A portal form (`application/x-www-form-urlencoded`): the schema that documents it and that the handler's
- * `body` is parsed with, once, before the handler runs (as hono's `openapi()` validates a form from the route
- * that documents it). A form that fails it answers the 400 page, unless `invalid` answers it instead (hono's
- * route `hook`): sign-in counts a malformed attempt as a failed sign-in; a form on another business's resource
- * is refused for that first.
- */
-export interface FormSpec<F extends z.ZodType = z.ZodType, C = never, D = never> {
-  schema: F;
-  invalid?: (error: z.ZodError, context: C, deps: D) => Promise<void>;
 }
 
 /** What a handler receives: its request, checked against its operation's schemas, and who sent it. */
@@ -309,6 +300,7 @@ export function describeOperation(operation: AnyOperation): DocumentedOperation 
   return {
     ...described,
     ...(form ? { form: form.schema } : {}),
+    ...(form?.invalidStatuses ? { formInvalidStatuses: form.invalidStatuses } : {}),
     security: SECURITY_OF[operation.auth],
     readsOwnBody: operation.readsOwnBody ?? isPortalAuth(operation.auth),
   } as DocumentedOperation;

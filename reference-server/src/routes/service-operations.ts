@@ -30,7 +30,7 @@ export const SERVICE_OPERATIONS = [
     tag: 'Service',
     summary: 'Health check (for a load balancer)',
     description:
-      'Answers 200 when the service can reach its database (one `SELECT 1` on PostgreSQL, at most 2 s; a check of the open handle on SQLite), else 503 `service_unavailable` with `Retry-After: 1`, and 200 again by itself once the database answers.',
+      'Answers 200 when the service can reach its database (one `SELECT 1` on PostgreSQL, at most 2 s; a check of the open handle on SQLite), else 503 `service_unavailable` with `Retry-After: 1`, and 200 again by itself once the database answers. While the disk is full (no write can commit), 503 `service_unavailable` with `Retry-After: 30`.',
     auth: 'none',
     readsOwnBody: true,
     success: { 200: json('The service is up and its database answers.', HealthSchema, 'Health') },
@@ -65,7 +65,7 @@ export const SERVICE_OPERATIONS = [
     tag: 'Service',
     summary: 'Readiness (for a load balancer)',
     description:
-      'Answers 200 when the database answers and one probe write commits within 2 s (probes share one write, reused for 1 s); else 503 `service_unavailable` with `Retry-After: 1` (`storage_full` while the disk is full).',
+      'Answers 200 when the database answers and one probe write commits within 2 s (probes share one write, reused for 1 s); else 503 `service_unavailable` with `Retry-After: 1` (while the disk is full, the same code with `Retry-After: 30`).',
     auth: 'none',
     readsOwnBody: true,
     success: { 200: json('The instance can take traffic.', ReadySchema, 'Ready') },

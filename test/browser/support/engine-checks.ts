@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { EngineName, EngineScope, Selector } from './engine.ts';
+import type { EngineName, EnginePage, EngineScope, Selector } from './engine.ts';
 import {
   AXE_LOAD_EXPRESSION,
   CSP_LISTENER_SOURCE,
@@ -17,6 +17,44 @@ const SCREENSHOTS = fileURLToPath(new URL('../screenshots/engines/', import.meta
 export function screenshotPath(engine: EngineName, name: string): string {
   mkdirSync(SCREENSHOTS, { recursive: true });
   return `${SCREENSHOTS}${engine}-${name}.png`;
+}
+
+/** A console message as playwright-core's and puppeteer-core's `ConsoleMessage` both read. */
+interface ConsoleLine {
+  type(): string;
+  text(): string;
+  location(): { url?: string | undefined };
+}
+
+/**
+ * What goes wrong in a page and its frames, as Chromium and Firefox report it from the first byte: console
+ * errors and warnings (playwright-core types a warning `warning`, puppeteer-core `warn`), and uncaught exceptions
+ * (where Gecko also reports a CSP refusal). The engine hands `console` and `pageError` to its page's events and
+ * `lines` to `EnginePage.problems`.
+ *
+ * @example
+ * const recorder = problemRecorder();
+ * page.on('console', recorder.console);
+ * page.on('pageerror', recorder.pageError);
+ */
+export function problemRecorder(): {
+  lines: () => string[];
+  console: (message: ConsoleLine) => void;
+  pageError: (error: unknown) => void;
+} {
+  const problems: string[] = [];
+  return {
+    lines: () => [...problems],
+    console(message) {
+      const type = message.type();
+      if (type === 'error' || type === 'warning' || type === 'warn') {
+        problems.push(`${type}: ${message.text()} (${message.location().url ?? ''})`);
+      }
+    },
+    pageError(error) {
+      problems.push(`pageerror: ${error instanceof Error ? error.message : String(error)}`);
+    },
+  };
 }
 
 /**
@@ -125,4 +163,21 @@ export async function cspViolations(scope: EngineScope): Promise<string[]> {
     const global = window as unknown as { __engineCspViolations?: string[]; cspViolations?: string[] };
     return [...(global.__engineCspViolations ?? []), ...(global.cspViolations ?? [])];
   });
+}
+
+/** The account number the checkout frame shows on AWAITING_PAYMENT (ten digits), once it does. */
+export function shownAccountNumber(frame: EngineScope): Promise<string> {
+  return until(
+    'an account number',
+    async () => {
+      const digits = await readText(frame, '.digits');
+      return digits && /^\d{10}$/.test(digits) ? digits : undefined;
+    },
+    15_000,
+  );
+}
+
+/** The CSP violations of the page's top document and, when given, of its checkout frame, in one list. */
+export async function pageCspViolations(page: EnginePage, frame?: EngineScope): Promise<string[]> {
+  return [...(await cspViolations(page.main)), ...(frame ? await cspViolations(frame) : [])];
 }

@@ -1,4 +1,4 @@
-import type { ConsoleMessage, ElementHandle, Frame, Page } from 'playwright-core';
+import type { ElementHandle, Frame, Page } from 'playwright-core';
 import { launchChromium } from './browser.ts';
 import {
   ENGINE_PACKAGES,
@@ -8,7 +8,7 @@ import {
   requireBinary,
   type Selector,
 } from './engine.ts';
-import { screenshotPath, until } from './engine-checks.ts';
+import { problemRecorder, screenshotPath, until } from './engine-checks.ts';
 import { CSP_LISTENER_SOURCE, describeSelector, findExpression, scopeOf } from './engine-scripts.ts';
 
 /** Chromium (Blink): Debian's `chromium` through playwright-core, as the other browser suites launch it. */
@@ -22,25 +22,21 @@ export async function launchChromiumEngine(): Promise<Engine> {
       const context = await browser.newContext({ viewport: { width, height } });
       await context.addInitScript({ content: CSP_LISTENER_SOURCE });
       const page = await context.newPage();
-      const problems: string[] = [];
-      page.on('console', (message: ConsoleMessage) => {
-        if (message.type() === 'error' || message.type() === 'warning') {
-          problems.push(`${message.type()}: ${message.text()} (${message.location().url})`);
-        }
-      });
-      page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-      return chromiumPage(page, problems, () => context.close());
+      const problems = problemRecorder();
+      page.on('console', problems.console);
+      page.on('pageerror', problems.pageError);
+      return chromiumPage(page, problems.lines, () => context.close());
     },
     close: () => browser.close(),
   };
 }
 
-function chromiumPage(page: Page, problems: string[], close: () => Promise<void>): EnginePage {
+function chromiumPage(page: Page, problems: () => string[], close: () => Promise<void>): EnginePage {
   const main = chromiumScope(async () => page.mainFrame());
   return {
     engine: 'chromium',
     main,
-    problems: async () => [...problems],
+    problems: async () => problems(),
     frame(iframe) {
       return chromiumScope(async () => {
         const element = await elementIn(page.mainFrame(), iframe);

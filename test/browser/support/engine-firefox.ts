@@ -7,7 +7,7 @@ import {
   requireBinary,
   type Selector,
 } from './engine.ts';
-import { screenshotPath, until } from './engine-checks.ts';
+import { problemRecorder, screenshotPath, until } from './engine-checks.ts';
 import { CSP_LISTENER_SOURCE, describeSelector, findExpression, scopeOf } from './engine-scripts.ts';
 
 /**
@@ -39,27 +39,21 @@ export async function launchFirefoxEngine(): Promise<Engine> {
       await page.setViewport({ width, height });
       // A BiDi preload script: runs in every frame of the page before the frame's own scripts.
       await page.evaluateOnNewDocument(CSP_LISTENER_SOURCE);
-      const problems: string[] = [];
-      page.on('console', (message) => {
-        if (message.type() === 'error' || message.type() === 'warn') {
-          problems.push(`${message.type()}: ${message.text()} (${message.location().url ?? ''})`);
-        }
-      });
+      const problems = problemRecorder();
+      page.on('console', problems.console);
       // Gecko reports a CSP refusal as an error of the page, not as a console message.
-      page.on('pageerror', (error) =>
-        problems.push(`pageerror: ${error instanceof Error ? error.message : String(error)}`),
-      );
-      return firefoxPage(page, problems, () => context.close());
+      page.on('pageerror', problems.pageError);
+      return firefoxPage(page, problems.lines, () => context.close());
     },
     close: () => browser.close(),
   };
 }
 
-function firefoxPage(page: Page, problems: string[], close: () => Promise<void>): EnginePage {
+function firefoxPage(page: Page, problems: () => string[], close: () => Promise<void>): EnginePage {
   return {
     engine: 'firefox',
     main: firefoxScope(async () => page.mainFrame()),
-    problems: async () => [...problems],
+    problems: async () => problems(),
     frame(iframe) {
       return firefoxScope(async () => {
         const element = await elementIn(page.mainFrame(), iframe);

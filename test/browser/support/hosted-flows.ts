@@ -1,7 +1,8 @@
 /**
  * The payer-facing pages of issue 36 (a payment link's page and a session's hosted checkout), described once,
- * apart from any browser driver, so the Chromium tests here and the three-engine harness (Firefox over
- * WebDriver BiDi, WebKit through WebKitGTK's driver) walk the same flows by the same stable ids.
+ * apart from any browser driver, so the three-engine tests (engines-hosted-pages.test.ts: Chromium through
+ * playwright-core, Firefox over WebDriver BiDi, WebKit through WebKitGTK's driver) walk the same flows by the
+ * same stable ids.
  *
  * Each step is data: a driver turns `goto` into its navigation, `fill` into typing into the element with that
  * id, `click` into a click, `waitForUrl` into waiting until the top document's address starts with `prefix`,

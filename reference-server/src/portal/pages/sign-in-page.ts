@@ -121,10 +121,12 @@ export const SIGN_IN_PAGE = [
     tag: 'Portal',
     summary: "Sign in with a secret key (opens a portal session in that key's environment)",
     auth: 'portalSignIn',
-    // A form that is not one (no key pasted) is a failed sign-in like a wrong key: counted, and answered 401.
+    // A form that is not one (no key pasted) is a failed sign-in like a wrong key: counted, and answered 401
+    // (429 once the address failed too often), never 400.
     form: {
       schema: SignInFormSchema,
       invalid: (_error, context, deps) => refuseSignIn(context, deps, 'Paste one of your secret keys.'),
+      invalidStatuses: [401, 429],
     },
     success: { 303: seeOther('Signed in: to the section in `returnTo`, else /portal/sessions.') },
     errors: [401, 429],

@@ -221,9 +221,13 @@ function renderConfirmCancel(view: ScreenView, act: ScreenActions): TemplateResu
     </div>`;
 }
 
-/** ENDED: the session's own lifetime ran out with no transfer. */
+/**
+ * ENDED: the session's own lifetime ran out with no transfer. The way back names the merchant (the business's
+ * name the session carries), since on the hosted checkout there is no shop page the payer came from.
+ */
 function renderEnded(view: ScreenView, act: ScreenActions): TemplateResult {
-  const back = backTo(view);
+  const merchant = view.session?.merchantName ?? '';
+  const back = merchant ? texts.returnToMerchant(merchant) : texts.returnToMerchantPlain;
   return html`<div class="center">
       <div class="icon warn" aria-hidden="true">!</div>
       <h1 tabindex="-1">${texts.sessionEndedTitle}</h1>
