@@ -110,6 +110,8 @@ final class Settlement {
 					SettlementClaim::release( $hold_claim );
 					throw new \RuntimeException( 'The order could not be put on hold; it will be retried.' );
 				}
+			} elseif ( ! $order->has_status( 'on-hold' ) ) {
+				self::await_other_request( $order, $hold_claim );
 			}
 			return self::AMOUNT_MISMATCH;
 		}
@@ -123,6 +125,9 @@ final class Settlement {
 		$session_claim = 'session-paid:' . $session_id;
 		if ( ! SettlementClaim::take( $session_claim, $order->get_id() )
 			&& ! ( $payable && SettlementClaim::take_over_stale( $session_claim, $order->get_id() ) ) ) {
+			if ( $payable ) {
+				self::await_other_request( $order, $session_claim );
+			}
 			return self::ALREADY_PAID;
 		}
 		$claim = 'paid:' . $order->get_id();
@@ -211,6 +216,31 @@ final class Settlement {
 		$stored->get_data_store()->update( $stored );
 		$again = self::stored( $changed->get_id() );
 		return $again instanceof \WC_Order && ! $again->has_status( $before );
+	}
+
+	/**
+	 * Another request took `$claim` a moment ago and is settling the order right now (the webhook and the payer's
+	 * return arrive together): waits, at most two seconds, until the order has left the status this request read,
+	 * so that what this request answers (the return's `orderStatus`) is the settled order, not the moment before.
+	 * A claim older than that is a holder long done (or dead, and taken over later): no wait. A holder that
+	 * failed gives its claim back and the order stays as it was: then this request answers that.
+	 *
+	 * @param \WC_Order $order The order as this request read it.
+	 * @param string    $claim The claim the other request holds.
+	 */
+	private static function await_other_request( \WC_Order $order, string $claim ): void {
+		if ( ! SettlementClaim::recent( $claim, 5 ) ) {
+			return;
+		}
+		$before   = $order->get_status();
+		$deadline = microtime( true ) + 2.0;
+		while ( microtime( true ) < $deadline ) {
+			$stored = self::stored( $order->get_id() );
+			if ( ! $stored instanceof \WC_Order || ! $stored->has_status( $before ) ) {
+				return;
+			}
+			usleep( 50000 );
+		}
 	}
 
 	/**

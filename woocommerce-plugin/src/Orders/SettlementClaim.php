@@ -94,6 +94,20 @@ final class SettlementClaim {
 	}
 
 	/**
+	 * Whether the key was claimed within the last `$seconds`: its holder may still be at work.
+	 *
+	 * @param string $key     What is claimed.
+	 * @param int    $seconds How recent.
+	 */
+	public static function recent( string $key, int $seconds ): bool {
+		global $wpdb;
+		$table = self::table();
+		// phpcs:ignore WordPress.DB.DirectDatabaseQuery,WordPress.DB.PreparedSQL.InterpolatedNotPrepared
+		$created = $wpdb->get_var( $wpdb->prepare( "SELECT created_at FROM {$table} WHERE claim_key = %s", $key ) );
+		return is_string( $created ) && strtotime( $created . ' UTC' ) >= time() - $seconds;
+	}
+
+	/**
 	 * Gives a claim back, when the work it guarded did not happen (so a retry can do it).
 	 *
 	 * @param string $key What was claimed.
