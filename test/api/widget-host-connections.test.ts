@@ -5,8 +5,10 @@ import { type RunningServer, startServer } from '../support/server.ts';
 
 // The widget hosts cap the connections one address holds, as the API server does and with its mechanism
 // (`capConnectionsPerAddress`) and its setting (`maxConnectionsPerAddress`), on a real service on loopback:
-// 127.0.0.1 holds or floods, 127.0.0.2 is another payer. A small cap keeps it quick; every count asserted is
-// a final state (a connection is held or was refused), never a sample taken while sockets are on the way.
+// one address of 127/8 holds or floods, 127.0.0.2 is another payer. Each test floods from an address of its
+// own, so a connection an earlier test closed, which the server may not have seen close yet, counts for no
+// later one. A small cap keeps it quick; every count asserted is a final state (a connection is held or was
+// refused), never a sample taken while sockets are on the way.
 
 const CAP = 4;
 const connections = idleConnections();
@@ -57,13 +59,16 @@ function expectRefusalPage(answer: string): void {
 }
 
 describe("the connections one address may hold on a widget host (the API's maxConnectionsPerAddress)", () => {
-  for (const environment of ['test', 'live'] as const) {
+  for (const [environment, address] of [
+    ['test', '127.0.0.11'],
+    ['live', '127.0.0.12'],
+  ] as const) {
     it(`${environment} host: past the cap, answers the next connection a 503 page at once and closes it; other payers, the other host and the API are served`, async () => {
       const host = server.widgetUrls[environment];
       const other = server.widgetUrls[environment === 'test' ? 'live' : 'test'];
-      const held = await hold(host, '127.0.0.1', CAP);
+      const held = await hold(host, address, CAP);
       // It sends nothing: the answer comes the moment it is accepted.
-      const refused = await connections.open(portOf(host), '127.0.0.1');
+      const refused = await connections.open(portOf(host), address);
       await refused.closed;
       expectRefusalPage(refused.answer());
       // The held ones are not answered, and another address is served meanwhile: the script and, on the test
@@ -76,12 +81,12 @@ describe("the connections one address may hold on a widget host (the API's maxCo
         expect(page.text).toContain('<!doctype html>');
       }
       // Each listener counts its own: the same address still reaches the other host and the API.
-      expect((await requestFrom('127.0.0.1', other, { path: '/latest/widget.js' })).status).toBe(200);
-      expect((await requestFrom('127.0.0.1', server.baseUrl, { path: '/health' })).status).toBe(200);
+      expect((await requestFrom(address, other, { path: '/latest/widget.js' })).status).toBe(200);
+      expect((await requestFrom(address, server.baseUrl, { path: '/health' })).status).toBe(200);
       // A place held frees when its connection closes (once the server has seen it close).
       held[0]?.socket.destroy();
       await expect
-        .poll(async () => (await requestFrom('127.0.0.1', host, { path: '/latest/widget.js' })).status, {
+        .poll(async () => (await requestFrom(address, host, { path: '/latest/widget.js' })).status, {
           timeout: 5_000,
         })
         .toBe(200);
@@ -89,14 +94,19 @@ describe("the connections one address may hold on a widget host (the API's maxCo
   }
 
   it("a payer's request over the cap gets the 503 page with Retry-After, never a hang", async () => {
-    await hold(server.widgetUrls.test, '127.0.0.1', CAP);
+    await hold(server.widgetUrls.test, '127.0.0.13', CAP);
     // The request is written as soon as the connection opens, as a browser does.
-    const answer = await requestFrom('127.0.0.1', server.widgetUrls.test, {
+    const answer = await requestFrom('127.0.0.13', server.widgetUrls.test, {
       path: checkoutPath,
       timeoutMs: 5_000,
     });
     expect(answer.status).toBe(503);
     expect(answer.text).toContain('Too many connections');
+    // The same on the wire, for a request sent whole the moment the connection opened.
+    const raw = await connections.open(portOf(server.widgetUrls.test), '127.0.0.13');
+    raw.socket.write(`GET ${checkoutPath} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/html\r\n\r\n`);
+    await raw.closed;
+    expectRefusalPage(raw.answer());
   });
 
   it('a flood of idle connections from one address: exactly the cap held, every other answered 503 and closed', async () => {
@@ -104,7 +114,7 @@ describe("the connections one address may hold on a widget host (the API's maxCo
     const host = server.widgetUrls.test;
     const flood = await Promise.all(
       Array.from({ length: FLOOD }, async () => {
-        const connection = await connections.open(portOf(host), '127.0.0.1');
+        const connection = await connections.open(portOf(host), '127.0.0.14');
         const state = { connection, closed: false };
         void connection.closed.then(() => {
           state.closed = true;
@@ -136,8 +146,8 @@ describe('behind a trusted load balancer', () => {
         [balanced, 200],
       ] as const) {
         const host = running.widgetUrls.test;
-        await hold(host, '127.0.0.1', CAP + 2);
-        expect((await requestFrom('127.0.0.1', host, { path: '/latest/widget.js' })).status).toBe(status);
+        await hold(host, '127.0.0.15', CAP + 2);
+        expect((await requestFrom('127.0.0.15', host, { path: '/latest/widget.js' })).status).toBe(status);
       }
     } finally {
       connections.destroyAll();
