@@ -1,28 +1,30 @@
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { request, type Server } from 'node:http';
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RunningProcess, startProcess } from '../../test/support/child-process.ts';
+import { idleConnections, requestFrom } from '../../test/support/loopback-connections.ts';
 import { type RunningServer, startServer } from '../../test/support/server.ts';
 import { createApiServer } from './api-server.ts';
 import { trustedProxyMatcher } from './internal/trusted-proxies.ts';
 
 // The per-address connection cap of the API server, on real loopback sockets: 127.0.0.1 and 127.0.0.2 are two
-// addresses of this machine (all of 127/8 is), so one can flood while the other is served.
+// addresses of this machine (all of 127/8 is), so one can flood while the other is served. The widget hosts'
+// cap, the same mechanism: test/api/widget-host-connections.test.ts.
 
 const FLOODER = fileURLToPath(new URL('../../test/support/connection-flood.ts', import.meta.url));
 
 let bare: Server | undefined;
 let server: RunningServer | undefined;
 let flood: RunningProcess | undefined;
-const sockets: Socket[] = [];
+const connections = idleConnections();
 
 afterEach(async () => {
   await flood?.stop('SIGKILL');
   flood = undefined;
-  for (const socket of sockets.splice(0)) socket.destroy();
+  connections.destroyAll();
   if (bare) {
     bare.closeAllConnections();
     await new Promise((resolve) => bare?.close(resolve));
@@ -32,59 +34,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** An idle connection from `localAddress`: resolves once connected; `answer` is what the server wrote, if any. */
-async function idle(port: number, localAddress: string) {
-  const socket = connect({ host: '127.0.0.1', port, localAddress });
-  sockets.push(socket);
-  let answer = '';
-  socket.on('data', (chunk: Buffer) => {
-    answer += chunk.toString();
-  });
-  socket.on('error', () => {});
-  const closed = once(socket, 'close');
-  await once(socket, 'connect');
-  return { socket, answer: () => answer, closed };
-}
-
-/** One request from `localAddress` on a connection of its own; answers the status and body (status 0: failed). */
-function requestFrom(
-  localAddress: string,
-  url: string,
-  options: {
-    method?: string;
-    path?: string;
-    headers?: Record<string, string>;
-    body?: string;
-    timeoutMs?: number;
-  } = {},
-): Promise<{ status: number; text: string }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve) => {
-    const req = request(
-      {
-        host: hostname,
-        port,
-        localAddress,
-        agent: false,
-        method: options.method ?? 'GET',
-        path: options.path ?? '/',
-        headers: options.headers ?? {},
-        timeout: options.timeoutMs ?? 20_000,
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => {
-          text += chunk.toString();
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        res.on('error', () => resolve({ status: 0, text }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', () => resolve({ status: 0, text: '' }));
-    req.end(options.body);
-  });
-}
+const idle = (port: number, localAddress: string) => connections.open(port, localAddress);
 
 async function listen(uncappedPeer?: (address: string) => boolean): Promise<number> {
   bare = createApiServer((_req, res) => res.end('served'), {

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { capConnectionsPerAddress } from './internal/connection-cap.ts';
 import { type ExpressPrototypes, messageClassesFor } from './internal/message-classes.ts';
-import { addressKeyOf } from './internal/peer-address.ts';
 import { newRequestId } from './internal/random.ts';
 import { answerUnparsableRequest, writeRaw, writeResponse } from './middleware/client-error.ts';
 
@@ -39,10 +39,8 @@ const OVER_CAP = Symbol('servicepay.overConnectionCap');
 /** Beyond the soft cap, a margin of connections still answered 503; past it Node refuses them outright. */
 const CAP_MARGIN = 64;
 
-/** A peer over its own connection cap: answered at once on the bare socket, which is then closed. */
+/** A peer over its own connection cap: answered at once on the bare socket (`capConnectionsPerAddress` closes it). */
 function refuseConnection(socket: Socket): void {
-  // Closed for good once the answer is out, without waiting for the peer to close its side.
-  socket.once('finish', () => socket.destroy());
   writeRaw(
     socket,
     {
@@ -62,8 +60,8 @@ function refuseConnection(socket: Socket): void {
  * `100-continue` (417), `CONNECT` (405, where Node would just drop the socket), headers or a body that arrive
  * too slowly (408, after `headersTimeoutMs`/`requestTimeoutMs` instead of Node's 60 s/300 s), and requests on
  * a connection over `maxConnections` (503, then the connection closes). One peer address holds at most
- * `maxConnectionsPerAddress` connections (`uncappedPeer` exempt): one more is answered 503 the moment it is
- * accepted and closed, so a flood of idle sockets from one address never takes the places every other client
+ * `maxConnectionsPerAddress` connections (`uncappedPeer` exempt; `capConnectionsPerAddress`): one more is answered
+ * 503 the moment it is accepted and closed, so a flood of idle sockets from one address never takes the places every other client
  * needs. Past `maxConnections` + 64, Node refuses connections before a byte is read. `beforeApp` may
  * answer a request before the app sees it (the 429 of a business over its budget). When `handler` is an
  * express app, its requests and responses are made with the app's prototypes already in place
@@ -122,28 +120,21 @@ export function createApiServer(
     },
   );
   server.maxConnections = options.maxConnections + CAP_MARGIN;
-  const perAddressCap = options.maxConnectionsPerAddress ?? Number.POSITIVE_INFINITY;
-  const heldByAddress = new Map<string, number>();
   server.on('connection', (socket: Socket & { [OVER_CAP]?: boolean }) => {
     open += 1;
     if (open > options.maxConnections) socket[OVER_CAP] = true;
     socket.once('close', () => {
       open -= 1;
     });
-    const peer = socket.remoteAddress;
-    // Gone already (reset before it was accepted), or a balancer: nothing to count.
-    if (peer === undefined || perAddressCap === Number.POSITIVE_INFINITY || options.uncappedPeer?.(peer))
-      return;
-    const address = addressKeyOf(peer);
-    const held = (heldByAddress.get(address) ?? 0) + 1;
-    heldByAddress.set(address, held);
-    socket.once('close', () => {
-      const left = (heldByAddress.get(address) ?? 1) - 1;
-      if (left > 0) heldByAddress.set(address, left);
-      else heldByAddress.delete(address);
-    });
-    if (held > perAddressCap) refuseConnection(socket);
   });
+  // The per-address cap, shared with the widget hosts: its own 'connection' listener, after the total's.
+  if (options.maxConnectionsPerAddress !== undefined) {
+    capConnectionsPerAddress(server, {
+      maxConnectionsPerAddress: options.maxConnectionsPerAddress,
+      ...(options.uncappedPeer ? { uncappedPeer: options.uncappedPeer } : {}),
+      refuse: refuseConnection,
+    });
+  }
   server.on('clientError', answerUnparsableRequest);
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
     writeResponse(res, {

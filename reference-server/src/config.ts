@@ -88,6 +88,7 @@ export interface ServerConfig {
    * Open connections one client address may hold (an IPv6 client counts by its /64); one more is answered 503
    * in the envelope at once and closed, so that one address cannot take the connections every other client
    * needs. The proxies in `trustedProxies` are exempt: a load balancer is one address carrying every client.
+   * Each widget host holds an address to the same number on its own port (its answer is a 503 page).
    */
   maxConnectionsPerAddress: number;
   /** Largest JSON body accepted, in bytes. */

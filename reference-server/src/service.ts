@@ -195,6 +195,10 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     testPort: config.testWidgetPort,
     livePort: config.liveWidgetPort,
     apiUrl: () => listeningUrl ?? '',
+    // The API's per-address cap, on each host too: its pages are where one address could otherwise hold
+    // every file descriptor (docs/decisions/rate-limits-and-abuse.md, "the widget hosts").
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    uncappedPeer: trustedProxyMatcher(config.trustedProxies),
     pages: hostedPages({
       store,
       clock,

@@ -11,8 +11,9 @@ const SOURCE = join(ROOT, 'reference-server', 'src');
 
 /** The layers, lowest first: a module may import its own layer's modules and any below, never one above. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors.ts', 'domain-errors.ts', 'widget-hosts'],
+  ['errors.ts', 'domain-errors.ts'],
   ['internal'],
+  ['widget-hosts'],
   ['db', 'config.ts', 'metrics'],
   ['businesses', 'views', 'ledger', 'exports'],
   ['events', 'middleware'],

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { type HostedPath, hostedPath } from './hosted-paths.ts';
 import { type WidgetAsset, type WidgetRelease, widgetAsset } from './widget-assets.ts';
 
@@ -223,4 +224,43 @@ function sendText(res: ServerResponse, req: IncomingMessage, status: number, tex
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(req.method === 'HEAD' ? undefined : text);
+}
+
+/** The page a connection over the per-address cap gets: self-contained, since its stylesheet would need another. */
+const OVER_CAP_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Too many connections</title>
+</head>
+<body>
+<main id="main">
+<h1>Too many connections</h1>
+<p id="message">This network has too many connections open to the checkout. Wait a moment, then reload the page.</p>
+</main>
+</body>
+</html>
+`;
+
+/**
+ * The widget hosts' answer to a connection one address opens beyond its cap (`capConnectionsPerAddress`): 503
+ * with `Retry-After: 1`, written on the bare socket the moment it is accepted, so before its request is read. A
+ * short HTML page, since the request it answers is most often a payer's page (the checkout, a payment link);
+ * for a script or a style the browser sees the 503 and ignores the page. No stylesheet or script of its own
+ * (either would open another connection), no framing ban (the checkout frame is meant to be framed), never
+ * cached.
+ *
+ * @example
+ * capConnectionsPerAddress(server, { maxConnectionsPerAddress: 256, refuse: refuseOverAddressCap });
+ */
+export function refuseOverAddressCap(socket: Socket): void {
+  socket.end(
+    'HTTP/1.1 503 Service Unavailable\r\n' +
+      'Content-Type: text/html; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(OVER_CAP_PAGE)}\r\n` +
+      "Content-Security-Policy: default-src 'none'\r\n" +
+      'X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\nCache-Control: no-store\r\n' +
+      `Retry-After: 1\r\nConnection: close\r\n\r\n${OVER_CAP_PAGE}`,
+  );
 }

@@ -1,8 +1,9 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { capConnectionsPerAddress, refusedOverAddressCap } from '../internal/connection-cap.ts';
 import { loadWidgetRelease, type WidgetRelease } from './widget-assets.ts';
-import { type HostedPagesHandler, widgetHostHandler } from './widget-host.ts';
+import { type HostedPagesHandler, refuseOverAddressCap, widgetHostHandler } from './widget-host.ts';
 
 /** What `start()` resolves as `widgetUrls`: the scripts are at `${test}/latest/widget.js` and `${live}/latest/widget.js`. */
 export interface WidgetUrls {
@@ -20,7 +21,8 @@ const baseUrl = (host: string, server: Server) => {
 /**
  * Both widget hosts of the reference server, each its own HTTP server on its own port (0 picks a free one),
  * so each has its own origin: the test host and the production host. `origins()` is what the API's CORS
- * allows on the checkout's routes.
+ * allows on the checkout's routes. With `maxConnectionsPerAddress`, each host caps the connections one client
+ * address holds on it as the API server does (`capConnectionsPerAddress`), answering one more with a 503 page.
  *
  * @example
  * const hosts = new WidgetHosts({ host: '127.0.0.1', testPort: 4243, livePort: 4244, apiUrl: () => url });
@@ -40,6 +42,13 @@ export class WidgetHosts {
       apiUrl: () => string;
       /** The hosted checkout and payment links' pages, served by both hosts (issue 36). */
       pages?: HostedPagesHandler;
+      /**
+       * Open connections one client address may hold on each host (the API's `maxConnectionsPerAddress`); one
+       * more is answered 503 at once and closed. Default: no cap.
+       */
+      maxConnectionsPerAddress?: number;
+      /** Peers that cap does not count (trusted load balancers, which carry every client). */
+      uncappedPeer?: (address: string) => boolean;
     },
   ) {}
 
@@ -64,16 +73,29 @@ export class WidgetHosts {
       this.release ??= loadWidgetRelease();
       return this.release;
     };
-    const make = (environment: 'test' | 'live') =>
-      createServer(
-        widgetHostHandler({
-          environment,
-          release,
-          apiUrl: this.options.apiUrl,
-          hostUrls: () => this.urls,
-          ...(this.options.pages ? { pages: this.options.pages } : {}),
-        }),
-      );
+    const { maxConnectionsPerAddress, uncappedPeer } = this.options;
+    const make = (environment: 'test' | 'live') => {
+      const handler = widgetHostHandler({
+        environment,
+        release,
+        apiUrl: this.options.apiUrl,
+        hostUrls: () => this.urls,
+        ...(this.options.pages ? { pages: this.options.pages } : {}),
+      });
+      const server = createServer((req, res) => {
+        // Refused and closing: a request already on the wire gets no page read (nor budget spent) for it.
+        if (refusedOverAddressCap(req.socket)) return;
+        handler(req, res);
+      });
+      if (maxConnectionsPerAddress !== undefined) {
+        capConnectionsPerAddress(server, {
+          maxConnectionsPerAddress,
+          ...(uncappedPeer ? { uncappedPeer } : {}),
+          refuse: refuseOverAddressCap,
+        });
+      }
+      return server;
+    };
     const test = make('test');
     const live = make('live');
     this.servers = { test, live };
