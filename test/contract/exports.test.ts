@@ -280,27 +280,35 @@ describe('servicepay.exports through a TCP proxy that drops or stalls the connec
 
   afterAll(() => proxy?.close());
 
-  it('a connection cut after 300 bytes of the body: an error event with the bytes before it, and no second request', async () => {
-    const sdk = await through(() => ({ kind: 'cut', bodyBytes: 300 }));
-    const got = await drain(await sdk.exports.balanceTransactions());
-    expect(got.ended).toBe(false);
-    expect(got.error).toBeInstanceOf(ConnectionError);
-    expect(got.error).toMatchObject({
-      code: 'stream_interrupted',
-      statusCode: 200,
-      requestId: expect.stringMatching(/^req_/),
-    });
-    expect(got.bytes.length).toBeGreaterThan(0);
-    expect(got.bytes.length).toBeLessThan(whole.length);
-    expect(got.bytes.equals(whole.subarray(0, got.bytes.length))).toBe(true);
-    expect(proxy?.requests).toHaveLength(1);
-    // The key went in the Authorization header only, never in the request line (URL).
-    expect(proxy?.requests[0]?.split('\r\n')[0]).toBe(`GET ${path} HTTP/1.1`);
-    expect(proxy?.requests[0]).toContain(`authorization: Bearer ${shop.keys.test.secretKey}`);
-    expect(String((got.error as Error).message)).not.toContain(shop.keys.test.secretKey);
-    await sdk.close();
-    await proxy?.close();
-  });
+  it.each([
+    ['undici', {}],
+    ['fetch', { fetch: (url: string, init: RequestInit) => fetch(url, init) }],
+  ] as const)(
+    'a connection cut after 300 bytes of the body: an error event with the bytes before it, and no second request (%s)',
+    async (_, options) => {
+      const sdk = await through(() => ({ kind: 'cut', bodyBytes: 300 }), options);
+      const got = await drain(await sdk.exports.balanceTransactions());
+      expect(got.ended).toBe(false);
+      expect(got.error).toBeInstanceOf(ConnectionError);
+      expect(got.error).toMatchObject({
+        code: 'stream_interrupted',
+        statusCode: 200,
+        requestId: expect.stringMatching(/^req_/),
+      });
+      expect(got.bytes.length).toBeGreaterThan(0);
+      expect(got.bytes.length).toBeLessThan(whole.length);
+      expect(got.bytes.equals(whole.subarray(0, got.bytes.length))).toBe(true);
+      expect(proxy?.requests).toHaveLength(1);
+      // The key went in the Authorization header only, never in the request line (URL).
+      expect(proxy?.requests[0]?.split('\r\n')[0]).toBe(`GET ${path} HTTP/1.1`);
+      expect(proxy?.requests[0]).toContain(`authorization: Bearer ${shop.keys.test.secretKey}`);
+      expect(proxy?.requests[0]).toContain('accept: text/csv');
+      expect(proxy?.requests[0]).not.toContain('idempotency-key');
+      expect(String((got.error as Error).message)).not.toContain(shop.keys.test.secretKey);
+      await sdk.close();
+      await proxy?.close();
+    },
+  );
 
   it('toFile on a cut connection rejects and leaves no file behind', async () => {
     const sdk = await through(() => ({ kind: 'cut', bodyBytes: 300 }));
@@ -333,6 +341,12 @@ describe('servicepay.exports through a TCP proxy that drops or stalls the connec
     expect(got.error).toBeInstanceOf(TimeoutError);
     expect(got.error).toMatchObject({ code: 'timeout', statusCode: 200 });
     expect(proxy?.requests).toHaveLength(1);
+    // The caller's signal ends a download as it ends a call: the stream fails with its reason.
+    const stop = new AbortController();
+    const stopped = await stalled.exports.balanceTransactions({}, { signal: stop.signal, timeout: 60_000 });
+    const aborted = drain(stopped);
+    stop.abort(new Error('the bookkeeper went home'));
+    expect((await aborted).error).toBe(stop.signal.reason);
     await stalled.close();
     await proxy?.close();
 
