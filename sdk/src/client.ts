@@ -5,6 +5,7 @@ import type { Environment } from './protocol/index.ts';
 import { BalanceResource } from './resources/balance-resource.ts';
 import { BalanceTransactions } from './resources/balance-transactions.ts';
 import { Events } from './resources/events.ts';
+import { Exports } from './resources/exports.ts';
 import { PaymentLinks } from './resources/payment-links.ts';
 import { Refunds } from './resources/refunds.ts';
 import { Sessions } from './resources/sessions.ts';
@@ -46,6 +47,8 @@ export class ServicePay {
   readonly balanceTransactions: BalanceTransactions;
   /** The balance per currency of the key's environment (retrieve). */
   readonly balance: BalanceResource;
+  /** CSV exports of balance transactions and sessions, streamed (`balanceTransactions`, `sessions`). */
+  readonly exports: Exports;
   /** Payment links (a page payers open to pay a fixed amount): create, retrieve, update, list. */
   readonly paymentLinks: PaymentLinks;
   /** Where the service sends webhooks: create, list, retrieve, update, delete, roll secret, deliveries. */
@@ -71,6 +74,7 @@ export class ServicePay {
     this.refunds = new Refunds(this.#transport);
     this.balanceTransactions = new BalanceTransactions(this.#transport);
     this.balance = new BalanceResource(this.#transport);
+    this.exports = new Exports(this.#transport);
     this.paymentLinks = new PaymentLinks(this.#transport);
     this.webhookEndpoints = new WebhookEndpoints(this.#transport);
     this.events = new Events(this.#transport);

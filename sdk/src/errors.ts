@@ -7,8 +7,12 @@ import type { ErrorCode, FieldError } from './protocol/index.ts';
 export type ClientErrorCode =
   /** No answer from the service: refused, reset, DNS failure. */
   | 'connection_error'
-  /** No complete answer within `timeout`. */
+  /** No complete answer within `timeout`; for a download, no first byte, or no data for `timeout` while read. */
   | 'timeout'
+  /** A download (an export) whose connection closed after its first byte and before its end: what came is incomplete. */
+  | 'stream_interrupted'
+  /** An export was asked for in a runtime without Node's streams (`node:stream`), before anything was sent. */
+  | 'node_streams_unavailable'
   /** The service answered with a body the SDK cannot read (not the documented envelope). */
   | 'invalid_response'
   /** The service answered with a status and no code the SDK knows. */
@@ -184,7 +188,8 @@ export class APIError extends ServicePayError {
 
 /**
  * No response: connection refused or reset, DNS failure. Retried up to `maxRetries` before it is thrown.
- * `cause` holds the network error.
+ * `cause` holds the network error. Also a download (an export) cut off after its first byte and before its
+ * end (`code: 'stream_interrupted'`, emitted as the stream's `error`, never retried): what came is incomplete.
  *
  * @example
  * import { ConnectionError } from '@servicepay/node';

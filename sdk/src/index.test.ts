@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import {
   APIError,
   AuthenticationError,
@@ -9,6 +10,10 @@ import {
   constructEvent,
   constructEventAsync,
   type DeletedWebhookEndpoint,
+  type ExportFile,
+  type ExportParams,
+  ExportPromise,
+  type ExportStream,
   generateTestHeader,
   InvalidRequestError,
   NotFoundError,
@@ -70,6 +75,32 @@ describe('the public API (types)', () => {
     expectTypeOf(client.webhookEndpoints.deliveries).returns.toEqualTypeOf<PagePromise<WebhookDelivery>>();
     expectTypeOf(client.events.resend).returns.resolves.toEqualTypeOf<ResendEventResult>();
     expectTypeOf(client.testHelpers.simulateTransfer).returns.resolves.toEqualTypeOf<SimulatedTransfer>();
+  });
+
+  it('types the exports: a promise of a Node Readable (thrown errors before it), a file writer, the range', () => {
+    expectTypeOf(client.exports.balanceTransactions).parameters.toEqualTypeOf<
+      [ExportParams?, RequestOptions?]
+    >();
+    expectTypeOf(client.exports.sessions).returns.toEqualTypeOf<ExportPromise>();
+    expectTypeOf(client.exports.sessions).returns.resolves.toEqualTypeOf<ExportStream>();
+    expectTypeOf<ExportStream>().toExtend<Readable>();
+    expectTypeOf<ExportStream['filename']>().toEqualTypeOf<string | null>();
+    // Types only: calling the methods here would send a request.
+    expectTypeOf<ExportPromise['toFile']>().returns.resolves.toEqualTypeOf<ExportFile>();
+    expectTypeOf<ReturnType<ExportPromise['withResponse']>>().resolves.toEqualTypeOf<{
+      data: ExportStream;
+      response: ResponseInfo;
+    }>();
+    expectTypeOf(client.exports.sessions).toBeCallableWith({
+      createdFrom: new Date(),
+      createdTo: '2026-12-02',
+    });
+    // @ts-expect-error a range bound is a string or a Date, not epoch milliseconds
+    expectTypeOf(client.exports.sessions).toBeCallableWith({ createdFrom: 1_764_547_200_000 });
+    // @ts-expect-error the environment is test or live
+    expectTypeOf(client.exports.balanceTransactions).toBeCallableWith({ environment: 'production' });
+    expect(client.exports.sessions).toBeTypeOf('function');
+    expect(ExportPromise.prototype.toFile).toBeTypeOf('function');
   });
 
   it('makes a list for-await-able as items and awaitable as a page', () => {

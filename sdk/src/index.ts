@@ -15,6 +15,7 @@ export {
   ServicePay,
 } from './client.ts';
 export * from './errors.ts';
+export { type ExportFile, ExportPromise, type ExportStream } from './export-promise.ts';
 export type { FetchLike, RequestOptions, ServicePayOptions } from './options.ts';
 export { type ListParams, Page, PagePromise } from './pagination.ts';
 // The types of what the methods take, for convenience; the schemas (and every type) live in
@@ -40,6 +41,7 @@ export type {
 export { BalanceResource } from './resources/balance-resource.ts';
 export { BalanceTransactions, type ListBalanceTransactionsParams } from './resources/balance-transactions.ts';
 export { Events } from './resources/events.ts';
+export { type ExportParams, Exports } from './resources/exports.ts';
 export { type ListPaymentLinksParams, PaymentLinks } from './resources/payment-links.ts';
 export { type ListRefundsParams, Refunds } from './resources/refunds.ts';
 export { type ListSessionsParams, Sessions } from './resources/sessions.ts';

@@ -202,7 +202,10 @@ describe('the published package', () => {
       "const p = '{}'; const h = generateTestHeader({ payload: p, secret: 'whsec_x' });",
       'let code; try { constructEvent(p, h, "whsec_x"); } catch (e) { code = e.code; }',
       'let edge; try { await constructEventAsync(p, h, "whsec_y"); } catch (e) { edge = [e instanceof SignatureVerificationError, e.code]; }',
-      'console.log(JSON.stringify({ env: c.environment, schema: typeof SessionSchema.parse, code, edge }));',
+      // The exports take node:stream when first used, not at load: in the built package too.
+      "const nobody = new ServicePay('sk_test_' + 'a'.repeat(32), { baseUrl: 'http://127.0.0.1:9', maxRetries: 0 });",
+      'const bad = await nobody.exports.sessions().catch((e) => e.code);',
+      'console.log(JSON.stringify({ env: c.environment, schema: typeof SessionSchema.parse, code, edge, exports: [typeof c.exports.balanceTransactions, bad] }));',
     ].join('\n');
     const cjsScript = [
       "const { ServicePay, PermissionError, SignatureVerificationError } = require('@servicepay/node');",
@@ -220,6 +223,7 @@ describe('the published package', () => {
       schema: 'function',
       code: 'webhook_payload_invalid',
       edge: [true, 'webhook_signature_mismatch'],
+      exports: ['function', 'connection_error'],
     });
     const cjs = await run(process.execPath, ['-e', cjsScript], { cwd: project });
     expect(JSON.parse(cjs.stdout)).toEqual({

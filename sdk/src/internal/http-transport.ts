@@ -1,16 +1,19 @@
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import type { ResponseInfo } from '../api-promise.ts';
-import { APIError, ConnectionError, type ServicePayError, TimeoutError } from '../errors.ts';
+import { APIError } from '../errors.ts';
 import type { ServicePayOptions } from '../options.ts';
 import type { Environment } from '../protocol/index.ts';
 import { errorFromResponse, requestIdOf } from './error-from-response.ts';
 import { newIdempotencyKey } from './idempotency-key.ts';
 import { toQueryString } from './query.ts';
-import { backoffDelay, DEFAULT_MAX_RETRY_AFTER_MS, isRetryableStatus, parseRetryAfter } from './retry.ts';
+import { DEFAULT_MAX_RETRY_AFTER_MS, parseRetryAfter } from './retry.ts';
+import { type Attempt, networkFailure, withRetries } from './retry-loop.ts';
 import { fetchSender, loadUndici, type Sender, undiciSender } from './senders.ts';
-import { sleep } from './sleep.ts';
-import type { APIRequest, Method, Transport } from './transport.ts';
+import { fetchStreamSender, type StreamSender, undiciStreamSender } from './stream-senders.ts';
+import { openStream } from './stream-transport.ts';
+import type { APIRequest, Method, StreamRequest, Transport } from './transport.ts';
 import { VERSION } from './version.ts';
 
 /** Where the SDK sends requests unless told otherwise: a reference server started with `npm start`. */
@@ -22,10 +25,6 @@ export const DEFAULT_MAX_RETRIES = 2;
 /** Milliseconds: the longest `Retry-After` a call waits out before retrying; a longer one throws at once. */
 export const DEFAULT_MAX_RETRY_AFTER = DEFAULT_MAX_RETRY_AFTER_MS;
 
-type Attempt =
-  | { ok: true; value: unknown; response: ResponseInfo }
-  | { ok: false; error: ServicePayError; retryAfterMs?: number };
-
 /** The environment variables, where the runtime has them (`process.env` is Node's; edge runtimes may lack it). */
 export const environmentVariable = (name: string): string | undefined => {
   const value = typeof process === 'undefined' ? undefined : process.env?.[name];
@@ -34,15 +33,6 @@ export const environmentVariable = (name: string): string | undefined => {
 
 const runtimeOf = (): string =>
   typeof process !== 'undefined' && typeof process.version === 'string' ? `node/${process.version}` : 'edge';
-
-const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-/** Errors that mean the request was wrong on this side, so sending it again cannot help. */
-const NOT_RETRYABLE_CODES = new Set(['UND_ERR_INVALID_ARG', 'ERR_INVALID_URL']);
-
-const errorCodeOf = (error: unknown): string | undefined =>
-  typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
-    ? error.code
-    : undefined;
 
 const positive = (name: string, value: number): number => {
   if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
@@ -69,6 +59,7 @@ export class HttpTransport implements Transport {
   readonly #maxRetryAfter: number;
   readonly #userAgent = `servicepay-node/${VERSION} ${runtimeOf()}`;
   readonly #send: Sender;
+  readonly #sendStream: StreamSender;
   #dispatcher: Dispatcher | undefined;
   readonly #ownsDispatcher: boolean;
 
@@ -84,6 +75,10 @@ export class HttpTransport implements Transport {
     this.#dispatcher = options.dispatcher;
     this.#ownsDispatcher = options.dispatcher === undefined && options.fetch === undefined;
     this.#send = options.fetch !== undefined ? fetchSender(options.fetch) : undiciSender(() => this.#agent());
+    this.#sendStream =
+      options.fetch !== undefined
+        ? fetchStreamSender(options.fetch)
+        : undiciStreamSender(() => this.#agent());
   }
 
   /** The dispatcher given, else one keep-alive agent of this client's, made on first use. */
@@ -125,24 +120,35 @@ export class HttpTransport implements Transport {
     if (call.method === 'POST')
       headers['idempotency-key'] = call.options?.idempotencyKey ?? newIdempotencyKey();
 
-    for (let retry = 0; ; retry++) {
-      signal?.throwIfAborted();
-      const outcome = await this.#attempt(call.method, url, headers, body, timeout, signal);
-      if (outcome.ok)
-        return {
-          body: this.#parse(call.schema, outcome.value, outcome.response),
-          response: outcome.response,
-        };
-      const { error, retryAfterMs } = outcome;
-      const retryable =
-        error instanceof ConnectionError ||
-        (error.statusCode !== null && isRetryableStatus(error.statusCode));
-      if (!retryable || retry >= maxRetries) throw error;
-      // A long Retry-After is the caller's to wait out (or not), never slept on silently inside the call.
-      if (retryAfterMs !== undefined && retryAfterMs > maxRetryAfter) throw error;
-      headers['x-servicepay-retry-count'] = String(retry + 1);
-      await sleep(retryAfterMs ?? backoffDelay(retry), signal);
-    }
+    const { value, response } = await withRetries(
+      () => this.#attempt(call.method, url, headers, body, timeout, signal),
+      { maxRetries, maxRetryAfter, signal, headers },
+    );
+    return { body: this.#parse(call.schema, value, response), response };
+  }
+
+  /**
+   * Opens a download (an export): the attempts of {@link HttpTransport.send} up to its first byte, each
+   * bounded by `timeout`; after it, the body is the caller's stream, never sent again (stream-transport.ts).
+   */
+  stream(call: StreamRequest): Promise<{ body: Readable; response: ResponseInfo }> {
+    const maxRetries = wholeNumber('maxRetries', call.options?.maxRetries ?? this.#maxRetries);
+    const maxRetryAfter = wholeNumber('maxRetryAfter', call.options?.maxRetryAfter ?? this.#maxRetryAfter);
+    const timeout = positive('timeout', call.options?.timeout ?? this.#timeout);
+    return openStream({
+      url: `${this.#baseUrl}${call.path}${toQueryString(call.query ?? {})}`,
+      baseUrl: this.#baseUrl,
+      headers: {
+        authorization: `Bearer ${this.#secretKey}`,
+        accept: call.accept,
+        'user-agent': this.#userAgent,
+      },
+      timeout,
+      maxRetries,
+      maxRetryAfter,
+      signal: call.options?.signal,
+      send: this.#sendStream,
+    });
   }
 
   #parse<S extends z.ZodType>(schema: S, value: unknown, response: ResponseInfo): z.output<S> {
@@ -165,7 +171,7 @@ export class HttpTransport implements Transport {
     body: string | undefined,
     timeout: number,
     signal: AbortSignal | undefined,
-  ): Promise<Attempt> {
+  ): Promise<Attempt<{ value: unknown; response: ResponseInfo }>> {
     const exchange = this.#send(url, { method, headers: { ...headers }, body });
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -182,9 +188,9 @@ export class HttpTransport implements Transport {
         requestId: requestIdOf(raw.headers),
       };
       if (raw.statusCode >= 200 && raw.statusCode < 300) {
-        if (raw.text === '') return { ok: true, value: undefined, response };
+        if (raw.text === '') return { ok: true, value: { value: undefined, response } };
         try {
-          return { ok: true, value: JSON.parse(raw.text), response };
+          return { ok: true, value: { value: JSON.parse(raw.text), response } };
         } catch (cause) {
           return {
             ok: false,
@@ -204,26 +210,7 @@ export class HttpTransport implements Transport {
       return retryAfterMs === undefined ? { ok: false, error } : { ok: false, error, retryAfterMs };
     } catch (cause) {
       if (signal?.aborted) throw signal.reason;
-      const code = errorCodeOf(cause) ?? errorCodeOf((cause as { cause?: unknown } | null)?.cause);
-      if (timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
-        return {
-          ok: false,
-          error: new TimeoutError({
-            code: 'timeout',
-            message: `No answer within ${timeout} ms from ${url}.`,
-            cause,
-          }),
-        };
-      }
-      if (code !== undefined && NOT_RETRYABLE_CODES.has(code)) throw cause;
-      return {
-        ok: false,
-        error: new ConnectionError({
-          code: 'connection_error',
-          message: `Could not reach the service at ${this.#baseUrl}: ${cause instanceof Error ? cause.message : String(cause)}`,
-          cause,
-        }),
-      };
+      return { ok: false, error: networkFailure(cause, { timedOut, timeout, url, baseUrl: this.#baseUrl }) };
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', forwardAbort);

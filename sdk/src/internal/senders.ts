@@ -27,7 +27,10 @@ export type Sender = (
 const firstHeader = (value: string | string[] | undefined): string | undefined =>
   Array.isArray(value) ? value[0] : value;
 
-const normaliseHeaders = (headers: Record<string, string | string[] | undefined>): Record<string, string> => {
+/** Response headers as one string each, names lower-cased. */
+export const normaliseHeaders = (
+  headers: Record<string, string | string[] | undefined>,
+): Record<string, string> => {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     const first = firstHeader(value);
@@ -37,7 +40,7 @@ const normaliseHeaders = (headers: Record<string, string | string[] | undefined>
 };
 
 /** The body as text, as undici's `body.text()` reads it: UTF-8, a leading byte-order mark dropped. */
-const utf8Text = (chunks: Buffer[]): string => {
+export const utf8Text = (chunks: Buffer[]): string => {
   const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
   const start = bytes.length > 2 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   return bytes.toString('utf8', start);

@@ -1,6 +1,7 @@
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
-import { APIPromise } from '../api-promise.ts';
-import type { APIRequest, Transport } from '../internal/transport.ts';
+import { APIPromise, type ResponseInfo } from '../api-promise.ts';
+import type { APIRequest, StreamRequest, Transport } from '../internal/transport.ts';
 import type { RequestOptions } from '../options.ts';
 import { Page, PagePromise } from '../pagination.ts';
 import type { Environment, Pagination } from '../protocol/index.ts';
@@ -28,6 +29,11 @@ export abstract class APIResource {
     return new APIPromise(
       this.#transport.send(call).then(({ body, response }) => ({ data: body.data, response })),
     );
+  }
+
+  /** A download: its body as a stream once its first bytes came (errors before them rejected, as `call`'s). */
+  protected download(call: StreamRequest): Promise<{ body: Readable; response: ResponseInfo }> {
+    return this.#transport.stream(call);
   }
 
   /** A cursor list: the first page now, the next ones with `startingAfter` = the previous `nextCursor`. */
