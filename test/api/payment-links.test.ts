@@ -333,6 +333,52 @@ describe("the link's page", () => {
     ]);
   });
 
+  it("a link's session that ended with no cancelUrl offers the link's page again, while the link takes payments", async () => {
+    const link = await newLink();
+    const returnOf = async (sessionId: string) => {
+      const page = await fetch(`${server.widgetUrls.test}/checkout/${sessionId}/return`, {
+        redirect: 'manual',
+      });
+      return { status: page.status, html: await page.text() };
+    };
+    const ended = async (sessionId: string, how: 'expire' | 'cancel') => {
+      if (how === 'expire') {
+        const expired = await call(server.baseUrl, 'POST', `/api/test/sessions/${sessionId}/expire`, {
+          token: key,
+        });
+        expect(expired.status, expired.text).toBe(200);
+      } else {
+        const cancelled = await call(server.baseUrl, 'POST', `/api/widget/sessions/${sessionId}/cancel`, {
+          token: key,
+        });
+        expect(cancelled.status, cancelled.text).toBe(200);
+      }
+      await expect
+        .poll(async () => (await retrieveSession(server.baseUrl, key, sessionId)).status)
+        .not.toMatch(/^(pending|awaiting_payment)$/);
+    };
+    const first = await payerStarts(link.url);
+    await ended(first.sessionId, 'expire');
+    const expiredPage = await returnOf(first.sessionId);
+    expect(expiredPage.status).toBe(200);
+    expect(expiredPage.html).toContain('Payment expired');
+    expect(expiredPage.html).toContain(`<a href="/links/${link.id}">Start the payment again</a>`);
+    // The page it offers makes a new session: a new account, the same link.
+    const again = await payerStarts(link.url);
+    expect(again.sessionId).not.toBe(first.sessionId);
+    await ended(again.sessionId, 'cancel');
+    expect((await returnOf(again.sessionId)).html).toContain('Start the payment again');
+    // Once the link no longer takes payments, there is nothing to offer.
+    const off = await call(server.baseUrl, 'PATCH', `/api/payment-links/${link.id}`, {
+      token: key,
+      json: { active: false },
+    });
+    expect(off.status, off.text).toBe(200);
+    const closed = await returnOf(first.sessionId);
+    expect(closed.html).toContain('Payment expired');
+    expect(closed.html).not.toContain('Start the payment again');
+  });
+
   it('a test link opened on the live host is not found there', async () => {
     const link = await newLink();
     const onLive = await openLinkPage(`${server.widgetUrls.live}/links/${link.id}`);

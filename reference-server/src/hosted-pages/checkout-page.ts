@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SessionRecord } from '../db/sessions.ts';
 import { fillSessionId } from '../sessions/redirect-urls.ts';
 import { isTerminal } from '../views/session-status.ts';
+import { paymentLinkUrl } from '../widget-hosts/hosted-paths.ts';
 import type { HostedPagesDeps } from './hosted-pages-deps.ts';
 import { escapeHtml, type HostedPage, messagePage, redirect, sendPage } from './page-html.ts';
 import { payerAmount } from './payer-amount.ts';
@@ -100,8 +101,14 @@ export async function checkoutReturn(
         ),
       );
     case 'cancelled':
-    case 'expired':
+    case 'expired': {
       if (session.cancelUrl !== null) return redirect(res, fillSessionId(session.cancelUrl, session.id));
+      // A payment link's session ended with nowhere to go back to: the link's page, while it still takes
+      // payments, is where the payer can start again (a new session, a new account).
+      const link =
+        session.paymentLinkId === null
+          ? undefined
+          : await deps.store.paymentLinks.find(session.paymentLinkId);
       return send(
         messagePage(
           200,
@@ -110,8 +117,10 @@ export async function checkoutReturn(
             ? 'You cancelled this payment. No money was taken.'
             : 'The time to pay ran out before a transfer arrived. No money was taken.',
           testMode,
+          link?.active ? { href: paymentLinkUrl('', link.id), label: 'Start the payment again' } : undefined,
         ),
       );
+    }
     default:
       return send(
         messagePage(
