@@ -16,11 +16,35 @@ export function openDatabase(path: string): SqliteDatabase {
   // The CLI writes to the same file as a running server; wait for the other writer instead of failing. Set
   // first: switching a new file to WAL already needs the lock another process may hold.
   db.pragma('busy_timeout = 5000');
-  db.pragma('journal_mode = WAL');
+  switchToWal(db);
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   migrate(db);
   return db;
+}
+
+/** What a blocked open waits between two tries (a synchronous sleep: opening is synchronous). */
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * `journal_mode = WAL`, tried again while another process opening the same new file holds it. Two processes
+ * switching one new file at once can each hold a shared lock and want the exclusive one; SQLite then answers one
+ * of them SQLITE_BUSY at once, without its busy timeout (waiting would be a deadlock). Two `business create` runs
+ * on one new file saw "database is locked" once in a full CI run (not reproduced since: which statement it was
+ * is not known; this and the write queue's `BEGIN IMMEDIATE` close the two places where SQLite refuses without
+ * waiting). Gives up after 5 s, as the busy timeout does.
+ */
+function switchToWal(db: SqliteDatabase): void {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
+      Atomics.wait(sleeper, 0, 0, 10 + Math.random() * 20);
+    }
+  }
 }
 
 /**

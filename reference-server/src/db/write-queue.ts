@@ -46,7 +46,11 @@ export class WriteQueue<R = Repositories> implements Writes<R> {
     private readonly afterCommit: () => void = () => {},
   ) {
     this.statements = {
-      begin: db.prepare('BEGIN'),
+      // IMMEDIATE: the write lock is taken at BEGIN, waiting out another process's write (the CLI on the same
+      // file) for the busy timeout. A deferred BEGIN takes it at the first write, and in WAL mode a transaction
+      // whose snapshot another process wrote past is refused at once (SQLITE_BUSY, no waiting): two
+      // `business create` runs on one new file saw "database is locked" so.
+      begin: db.prepare('BEGIN IMMEDIATE'),
       commit: db.prepare('COMMIT'),
       rollback: db.prepare('ROLLBACK'),
       savepoint: db.prepare('SAVEPOINT job'),
