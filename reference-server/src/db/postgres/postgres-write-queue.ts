@@ -2,13 +2,8 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import type pg from 'pg';
 import type { WriteContext, WriteOptions, Writes } from '../repositories.ts';
 import { runEffects } from '../run-effects.ts';
-import {
-  CommitOutcomeUnknownError,
-  connectionLost,
-  isRetryable,
-  isUniqueViolation,
-  sqlState,
-} from './postgres-errors.ts';
+import { JobClient } from './job-client.ts';
+import { CommitOutcomeUnknownError, connectionLost, isRetryable, sqlState } from './postgres-errors.ts';
 import type { Queryable } from './postgres-runner.ts';
 
 /** The isolation level each job's transaction runs at (`BEGIN ISOLATION LEVEL …`). */
@@ -140,59 +135,25 @@ export class PostgresWriteQueue<R> implements Writes<R> {
 
   /** One run of the job in its own transaction on its own client; the client is back in the pool after. */
   private async attempt<T>(work: (tx: R, context: WriteContext) => Promise<T>): Promise<Attempt<T>> {
-    const client = await this.pool.connect();
-    // A connection lost while we hold the client is emitted here (the pool listens only to idle clients);
-    // without a listener it would be an uncaught exception.
-    let lost: Error | undefined;
-    const onError = (error: Error) => {
-      lost ??= error;
-    };
-    client.on('error', onError);
-    let open = true;
-    /** The first statement of this attempt that failed, so a swallowed one still decides the outcome. */
-    let failedStatement: unknown;
-    /** The first serialization failure or deadlock of this attempt, even if the job caught it. */
-    let retryableStatement: unknown;
-    const effects: Array<() => void> = [];
-    // What the job's repositories see: the client, refused once the attempt is over, so that a query the job
-    // forgot to await can never run inside the next job's transaction on this client.
-    const queryable: Queryable = {
-      query: (text, values) => {
-        if (!open) return Promise.reject(new Error('this write job has ended; its transaction is closed'));
-        return (client.query(text as pg.QueryConfig, values) as Promise<unknown>).catch((error: unknown) => {
-          failedStatement ??= error;
-          // Known here, even if the job swallows the error and returns before the socket's end is seen.
-          if (connectionLost(error)) lost ??= error as Error;
-          if (isRetryable(error) || isUniqueViolation(error)) retryableStatement ??= error;
-          throw error;
-        });
-      },
-    };
-    const context: WriteContext = {
-      afterCommit(effect) {
-        if (!open) throw new Error('afterCommit called after the write job ended');
-        effects.push(effect);
-      },
-      connection: queryable,
-    };
-
+    const job = new JobClient(await this.pool.connect());
+    const { client } = job;
     let releaseError: Error | undefined;
     try {
       await client.query(this.begin);
       let value: T;
       try {
-        value = await Promise.resolve().then(() => work(this.bind(queryable), context));
+        value = await Promise.resolve().then(() => work(this.bind(job.queryable), job.context));
       } catch (error) {
-        open = false;
-        releaseError = await this.rollback(client, () => lost);
-        const retry = isRetryable(error) || retryableStatement !== undefined;
+        job.close();
+        releaseError = await this.rollback(client, () => job.lost);
+        const retry = isRetryable(error) || job.retryableStatement !== undefined;
         return { outcome: retry ? 'retry' : 'failed', error };
       }
-      open = false;
-      if (lost) {
+      job.close();
+      if (job.lost) {
         // The job returned although its connection is gone: nothing was committed.
-        releaseError = lost;
-        return { outcome: 'failed', error: lost };
+        releaseError = job.lost;
+        return { outcome: 'failed', error: job.lost };
       }
 
       let committed: { command?: string };
@@ -201,8 +162,8 @@ export class PostgresWriteQueue<R> implements Writes<R> {
       } catch (error) {
         // Without an answer from the server (no SQLSTATE) or with the connection gone, nobody knows whether
         // the commit record was written before the cut.
-        if (lost || connectionLost(error) || sqlState(error) === undefined) {
-          releaseError = lost ?? (error as Error);
+        if (job.lost || connectionLost(error) || sqlState(error) === undefined) {
+          releaseError = job.lost ?? (error as Error);
           return {
             outcome: 'failed',
             error: new CommitOutcomeUnknownError(
@@ -218,24 +179,20 @@ export class PostgresWriteQueue<R> implements Writes<R> {
       if (committed.command !== 'COMMIT') {
         // The job caught a failed statement and returned: PostgreSQL ends an aborted transaction's COMMIT with
         // ROLLBACK. A swallowed serialization failure or deadlock is still one: run the job again.
-        if (retryableStatement !== undefined) return { outcome: 'retry', error: retryableStatement };
+        if (job.retryableStatement !== undefined) return { outcome: 'retry', error: job.retryableStatement };
         const error = new Error(
           'the write job returned, but a statement in it had failed, so PostgreSQL rolled the transaction back',
-          { cause: failedStatement },
+          { cause: job.failedStatement },
         );
         return { outcome: 'failed', error };
       }
-      return { outcome: 'committed', value, effects };
+      return { outcome: 'committed', value, effects: job.effects };
     } catch (error) {
       // BEGIN failed: the connection broke or the server refused.
-      open = false;
-      releaseError = lost ?? (connectionLost(error) ? (error as Error) : undefined);
+      releaseError = job.lost ?? (connectionLost(error) ? (error as Error) : undefined);
       return { outcome: 'failed', error };
     } finally {
-      open = false;
-      client.removeListener('error', onError);
-      // With an error the pool closes the client rather than lend a broken connection to the next job.
-      client.release(releaseError ?? lost);
+      job.end(releaseError);
     }
   }
 
@@ -250,55 +207,13 @@ export class PostgresWriteQueue<R> implements Writes<R> {
   private async attemptOneStatement<T>(
     work: (tx: R, context: WriteContext) => Promise<T>,
   ): Promise<Attempt<T>> {
-    const client = await this.pool.connect();
-    let lost: Error | undefined;
-    const onError = (error: Error) => {
-      lost ??= error;
-    };
-    client.on('error', onError);
-    let open = true;
-    let sent = 0;
-    /** The statement's failure, even if the job caught it. */
-    let failedStatement: unknown;
-    /** Whether the statement was sent and no answer came back before the connection broke. */
-    let unanswered = false;
-    const effects: Array<() => void> = [];
-    const queryable: Queryable = {
-      query: (text, values) => {
-        if (!open) return Promise.reject(new Error('this write job has ended; its transaction is closed'));
-        if (++sent > 1) {
-          const error = new Error('a oneStatement write job sent a second statement');
-          failedStatement ??= error;
-          return Promise.reject(error);
-        }
-        unanswered = true;
-        return (client.query(text as pg.QueryConfig, values) as Promise<unknown>).then(
-          (answer) => {
-            unanswered = false;
-            return answer;
-          },
-          (error: unknown) => {
-            failedStatement ??= error;
-            if (connectionLost(error)) lost ??= error as Error;
-            else if (sqlState(error) !== undefined) unanswered = false;
-            throw error;
-          },
-        );
-      },
-    };
-    const context: WriteContext = {
-      afterCommit(effect) {
-        if (!open) throw new Error('afterCommit called after the write job ended');
-        effects.push(effect);
-      },
-      connection: queryable,
-    };
+    const job = new JobClient(await this.pool.connect(), 1);
     try {
       let value: T;
       try {
-        value = await Promise.resolve().then(() => work(this.bind(queryable), context));
+        value = await Promise.resolve().then(() => work(this.bind(job.queryable), job.context));
       } catch (error) {
-        if (unanswered || lost) {
+        if (job.unanswered || job.lost) {
           return {
             outcome: 'failed',
             error: new CommitOutcomeUnknownError(
@@ -307,25 +222,22 @@ export class PostgresWriteQueue<R> implements Writes<R> {
             ),
           };
         }
-        const retry =
-          isRetryable(error) || isRetryable(failedStatement) || isUniqueViolation(failedStatement);
+        const retry = isRetryable(error) || job.retryableStatement !== undefined;
         return { outcome: retry ? 'retry' : 'failed', error };
       }
-      if (failedStatement !== undefined) {
+      if (job.failedStatement !== undefined) {
         // The job caught its statement's failure and returned: nothing was written, so it must not say so.
         const error = new Error(
           'the write job returned, but its statement had failed, so nothing was written',
           {
-            cause: failedStatement,
+            cause: job.failedStatement,
           },
         );
         return { outcome: 'failed', error };
       }
-      return { outcome: 'committed', value, effects };
+      return { outcome: 'committed', value, effects: job.effects };
     } finally {
-      open = false;
-      client.removeListener('error', onError);
-      client.release(lost);
+      job.end();
     }
   }
 

@@ -1,0 +1,87 @@
+import type pg from 'pg';
+import type { WriteContext } from '../repositories.ts';
+import { connectionLost, isRetryable, isUniqueViolation, sqlState } from './postgres-errors.ts';
+import type { Queryable } from './postgres-runner.ts';
+
+/**
+ * One attempt of a write job on its pool client, as `PostgresWriteQueue` runs it: what the job's repositories
+ * send through (`queryable`, refused once the attempt is over, so that a query the job forgot to await never
+ * runs in the next job's transaction on this client), its `afterCommit` effects, and what the attempt learnt of
+ * its statements, even those whose errors the job caught: the first failure, the first retryable one, a lost
+ * connection, an answer still awaited. `maxStatements` refuses the statement past it (a one-statement job).
+ *
+ * @example
+ * const job = new JobClient(await pool.connect());
+ * try { await work(bind(job.queryable), job.context); } finally { job.end(); }
+ */
+export class JobClient {
+  /** The connection's loss, seen by a statement or emitted by the client (the pool listens only to idle ones). */
+  lost: Error | undefined;
+  /** The first statement that failed, so a swallowed one still decides the outcome. */
+  failedStatement: unknown;
+  /** The first serialization failure, deadlock or duplicate key, even if the job caught it. */
+  retryableStatement: unknown;
+  /** A statement was sent and neither its answer nor the server's error has come back. */
+  unanswered = false;
+  readonly effects: Array<() => void> = [];
+  readonly queryable: Queryable;
+  readonly context: WriteContext;
+  private open = true;
+  private sent = 0;
+  private readonly onError = (error: Error) => {
+    this.lost ??= error;
+  };
+
+  constructor(
+    readonly client: pg.PoolClient,
+    private readonly maxStatements = Number.POSITIVE_INFINITY,
+  ) {
+    client.on('error', this.onError);
+    this.queryable = { query: (text, values) => this.send(text, values) };
+    const effects = this.effects;
+    const isOpen = () => this.open;
+    this.context = {
+      afterCommit(effect) {
+        if (!isOpen()) throw new Error('afterCommit called after the write job ended');
+        effects.push(effect);
+      },
+      connection: this.queryable,
+    };
+  }
+
+  /** The job is over: its queryable and `afterCommit` refuse from now on. */
+  close(): void {
+    this.open = false;
+  }
+
+  /** Closes, and gives the client back: with an error the pool closes it rather than lend it again. */
+  end(releaseError?: Error): void {
+    this.open = false;
+    this.client.removeListener('error', this.onError);
+    this.client.release(releaseError ?? this.lost);
+  }
+
+  private send(text: string | pg.QueryConfig, values?: unknown[]): Promise<unknown> {
+    if (!this.open) return Promise.reject(new Error('this write job has ended; its transaction is closed'));
+    if (++this.sent > this.maxStatements) {
+      const error = new Error('a oneStatement write job sent a second statement');
+      this.failedStatement ??= error;
+      return Promise.reject(error);
+    }
+    this.unanswered = true;
+    return (this.client.query(text as pg.QueryConfig, values) as Promise<unknown>).then(
+      (answer) => {
+        this.unanswered = false;
+        return answer;
+      },
+      (error: unknown) => {
+        this.failedStatement ??= error;
+        // Known here, even if the job swallows the error and returns before the socket's end is seen.
+        if (connectionLost(error)) this.lost ??= error as Error;
+        else if (sqlState(error) !== undefined) this.unanswered = false;
+        if (isRetryable(error) || isUniqueViolation(error)) this.retryableStatement ??= error;
+        throw error;
+      },
+    );
+  }
+}
