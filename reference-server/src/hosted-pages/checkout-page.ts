@@ -86,9 +86,8 @@ export async function checkoutReturn(
   const found = await openSession(req, res, deps, page);
   if (!found) return;
   const { session, send, testMode } = found;
-  const merchantName = (await deps.store.businesses.find(session.businessId))?.name ?? 'the seller';
-  const back = (url: string | null) =>
-    url === null ? undefined : { href: fillSessionId(url, session.id), label: `Back to ${merchantName}` };
+  // Read only for a page that names the merchant: a redirect needs none.
+  const merchant = async () => (await deps.store.businesses.find(session.businessId))?.name ?? 'the seller';
   switch (session.status) {
     case 'successful':
       if (session.successUrl !== null) return redirect(res, fillSessionId(session.successUrl, session.id));
@@ -96,7 +95,7 @@ export async function checkoutReturn(
         messagePage(
           200,
           'Payment received',
-          `${merchantName} has your payment. You can close this page.`,
+          `${await merchant()} has your payment. You can close this page.`,
           testMode,
         ),
       );
@@ -121,15 +120,21 @@ export async function checkoutReturn(
         ),
       );
     }
-    default:
+    default: {
+      const merchantName = await merchant();
+      const back =
+        session.cancelUrl === null
+          ? undefined
+          : { href: fillSessionId(session.cancelUrl, session.id), label: `Back to ${merchantName}` };
       return send(
         messagePage(
           200,
           'Payment not finished',
           `No payment has arrived yet. If you sent the transfer, ${merchantName} is told as soon as it arrives.`,
           testMode,
-          back(session.cancelUrl),
+          back,
         ),
       );
+    }
   }
 }
