@@ -5,10 +5,10 @@ import {
   listEnvelopeOf,
   SessionSchema,
 } from '@servicepay/node/protocol';
-import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../reference-server/src/internal/clock.ts';
 import { bootstrap, call, createSession } from '../support/api.ts';
+import { csvRecords, LEDGER_CSV_HEADER, ledgerCsvRow } from '../support/csv-exports.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // Issue 37: both exports of a business's whole history (no range), on both stores (the postgres project runs
@@ -99,7 +99,7 @@ async function exported(kind: 'balance-transactions' | 'sessions') {
   expect(response.headers.get('content-disposition')).toBe(
     `attachment; filename="servicepay-${kind}-test-start-to-now.csv"`,
   );
-  const [header, ...rows] = parse(text, { bom: true, relaxColumnCount: false }) as string[][];
+  const [header, ...rows] = csvRecords(text);
   return { header, rows };
 }
 
@@ -118,33 +118,11 @@ async function wholeLedger() {
 describe('a whole-history export (no range)', () => {
   it('of the ledger holds every entry of the list once, oldest first, and sums to GET /api/balance', async () => {
     const { header, rows } = await exported('balance-transactions');
-    expect(header).toEqual([
-      'id',
-      'createdAt',
-      'type',
-      'amount',
-      'currency',
-      'sessionId',
-      'refundId',
-      'transferId',
-      'payerAccount',
-    ]);
+    expect(header).toEqual(LEDGER_CSV_HEADER);
     // Four payments, one refund, a transfer received and returned.
     const listed = await wholeLedger();
     expect(listed).toHaveLength(7);
-    const asRows = [...listed]
-      .reverse()
-      .map((entry) => [
-        entry.id,
-        entry.createdAt,
-        entry.type,
-        String(entry.amount),
-        entry.currency,
-        entry.sessionId ?? '',
-        entry.refundId ?? '',
-        entry.transferId,
-        entry.payerAccount ?? '',
-      ]);
+    const asRows = [...listed].reverse().map(ledgerCsvRow);
     expect(rows).toEqual(asRows);
     expect(rows.map((row) => row[2])).toEqual([
       'payment',

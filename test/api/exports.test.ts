@@ -1,8 +1,8 @@
-import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BalanceTransactionRecord } from '../../reference-server/src/db/balance-transactions.ts';
 import { ManualClock } from '../../reference-server/src/internal/clock.ts';
 import { bootstrap, call, createSession, expectError, retrieveSession } from '../support/api.ts';
+import { csvRecords, LEDGER_CSV_HEADER, ledgerCsvRow } from '../support/csv-exports.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // Issue 37: the CSV exports from the API. Sessions are made at known instants (a manual clock) with payer names
@@ -35,7 +35,6 @@ async function download(path: string, token: string | undefined = key) {
 }
 
 /** The CSV's records (the header first), parsed as a spreadsheet reads RFC 4180. */
-const recordsOf = (text: string): string[][] => parse(text, { bom: true, relaxColumnCount: false });
 
 async function makeSession(at: number, name: string, reference: string, phone?: string, pay = false) {
   clock.advance(at - clock.now());
@@ -118,11 +117,11 @@ describe('GET /api/exports/sessions', () => {
     expect(got.text.endsWith('\r\n')).toBe(true);
     const inDay = made.filter((session) => session.at >= DAY && session.at < DAY + 24 * 3600_000);
     expect(inDay).toHaveLength(3);
-    expect(recordsOf(got.text)).toEqual([
+    expect(csvRecords(got.text)).toEqual([
       HEADER,
       ...(await Promise.all(inDay.map((session) => expectedRow(session.id)))),
     ]);
-    const paid = recordsOf(got.text).find((row) => row[2] === 'ref-quoted');
+    const paid = csvRecords(got.text).find((row) => row[2] === 'ref-quoted');
     expect(paid?.[3]).toBe('successful');
     expect(paid?.[10]).toBe(new Date(DAY + 12 * 3600_000).toISOString());
   });
@@ -140,7 +139,7 @@ describe('GET /api/exports/sessions', () => {
     expect(quotedRest?.startsWith('Second line",payer@example.com,,')).toBe(true);
     expect(at).toContain(`,"'-5",`);
     expect(at).toContain(`,"'@SUM(A1:A9)",`);
-    for (const record of recordsOf(text).slice(1))
+    for (const record of csvRecords(text).slice(1))
       for (const cell of [record[2], record[7], record[9]]) expect(cell ?? '').not.toMatch(/^[=+\-@\t\r]/);
   });
 
@@ -152,7 +151,7 @@ describe('GET /api/exports/sessions', () => {
     expect(got.headers.get('content-disposition')).toBe(
       'attachment; filename="servicepay-sessions-test-2026-12-01T120000Z-to-2026-12-02.csv"',
     );
-    expect(recordsOf(got.text).map((row) => row[2])).toEqual(['reference', 'ref-quoted', "'-5"]);
+    expect(csvRecords(got.text).map((row) => row[2])).toEqual(['reference', 'ref-quoted', "'-5"]);
   });
 
   it('with no range exports everything of the key environment, and nothing of another business', async () => {
@@ -161,12 +160,12 @@ describe('GET /api/exports/sessions', () => {
       'attachment; filename="servicepay-sessions-test-start-to-now.csv"',
     );
     expect(
-      recordsOf(all.text)
+      csvRecords(all.text)
         .slice(1)
         .map((row) => row[0]),
     ).toEqual(made.map((session) => session.id));
     const other = await download('/api/exports/sessions', otherKey);
-    expect(recordsOf(other.text)).toEqual([HEADER]);
+    expect(csvRecords(other.text)).toEqual([HEADER]);
   });
 
   it('refuses in the JSON envelope before the first byte: 401, 403, 400', async () => {
@@ -219,7 +218,7 @@ describe('GET /api/exports/sessions', () => {
       pages.sessions = real;
     }
     // The next export is whole again.
-    expect(recordsOf((await download('/api/exports/sessions')).text)).toHaveLength(made.length + 1);
+    expect(csvRecords((await download('/api/exports/sessions')).text)).toHaveLength(made.length + 1);
   });
 });
 
@@ -275,17 +274,8 @@ describe('GET /api/exports/balance-transactions', () => {
     });
   });
 
-  const rowOf = (entry: Omit<BalanceTransactionRecord, 'seq'>) => [
-    entry.id,
-    new Date(entry.createdAt).toISOString(),
-    entry.type,
-    String(entry.amount),
-    entry.currency,
-    entry.sessionId ?? '',
-    entry.refundId ?? '',
-    entry.transferId,
-    entry.payerAccount ?? '',
-  ];
+  const rowOf = (entry: Omit<BalanceTransactionRecord, 'seq'>) =>
+    ledgerCsvRow({ ...entry, createdAt: new Date(entry.createdAt).toISOString() });
 
   it('streams the day’s movements with signed amounts, transfer ids and masked accounts, oldest first', async () => {
     const got = await download(
@@ -297,24 +287,11 @@ describe('GET /api/exports/balance-transactions', () => {
     expect(got.headers.get('content-disposition')).toBe(
       'attachment; filename="servicepay-balance-transactions-test-2026-12-01-to-2026-12-02.csv"',
     );
-    expect(recordsOf(got.text)).toEqual([
-      [
-        'id',
-        'createdAt',
-        'type',
-        'amount',
-        'currency',
-        'sessionId',
-        'refundId',
-        'transferId',
-        'payerAccount',
-      ],
-      ...entries.slice(1, 5).map(rowOf),
-    ]);
+    expect(csvRecords(got.text)).toEqual([LEDGER_CSV_HEADER, ...entries.slice(1, 5).map(rowOf)]);
     // Negative amounts are numbers a spreadsheet sums, not neutralised text.
     expect(got.text).toContain(',refund,-2000,NGN,');
     const sumOf = (currency: string) =>
-      recordsOf(got.text)
+      csvRecords(got.text)
         .slice(1)
         .filter((row) => row[4] === currency)
         .reduce((sum, row) => sum + Number(row[3]), 0);
@@ -346,11 +323,11 @@ describe('GET /api/exports/balance-transactions', () => {
 
   it('gives a business only its own movements', async () => {
     const own = await download('/api/exports/balance-transactions', ledgerKey);
-    expect(recordsOf(own.text).slice(1)).toEqual(entries.map(rowOf));
+    expect(csvRecords(own.text).slice(1)).toEqual(entries.map(rowOf));
     const other = await download('/api/exports/balance-transactions', otherKey);
     const ours = new Set(entries.map((entry) => entry.id));
     expect(
-      recordsOf(other.text)
+      csvRecords(other.text)
         .slice(1)
         .filter((row) => ours.has(row[0] ?? '')),
     ).toEqual([]);

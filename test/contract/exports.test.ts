@@ -14,8 +14,8 @@ import {
   TimeoutError,
 } from '@servicepay/node';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
-import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { csvRecords, LEDGER_CSV_HEADER, ledgerCsvRow } from '../support/csv-exports.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 import { type ProxyPlan, startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -25,26 +25,12 @@ import { type ProxyPlan, startTcpProxy, type TcpProxy } from '../support/tcp-pro
 // proxy that drops the connection, or by the service failing half way) is an `error` event, never a clean end.
 
 const payer = { name: 'Ada Lovelace', email: 'ada@example.com' };
-const LEDGER_HEADER = [
-  'id',
-  'createdAt',
-  'type',
-  'amount',
-  'currency',
-  'sessionId',
-  'refundId',
-  'transferId',
-  'payerAccount',
-];
 
 let server: RunningServer;
 let shop: CreatedBusiness;
 let servicepay: ServicePay;
 const startedAt = new Date();
 const folder = mkdtempSync(join(tmpdir(), 'servicepay-exports-'));
-
-/** The CSV's records, the header first, read as RFC 4180 with the BOM skipped. */
-const recordsOf = (bytes: Buffer): string[][] => parse(bytes, { bom: true });
 
 /** What a stream gave before it ended or failed: its bytes, and the error, if any (an `end` never after one). */
 function drain(stream: ExportStream): Promise<{ bytes: Buffer; ended: boolean; error?: unknown }> {
@@ -131,24 +117,10 @@ describe('servicepay.exports against the reference server', () => {
 
       const ledger: BalanceTransaction[] = [];
       for await (const entry of sdk.balanceTransactions.list({ limit: 100 })) ledger.push(entry);
-      const [header, ...rows] = recordsOf(got.bytes);
-      expect(header).toEqual(LEDGER_HEADER);
+      const [header, ...rows] = csvRecords(got.bytes);
+      expect(header).toEqual(LEDGER_CSV_HEADER);
       // The list is newest first, the export oldest first; the same entries, field for field.
-      expect(rows).toEqual(
-        ledger
-          .reverse()
-          .map((entry) => [
-            entry.id,
-            entry.createdAt,
-            entry.type,
-            String(entry.amount),
-            entry.currency,
-            entry.sessionId ?? '',
-            entry.refundId ?? '',
-            entry.transferId,
-            entry.payerAccount ?? '',
-          ]),
-      );
+      expect(rows).toEqual(ledger.reverse().map(ledgerCsvRow));
       expect(rows.map((row) => [row[2], Number(row[3])])).toEqual([
         ['payment', 250_000],
         ['payment', 40_000],
@@ -176,7 +148,7 @@ describe('servicepay.exports against the reference server', () => {
     expect(got.bytes.equals(await served(`/api/exports/sessions?createdFrom=${day}&environment=test`))).toBe(
       true,
     );
-    const rows = recordsOf(got.bytes).slice(1);
+    const rows = csvRecords(got.bytes).slice(1);
     const listed = [];
     for await (const session of servicepay.sessions.list({ limit: 100 })) listed.push(session);
     expect(rows.map((row) => [row[0], row[3], Number(row[4]), Number(row[5])])).toEqual(
@@ -256,7 +228,7 @@ describe('servicepay.exports against the reference server', () => {
       expect(got.error).toBeInstanceOf(ConnectionError);
       expect(got.error).toMatchObject({ code: 'stream_interrupted', statusCode: 200 });
       // What came is the start of the file: the header and the first page, and no more.
-      expect(recordsOf(got.bytes.subarray(0, got.bytes.lastIndexOf('\r\n') + 2))).toHaveLength(3);
+      expect(csvRecords(got.bytes.subarray(0, got.bytes.lastIndexOf('\r\n') + 2))).toHaveLength(3);
       expect(calls).toBe(2);
     } finally {
       pages.sessions = real;
