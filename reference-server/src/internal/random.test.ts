@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   newId,
+  newRequestId,
   newTimeOrderedId,
   randomAccountNumber,
   randomBase62,
@@ -47,6 +48,17 @@ describe('random', () => {
     const times = [0, 1, 61, 62, at - 1, at, at + 1, Date.parse('2100-01-01T00:00:00Z')];
     const ids = times.map((time) => newTimeOrderedId('ses', time));
     expect([...ids].sort()).toEqual(ids);
+  });
+
+  it('newRequestId is req_ + 16 base62 (the OpenAPI pattern), sorts by time, and is never twice the same', () => {
+    const at = Date.parse('2030-01-01T00:00:00Z');
+    const sameMs = Array.from({ length: 10_000 }, () => newRequestId(at));
+    expect(new Set(sameMs).size).toBe(10_000);
+    for (const id of sameMs) expect(id).toMatch(/^req_[0-9A-Za-z]{16}$/);
+    const times = [0, 1, 61, 62, at - 1, at, at + 1, Date.parse('2100-01-01T00:00:00Z')];
+    const ids = times.map((time) => newRequestId(time));
+    expect([...ids].sort()).toEqual(ids);
+    expect(newRequestId().slice(4, 12) >= newRequestId(Date.now() - 1).slice(4, 12)).toBe(true);
   });
 
   it('randomAccountNumber has 10 digits and no leading zero', () => {

@@ -103,9 +103,15 @@ export function safeEqual(a: string, b: string): boolean {
 }
 
 /**
- * A fresh request id (`req_` + 16 base62), as every answer carries in `Request-Id`.
+ * A fresh request id, as every answer carries in `Request-Id`: `req_` + `timeOrderedPrefix(at)` + 8 random base62
+ * (16 characters after `req_`, as before). Every request's id is written to the request log's index by
+ * `Request-Id`; a random id wrote a random page of that index on every request, an id that grows with time
+ * appends to its end (issue 38: about 13 µs less CPU per create, A/B). A request id is not a secret (the
+ * portal's lookup by id checks whose it is) and tells when the request was made, as its log entry does; 8
+ * random characters (47 bits) keep ids of one millisecond apart.
  *
  * @example
  * res.setHeader('Request-Id', newRequestId());
  */
-export const newRequestId = (): string => `req_${randomBase62(16)}`;
+export const newRequestId = (at: number = Date.now()): string =>
+  `req_${timeOrderedPrefix(at)}${randomBase62(8)}`;
