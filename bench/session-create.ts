@@ -20,9 +20,17 @@
  * states it; that last row shows how much of the service's lead over it is the serving alone
  * (internal/message-classes.ts), which stock express lacks.
  *
+ * Against an earlier build (issue 38): the same keyed create on the service of `BENCH_AGAINST` (a commit, by
+ * default `3e090d8`, main on 27 November, before the request log, the request scope and the metrics hooks),
+ * extracted beside this checkout by `support/baseline-checkout.ts` and loaded in the same rounds; its rate and its
+ * server CPU per create against today's. `BENCH_AGAINST=` (empty) leaves it out; a clone without the commit
+ * (shallow) says so and leaves it out.
+ *
  * `BENCH_CONNECTIONS` (50), `BENCH_DURATION_MS` per run (5000; the issue's runs were 10000), `BENCH_ROUNDS` (2),
  * `BENCH_CPU_PROF=<dir>` writes a CPU profile of each ServicePay server there.
  */
+
+import { baselineCheckout } from './support/baseline-checkout.ts';
 import {
   type BenchServer,
   combine,
@@ -44,6 +52,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const WARMUP_MS = 1000;
 const CREATE_TARGET = 0.6;
 const RATE_LIMIT_TARGET = 5;
+const AGAINST = process.env.BENCH_AGAINST ?? '3e090d8';
+/** Issue 38: the keyed create at least as cheap as at `AGAINST` (server CPU per create, same run). */
+const AGAINST_TARGET = 1.0;
 
 const profile = process.env.BENCH_CPU_PROF
   ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF]
@@ -55,8 +66,12 @@ const servicepayV4 = await startBenchServer('servicepay', [], profile);
 // The real budget (150 per minute): past the first 150 creates, every answer is a 429.
 const limited = await startBenchServer('servicepay', ['--rate-limit', '150'], profile);
 const floor = await startBenchServer('create-sql-floor');
+const earlierBuild = AGAINST ? baselineCheckout(AGAINST) : { missing: 'BENCH_AGAINST is empty' };
+if ('missing' in earlierBuild) console.log(`No run against an earlier build: ${earlierBuild.missing}`);
+const earlier =
+  'folder' in earlierBuild ? await startBenchServer('servicepay', [], [], earlierBuild.folder) : undefined;
 
-type Kind = 'express' | 'born' | 'keyed' | 'keyedV4' | 'unkeyed' | 'limited' | 'floor';
+type Kind = 'express' | 'born' | 'keyed' | 'keyedV4' | 'unkeyed' | 'limited' | 'floor' | 'earlier';
 const create = (
   server: BenchServer,
   expectStatus: number,
@@ -81,6 +96,8 @@ const serverOf: Record<Kind, BenchServer> = {
   unkeyed: servicepay,
   limited,
   floor,
+  // Only run when there is an earlier build (see `order`).
+  earlier: earlier ?? servicepay,
 };
 const runs: Record<Kind, LoadOptions> = {
   express: create(express, 201, 'sdk'),
@@ -93,6 +110,7 @@ const runs: Record<Kind, LoadOptions> = {
   // server about as much. The server does the same work either way: a 429 reads neither the key nor the body.
   limited: { ...create(limited, 429, 'sdk'), sameRequest: true },
   floor: create(floor, 201, 'sdk'),
+  earlier: create(earlier ?? servicepay, 201, 'sdk'),
 };
 const results: Record<Kind, LoadResult[]> = {
   express: [],
@@ -102,6 +120,7 @@ const results: Record<Kind, LoadResult[]> = {
   unkeyed: [],
   limited: [],
   floor: [],
+  earlier: [],
 };
 /** Server CPU seconds over each kind's runs (warm-up included) and the answers of any status they got. */
 const cpu: Record<Kind, { seconds: number; answers: number }> = {
@@ -112,9 +131,11 @@ const cpu: Record<Kind, { seconds: number; answers: number }> = {
   unkeyed: { seconds: 0, answers: 0 },
   limited: { seconds: 0, answers: 0 },
   floor: { seconds: 0, answers: 0 },
+  earlier: { seconds: 0, answers: 0 },
 };
 try {
   const order: Kind[] = ['express', 'born', 'keyed', 'keyedV4', 'unkeyed', 'limited', 'floor'];
+  if (earlier) order.splice(order.indexOf('keyed'), 0, 'earlier');
   for (let round = 0; round < ROUNDS; round++) {
     // Every other round in reverse, so no kind always runs first (or right after the same neighbour).
     for (const kind of round % 2 === 0 ? order : [...order].reverse()) {
@@ -127,8 +148,8 @@ try {
     }
   }
 } finally {
-  for (const server of [express, expressBorn, servicepay, servicepayV4, limited, floor]) {
-    await stopBenchServer(server);
+  for (const server of [express, expressBorn, servicepay, servicepayV4, limited, floor, earlier]) {
+    if (server) await stopBenchServer(server);
   }
 }
 
@@ -140,6 +161,7 @@ const all = {
   unkeyed: combine(results.unkeyed),
   limited: combine(results.limited),
   floor: combine(results.floor),
+  earlier: combine(results.earlier),
 };
 const vsExpress = (result: LoadResult) => result.perSecond / all.express.perSecond;
 
@@ -159,7 +181,9 @@ for (const [name, kind] of [
   ['ServicePay create, fsynced, no Idempotency-Key', 'unkeyed'],
   ['ServicePay 429 (over the 150/min budget), one keyed create sent again and again', 'limited'],
   ["ceiling: the express route + a keyed create's SQLite statements, nothing else", 'floor'],
+  [`the keyed create on the earlier build, ${AGAINST}`, 'earlier'],
 ] as const) {
+  if (kind === 'earlier' && !earlier) continue;
   const result = all[kind];
   console.log(
     `| ${name} | ${fmt(result.perSecond, 0)} | ${fmt(result.p50Ms, 2)} | ${fmt(result.p99Ms, 2)} | ${fmt(result.p999Ms, 2)} | ${fmt(result.maxMs, 2)} | ${result.errors} | ${fmt(vsExpress(result), 2)}× | ${fmt(cpuPerAnswer(kind), 0)} | ${fmt(result.generatorCpuShare, 2)} |`,
@@ -224,6 +248,21 @@ reportTarget({
   target: `≥ ${RATE_LIMIT_TARGET}× cheaper`,
   met: limitRatio >= RATE_LIMIT_TARGET,
 });
+if (earlier && 'folder' in earlierBuild) {
+  // CPU per create decides (it holds on a loaded machine where a rate does not); the rate is printed beside it.
+  const cpuAgainst = cpuPerAnswer('earlier') / cpuPerAnswer('keyed');
+  const rateAgainst = all.keyed.perSecond / all.earlier.perSecond;
+  console.log(
+    `Keyed create, today's build vs ${earlierBuild.commit}: server CPU per create ${fmt(cpuPerAnswer('keyed'), 0)} vs ${fmt(cpuPerAnswer('earlier'), 0)} µs = ${fmt(cpuAgainst, 2)}× as cheap; creates/s ${fmt(rateAgainst, 2)}× (${perSecond(all.keyed)} vs ${perSecond(all.earlier)}); target ≥ ${AGAINST_TARGET}× → ${verdict(cpuAgainst >= AGAINST_TARGET)}`,
+  );
+  reportTarget({
+    measure: `keyed create, today's build vs ${earlierBuild.commit} (server CPU per create, same run; the earlier build on today's node_modules)`,
+    figure: `${fmt(cpuAgainst, 2)}× (${fmt(cpuPerAnswer('keyed'), 0)} vs ${fmt(cpuPerAnswer('earlier'), 0)} µs; creates/s ${fmt(rateAgainst, 2)}×, ${perSecond(all.keyed)} vs ${perSecond(all.earlier)})`,
+    baseline: `${earlierBuild.commit} ${fmt(cpuPerAnswer('earlier'), 0)} µs per create`,
+    target: `≥ ${AGAINST_TARGET}×`,
+    met: cpuAgainst >= AGAINST_TARGET,
+  });
+}
 for (const [name, result] of Object.entries(all)) {
   if (result.errors > 0) console.log(`${name}: unexpected answers ${JSON.stringify(result.statuses)}`);
 }

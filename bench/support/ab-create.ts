@@ -5,18 +5,20 @@
  * every answer it gave. CPU, not rate: it holds on a loaded machine where a rate does not.
  *
  *   node --import tsx bench/support/ab-create.ts --a /tmp/base --b . [--rounds 6] [--seconds 3] [--postgres]
+ *   node --import tsx bench/support/ab-create.ts --a 3e090d8 --b .
+ *
+ * `--a` and `--b` are checkouts' folders, or commits of this repository (`baselineCheckout` extracts one into the
+ * temp folder with this checkout's `node_modules`).
  *
  * `--postgres`: both builds on one PostgreSQL of this script's own (fsync on, `durable-postgres.ts`), each with a
  * business of its own; PostgreSQL's CPU (its processes', from /proc) is read around each run too, which is the
  * loaded build's alone since the two are loaded in turn.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { baselineCheckout } from './baseline-checkout.ts';
 import { startDurablePostgres } from './durable-postgres.ts';
-import { type BenchServer, cpuSeconds, fmt, machineLoad, runLoad, stopBenchServer } from './load.ts';
+import { cpuSeconds, fmt, machineLoad, runLoad, startBenchServer, stopBenchServer } from './load.ts';
 import { postgresCpuSeconds } from './postgres-profile.ts';
 
 const { values } = parseArgs({
@@ -29,27 +31,23 @@ const { values } = parseArgs({
   },
 });
 if (!values.a)
-  throw new Error('usage: ab-create.ts --a <checkout> --b <checkout> [--rounds N] [--seconds S]');
+  throw new Error(
+    'usage: ab-create.ts --a <checkout or commit> --b <checkout or commit> [--rounds N] [--seconds S]',
+  );
 
 const postgres = values.postgres ? await startDurablePostgres(false) : undefined;
 const databaseCpu = () => (postgres ? postgresCpuSeconds(postgres.dataDir) : 0);
 
-async function start(root: string): Promise<BenchServer> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      join(resolve(root), 'bench/support/bench-servers.ts'),
-      'servicepay',
-      ...(postgres ? ['--database-url', postgres.url] : []),
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'], cwd: resolve(root) },
-  );
-  if (!child.stdout) throw new Error('no stdout');
-  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
-  return { ...(JSON.parse(line) as Omit<BenchServer, 'child'>), child };
+/** A checkout's folder as given, or a commit's files made ready beside this one (`baselineCheckout`). */
+function folderOf(build: string): string {
+  if (existsSync(build)) return build;
+  const checkout = baselineCheckout(build);
+  if ('missing' in checkout) throw new Error(checkout.missing);
+  return checkout.folder;
 }
+
+const start = (build: string) =>
+  startBenchServer('servicepay', postgres ? ['--database-url', postgres.url] : [], [], folderOf(build));
 
 const builds = { A: await start(values.a), B: await start(values.b) };
 const totals = {

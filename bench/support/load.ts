@@ -8,6 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -144,15 +145,20 @@ export interface BenchServer {
 /**
  * Starts one of bench-servers.ts's servers in a child process and waits for its ready line (example:
  * `await startBenchServer('servicepay', ['--rate-limit', '150'])`). `args` go to the
- * server (servicepay: `--db PATH`, `--key sk_…`, `--rate-limit N`); `nodeArgs` to node (`--cpu-prof`).
+ * server (servicepay: `--db PATH`, `--key sk_…`, `--rate-limit N`, `--database-url URL`); `nodeArgs` to node
+ * (`--cpu-prof`); `checkout`, another build's folder (`baselineCheckout`), whose bench-servers.ts is started
+ * instead of this one's.
  */
 export async function startBenchServer(
   kind: BenchServerKind,
   args: string[] = [],
   nodeArgs: string[] = [],
+  checkout?: string,
 ): Promise<BenchServer> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', SERVERS, kind, ...args], {
+  const servers = checkout ? join(resolve(checkout), 'bench/support/bench-servers.ts') : SERVERS;
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', servers, kind, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    ...(checkout ? { cwd: resolve(checkout) } : {}),
   });
   if (!child.stdout) throw new Error('no stdout from the bench server');
   const lines = createInterface({ input: child.stdout });
