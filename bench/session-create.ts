@@ -253,11 +253,11 @@ if (earlier && 'folder' in earlierBuild) {
   const cpuAgainst = cpuPerAnswer('earlier') / cpuPerAnswer('keyed');
   const rateAgainst = all.keyed.perSecond / all.earlier.perSecond;
   console.log(
-    `Keyed create, today's build vs ${earlierBuild.commit}: server CPU per create ${fmt(cpuPerAnswer('keyed'), 0)} vs ${fmt(cpuPerAnswer('earlier'), 0)} µs = ${fmt(cpuAgainst, 2)}× as cheap; creates/s ${fmt(rateAgainst, 2)}× (${perSecond(all.keyed)} vs ${perSecond(all.earlier)}); target ≥ ${AGAINST_TARGET}× → ${verdict(cpuAgainst >= AGAINST_TARGET)}`,
+    `Keyed create, today's build vs ${earlierBuild.commit}: server CPU per create ${fmt(cpuPerAnswer('keyed'), 0)} vs ${fmt(cpuPerAnswer('earlier'), 0)} µs = ${fmt(cpuAgainst, 3)}× as cheap; creates/s ${fmt(rateAgainst, 2)}× (${perSecond(all.keyed)} vs ${perSecond(all.earlier)}); target ≥ ${AGAINST_TARGET}× → ${verdict(cpuAgainst >= AGAINST_TARGET)}`,
   );
   reportTarget({
     measure: `keyed create, today's build vs ${earlierBuild.commit} (server CPU per create, same run; the earlier build on today's node_modules)`,
-    figure: `${fmt(cpuAgainst, 2)}× (${fmt(cpuPerAnswer('keyed'), 0)} vs ${fmt(cpuPerAnswer('earlier'), 0)} µs; creates/s ${fmt(rateAgainst, 2)}×, ${perSecond(all.keyed)} vs ${perSecond(all.earlier)})`,
+    figure: `${fmt(cpuAgainst, 3)}× (${fmt(cpuPerAnswer('keyed'), 0)} vs ${fmt(cpuPerAnswer('earlier'), 0)} µs; creates/s ${fmt(rateAgainst, 2)}×, ${perSecond(all.keyed)} vs ${perSecond(all.earlier)})`,
     baseline: `${earlierBuild.commit} ${fmt(cpuPerAnswer('earlier'), 0)} µs per create`,
     target: `≥ ${AGAINST_TARGET}×`,
     met: cpuAgainst >= AGAINST_TARGET,
