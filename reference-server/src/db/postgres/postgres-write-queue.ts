@@ -65,7 +65,9 @@ type Attempt<T> =
  * with `ROLLBACK`, and the job rejects rather than report writes that did not happen.
  *
  * **One-statement jobs** (`WriteOptions.oneStatement`, the session create) skip `BEGIN` and `COMMIT`: the
- * statement is its own transaction, one round trip instead of three (`attemptOneStatement`).
+ * statement is its own transaction, one round trip instead of three (`attemptOneStatement`). Its outcome is
+ * unknown only when the connection broke while the statement was in flight; one lost before it went out fails
+ * the job with that loss, not retried, as above.
  *
  * **No group commit here.** SQLite's `WriteQueue` batches jobs into one transaction because it has one
  * writer and each commit costs an fsync. On PostgreSQL each job has its own connection and the server does
@@ -201,8 +203,9 @@ export class PostgresWriteQueue<R> implements Writes<R> {
    * `COMMIT`: PostgreSQL makes a statement sent alone its own transaction, committed (and, with
    * `synchronous_commit` on, flushed) before it answers, or rolled back whole when it fails. So an answered
    * statement is committed, and a failed one wrote nothing; a connection that broke while the statement was in
-   * flight leaves its outcome unknown, as a `COMMIT` in flight does. A second statement is refused (the first
-   * is already committed, so the two could not be one transaction) and fails the job.
+   * flight leaves its outcome unknown, as a `COMMIT` in flight does; one already known lost when the job came
+   * to its statement never sent it (`JobClient`), so the job fails with the loss. A second statement is refused
+   * (the first is already committed, so the two could not be one transaction) and fails the job.
    */
   private async attemptOneStatement<T>(
     work: (tx: R, context: WriteContext) => Promise<T>,
@@ -213,7 +216,9 @@ export class PostgresWriteQueue<R> implements Writes<R> {
       try {
         value = await Promise.resolve().then(() => work(this.bind(job.queryable), job.context));
       } catch (error) {
-        if (job.unanswered || job.lost) {
+        // Unknown only while a statement that was sent awaits its answer: a connection lost before the
+        // statement went out (or after it was answered) leaves no doubt about what was written.
+        if (job.unanswered) {
           return {
             outcome: 'failed',
             error: new CommitOutcomeUnknownError(
