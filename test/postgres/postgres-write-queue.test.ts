@@ -822,6 +822,40 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
     });
   });
 
+  it('a one-statement job that swallows its statement cut in flight and returns: still CommitOutcomeUnknownError (503), not "nothing was written"', async () => {
+    const writes = queue();
+    let attempts = 0;
+    const outcome = writes
+      .run(
+        async (tx) => {
+          attempts += 1;
+          await tx.rows("INSERT INTO journal (job) SELECT 'slow' FROM pg_sleep(30)").catch(() => []);
+          return 'looks fine';
+        },
+        { oneStatement: true },
+      )
+      .then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
+    let pid: number | undefined;
+    for (let i = 0; i < 200 && pid === undefined; i++) {
+      const [row] = await committed<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND state = 'active' AND wait_event = 'PgSleep'`,
+      );
+      pid = row?.pid;
+      if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(pid).toBeDefined();
+    await committed('SELECT pg_terminate_backend($1)', [pid]);
+    const error = await outcome;
+    expect(error).toBeInstanceOf(CommitOutcomeUnknownError);
+    expect(databaseUnavailable(error)).toBe(true);
+    expect(attempts).toBe(1);
+    expect(await committed('SELECT job FROM journal')).toEqual([]);
+  });
+
   // A one-statement job whose connection is already dead when it comes to its statement. What happens depends on
   // when the client learns of it; in none of these cases does PostgreSQL receive the statement.
   describe('one-statement jobs on a connection lost before the statement (issue 38)', () => {
@@ -948,6 +982,30 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
       const [row] = await writes.run(async (tx) => recordPid(tx, 'next'), { oneStatement: true });
       expect(row?.pid).not.toBe(pid);
       expect(await committed('SELECT job FROM journal')).toEqual([{ job: 'next' }]);
+    });
+
+    it('the same, the job swallowing the refusal and returning: it fails with the lost connection (503), not a 500', async () => {
+      const writes = queue();
+      const pid = await nextClientPid(writes);
+      const error = await writes
+        .run(
+          async (tx) => {
+            await committed('SELECT pg_terminate_backend($1)', [pid]);
+            await backendGone(pid);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            await recordPid(tx, 'never sent').catch(() => []);
+            return 'looks fine';
+          },
+          { oneStatement: true },
+        )
+        .then(
+          () => undefined,
+          (reason: unknown) => reason,
+        );
+      expect(error).not.toBeInstanceOf(CommitOutcomeUnknownError);
+      expect(error).toMatchObject({ code: '57P01' });
+      expect(databaseUnavailable(error)).toBe(true);
+      expect(await committed('SELECT job FROM journal')).toEqual([]);
     });
   });
 

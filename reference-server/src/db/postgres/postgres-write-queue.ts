@@ -33,6 +33,15 @@ type Attempt<T> =
   | { outcome: 'retry'; error: unknown }
   | { outcome: 'failed'; error: unknown };
 
+/** A one-statement job's connection broke while its statement was in flight: committed or not, nobody knows. */
+const cutInFlight = (cause: unknown): Attempt<never> => ({
+  outcome: 'failed',
+  error: new CommitOutcomeUnknownError(
+    'the connection to PostgreSQL broke while a one-statement write was in flight: it may or may not have been committed',
+    { cause },
+  ),
+});
+
 /**
  * Where the service's writes go on PostgreSQL: `run` takes a client from the pool, runs the job in one
  * transaction on it with the repositories bound to that client (`bind`), commits, returns the client, and
@@ -218,20 +227,16 @@ export class PostgresWriteQueue<R> implements Writes<R> {
       } catch (error) {
         // Unknown only while a statement that was sent awaits its answer: a connection lost before the
         // statement went out (or after it was answered) leaves no doubt about what was written.
-        if (job.unanswered) {
-          return {
-            outcome: 'failed',
-            error: new CommitOutcomeUnknownError(
-              'the connection to PostgreSQL broke while a one-statement write was in flight: it may or may not have been committed',
-              { cause: error },
-            ),
-          };
-        }
+        if (job.unanswered) return cutInFlight(error);
         const retry = isRetryable(error) || job.retryableStatement !== undefined;
         return { outcome: retry ? 'retry' : 'failed', error };
       }
       if (job.failedStatement !== undefined) {
-        // The job caught its statement's failure and returned: nothing was written, so it must not say so.
+        // The job caught its statement's failure and returned. Cut in flight: unknown, as when it throws. The
+        // connection lost before it went out: nothing was written, and the loss is the reason (503, not 500).
+        if (job.unanswered) return cutInFlight(job.failedStatement);
+        if (job.lost) return { outcome: 'failed', error: job.lost };
+        // Otherwise PostgreSQL refused it: nothing was written, so the job must not say it was.
         const error = new Error(
           'the write job returned, but its statement had failed, so nothing was written',
           {
