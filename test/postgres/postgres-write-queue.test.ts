@@ -1,7 +1,12 @@
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../reference-server/src/db/postgres/notification-channel.ts';
-import { CommitOutcomeUnknownError } from '../../reference-server/src/db/postgres/postgres-errors.ts';
+import {
+  CommitOutcomeUnknownError,
+  databaseUnavailable,
+} from '../../reference-server/src/db/postgres/postgres-errors.ts';
 import {
   PostgresWriteQueue,
   type PostgresWriteQueueOptions,
@@ -814,6 +819,193 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
         oneStatement: true,
       });
       expect(await committed('SELECT job FROM journal')).toEqual([{ job: 'after' }]);
+    });
+  });
+
+  it('a one-statement job that swallows its statement cut in flight and returns: still CommitOutcomeUnknownError (503), not "nothing was written"', async () => {
+    const writes = queue();
+    let attempts = 0;
+    const outcome = writes
+      .run(
+        async (tx) => {
+          attempts += 1;
+          await tx.rows("INSERT INTO journal (job) SELECT 'slow' FROM pg_sleep(30)").catch(() => []);
+          return 'looks fine';
+        },
+        { oneStatement: true },
+      )
+      .then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
+    let pid: number | undefined;
+    for (let i = 0; i < 200 && pid === undefined; i++) {
+      const [row] = await committed<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND state = 'active' AND wait_event = 'PgSleep'`,
+      );
+      pid = row?.pid;
+      if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(pid).toBeDefined();
+    await committed('SELECT pg_terminate_backend($1)', [pid]);
+    const error = await outcome;
+    expect(error).toBeInstanceOf(CommitOutcomeUnknownError);
+    expect(databaseUnavailable(error)).toBe(true);
+    expect(attempts).toBe(1);
+    expect(await committed('SELECT job FROM journal')).toEqual([]);
+  });
+
+  // A one-statement job whose connection is already dead when it comes to its statement. What happens depends on
+  // when the client learns of it; in none of these cases does PostgreSQL receive the statement.
+  describe('one-statement jobs on a connection lost before the statement (issue 38)', () => {
+    const pgModule = createRequire(import.meta.url).resolve('pg');
+
+    /** The backend of the client the next job takes: a job releases its client last into the idle list, and
+     * the pool lends the last one released first. */
+    const nextClientPid = async (writes: PostgresWriteQueue<TestTx>) =>
+      (
+        await writes.run(
+          async (tx) => (await tx.rows<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0],
+          {
+            oneStatement: true,
+          },
+        )
+      )?.pid;
+
+    const backendGone = async (pid: number | undefined) => {
+      for (let i = 0; i < 100; i++) {
+        if ((await committed('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).length === 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error(`backend ${pid} still there`);
+    };
+
+    const recordPid = (tx: TestTx, job: string) =>
+      tx.rows<{ pid: number }>('INSERT INTO journal (job) VALUES ($1) RETURNING pg_backend_pid() AS pid', [
+        job,
+      ]);
+
+    it('terminated while idle in the pool: the pool drops the client, and the job commits once on another connection', async () => {
+      const writes = queue();
+      const pid = await nextClientPid(writes);
+      const errorsBefore = poolErrors.length;
+      await committed('SELECT pg_terminate_backend($1)', [pid]);
+      await backendGone(pid);
+      // The idle client read PostgreSQL's FATAL; the pool's error listener took it out of the idle list.
+      for (let i = 0; i < 100 && poolErrors.length === errorsBefore; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(poolErrors.slice(errorsBefore)).toMatchObject([{ code: '57P01' }]);
+
+      let attempts = 0;
+      const [row] = await writes.run(
+        async (tx) => {
+          attempts += 1;
+          return recordPid(tx, 'after the kill');
+        },
+        { oneStatement: true },
+      );
+      expect(attempts).toBe(1);
+      expect(row?.pid).not.toBe(pid);
+      expect(await committed('SELECT job FROM journal')).toEqual([{ job: 'after the kill' }]);
+    });
+
+    it("terminated while idle but not yet seen when the job takes it: the statement goes out on the dead socket and PostgreSQL's FATAL comes back as its answer, which the queue cannot tell from a statement cut in flight: CommitOutcomeUnknownError, not retried, nothing written", async () => {
+      const writes = queue();
+      const pid = await nextClientPid(writes);
+      // Terminated from another process while this one's event loop is blocked, until the backend has exited:
+      // the FATAL waits unread in the idle client's socket, so the pool still lends it.
+      execFileSync(process.execPath, [
+        '-e',
+        `const pg = require(${JSON.stringify(pgModule)});
+         (async () => {
+           const admin = new pg.Client({ connectionString: ${JSON.stringify(url)} });
+           await admin.connect();
+           await admin.query('SELECT pg_terminate_backend($1)', [${pid}]);
+           for (let i = 0; i < 100; i++) {
+             const { rows } = await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [${pid}]);
+             if (rows.length === 0) break;
+             await new Promise((resolve) => setTimeout(resolve, 20));
+           }
+           await admin.end();
+         })();`,
+      ]);
+      let attempts = 0;
+      const error = await writes
+        .run(
+          async (tx) => {
+            attempts += 1;
+            return recordPid(tx, 'on the dead socket');
+          },
+          { oneStatement: true },
+        )
+        .then(
+          () => undefined,
+          (reason: unknown) => reason,
+        );
+      expect(error).toBeInstanceOf(CommitOutcomeUnknownError);
+      expect(databaseUnavailable(error)).toBe(true);
+      expect(attempts).toBe(1);
+      expect(await committed('SELECT job FROM journal')).toEqual([]);
+      await writes.run(async (tx) => recordPid(tx, 'next'), { oneStatement: true });
+      expect(await committed('SELECT job FROM journal')).toEqual([{ job: 'next' }]);
+    });
+
+    it('lost after the job took its client and before its statement: the statement is never sent, so the job fails with the lost connection (503), not CommitOutcomeUnknownError, and is not retried', async () => {
+      const writes = queue();
+      const pid = await nextClientPid(writes);
+      let attempts = 0;
+      const error = await writes
+        .run(
+          async (tx) => {
+            attempts += 1;
+            // Work before the statement, during which the backend is terminated and the client hears of it.
+            await committed('SELECT pg_terminate_backend($1)', [pid]);
+            await backendGone(pid);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            return recordPid(tx, 'never sent');
+          },
+          { oneStatement: true },
+        )
+        .then(
+          () => undefined,
+          (reason: unknown) => reason,
+        );
+      expect(error).toBeInstanceOf(Error);
+      expect(error).not.toBeInstanceOf(CommitOutcomeUnknownError);
+      // The error handler answers it 503 service_unavailable, as any lost connection.
+      expect(databaseUnavailable(error)).toBe(true);
+      expect(error).toMatchObject({ code: '57P01' });
+      expect(attempts).toBe(1);
+      expect(await committed('SELECT job FROM journal')).toEqual([]);
+      const [row] = await writes.run(async (tx) => recordPid(tx, 'next'), { oneStatement: true });
+      expect(row?.pid).not.toBe(pid);
+      expect(await committed('SELECT job FROM journal')).toEqual([{ job: 'next' }]);
+    });
+
+    it('the same, the job swallowing the refusal and returning: it fails with the lost connection (503), not a 500', async () => {
+      const writes = queue();
+      const pid = await nextClientPid(writes);
+      const error = await writes
+        .run(
+          async (tx) => {
+            await committed('SELECT pg_terminate_backend($1)', [pid]);
+            await backendGone(pid);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            await recordPid(tx, 'never sent').catch(() => []);
+            return 'looks fine';
+          },
+          { oneStatement: true },
+        )
+        .then(
+          () => undefined,
+          (reason: unknown) => reason,
+        );
+      expect(error).not.toBeInstanceOf(CommitOutcomeUnknownError);
+      expect(error).toMatchObject({ code: '57P01' });
+      expect(databaseUnavailable(error)).toBe(true);
+      expect(await committed('SELECT job FROM journal')).toEqual([]);
     });
   });
 

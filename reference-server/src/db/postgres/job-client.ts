@@ -21,7 +21,10 @@ export class JobClient {
   failedStatement: unknown;
   /** The first serialization failure, deadlock or duplicate key, even if the job caught it. */
   retryableStatement: unknown;
-  /** A statement was sent and neither its answer nor the server's error has come back. */
+  /**
+   * A statement was sent and neither its answer nor the server's error has come back. Not set by a statement
+   * refused because the connection was already known lost: that one never left.
+   */
   unanswered = false;
   readonly effects: Array<() => void> = [];
   readonly queryable: Queryable;
@@ -67,6 +70,12 @@ export class JobClient {
       const error = new Error('a oneStatement write job sent a second statement');
       this.failedStatement ??= error;
       return Promise.reject(error);
+    }
+    if (this.lost) {
+      // The connection is known to be gone (pg would refuse the statement without sending it): not sent, so no
+      // answer is awaited, and a one-statement job knows that it wrote nothing.
+      this.failedStatement ??= this.lost;
+      return Promise.reject(this.lost);
     }
     this.unanswered = true;
     return (this.client.query(text as pg.QueryConfig, values) as Promise<unknown>).then(

@@ -33,6 +33,15 @@ type Attempt<T> =
   | { outcome: 'retry'; error: unknown }
   | { outcome: 'failed'; error: unknown };
 
+/** A one-statement job's connection broke while its statement was in flight: committed or not, nobody knows. */
+const cutInFlight = (cause: unknown): Attempt<never> => ({
+  outcome: 'failed',
+  error: new CommitOutcomeUnknownError(
+    'the connection to PostgreSQL broke while a one-statement write was in flight: it may or may not have been committed',
+    { cause },
+  ),
+});
+
 /**
  * Where the service's writes go on PostgreSQL: `run` takes a client from the pool, runs the job in one
  * transaction on it with the repositories bound to that client (`bind`), commits, returns the client, and
@@ -65,7 +74,9 @@ type Attempt<T> =
  * with `ROLLBACK`, and the job rejects rather than report writes that did not happen.
  *
  * **One-statement jobs** (`WriteOptions.oneStatement`, the session create) skip `BEGIN` and `COMMIT`: the
- * statement is its own transaction, one round trip instead of three (`attemptOneStatement`).
+ * statement is its own transaction, one round trip instead of three (`attemptOneStatement`). Its outcome is
+ * unknown only when the connection broke while the statement was in flight; one lost before it went out fails
+ * the job with that loss, not retried, as above.
  *
  * **No group commit here.** SQLite's `WriteQueue` batches jobs into one transaction because it has one
  * writer and each commit costs an fsync. On PostgreSQL each job has its own connection and the server does
@@ -201,8 +212,9 @@ export class PostgresWriteQueue<R> implements Writes<R> {
    * `COMMIT`: PostgreSQL makes a statement sent alone its own transaction, committed (and, with
    * `synchronous_commit` on, flushed) before it answers, or rolled back whole when it fails. So an answered
    * statement is committed, and a failed one wrote nothing; a connection that broke while the statement was in
-   * flight leaves its outcome unknown, as a `COMMIT` in flight does. A second statement is refused (the first
-   * is already committed, so the two could not be one transaction) and fails the job.
+   * flight leaves its outcome unknown, as a `COMMIT` in flight does; one already known lost when the job came
+   * to its statement never sent it (`JobClient`), so the job fails with the loss. A second statement is refused
+   * (the first is already committed, so the two could not be one transaction) and fails the job.
    */
   private async attemptOneStatement<T>(
     work: (tx: R, context: WriteContext) => Promise<T>,
@@ -213,20 +225,18 @@ export class PostgresWriteQueue<R> implements Writes<R> {
       try {
         value = await Promise.resolve().then(() => work(this.bind(job.queryable), job.context));
       } catch (error) {
-        if (job.unanswered || job.lost) {
-          return {
-            outcome: 'failed',
-            error: new CommitOutcomeUnknownError(
-              'the connection to PostgreSQL broke while a one-statement write was in flight: it may or may not have been committed',
-              { cause: error },
-            ),
-          };
-        }
+        // Unknown only while a statement that was sent awaits its answer: a connection lost before the
+        // statement went out (or after it was answered) leaves no doubt about what was written.
+        if (job.unanswered) return cutInFlight(error);
         const retry = isRetryable(error) || job.retryableStatement !== undefined;
         return { outcome: retry ? 'retry' : 'failed', error };
       }
       if (job.failedStatement !== undefined) {
-        // The job caught its statement's failure and returned: nothing was written, so it must not say so.
+        // The job caught its statement's failure and returned. Cut in flight: unknown, as when it throws. The
+        // connection lost before it went out: nothing was written, and the loss is the reason (503, not 500).
+        if (job.unanswered) return cutInFlight(job.failedStatement);
+        if (job.lost) return { outcome: 'failed', error: job.lost };
+        // Otherwise PostgreSQL refused it: nothing was written, so the job must not say it was.
         const error = new Error(
           'the write job returned, but its statement had failed, so nothing was written',
           {
