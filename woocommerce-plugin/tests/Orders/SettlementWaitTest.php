@@ -54,9 +54,10 @@ final class SettlementWaitTest extends WordPressTestCase {
 	 *
 	 * @param \WC_Order           $order        Order.
 	 * @param array<string,mixed> $session      The paid session.
-	 * @param int                 $milliseconds How long it keeps the claim before saving the order paid.
+	 * @param int                 $milliseconds How long it keeps the claim before saving the order.
+	 * @param string              $claim        The claim it holds meanwhile (default: the paid session's).
 	 */
-	private function start_settler( \WC_Order $order, array $session, int $milliseconds ): void {
+	private function start_settler( \WC_Order $order, array $session, int $milliseconds, string $claim = '' ): void {
 		$this->signals = sys_get_temp_dir() . '/servicepay-wait-' . bin2hex( random_bytes( 6 ) );
 		mkdir( $this->signals );
 		$this->settler = proc_open(
@@ -67,7 +68,7 @@ final class SettlementWaitTest extends WordPressTestCase {
 		$this->wait_for( 'ready' );
 		touch( $this->signals . '/go' );
 		$this->wait_for( 'claimed' );
-		$this->assertTrue( SettlementClaim::exists( 'session-paid:' . $session['id'] ), 'the other request holds the claim' );
+		$this->assertTrue( SettlementClaim::exists( '' !== $claim ? $claim : 'session-paid:' . $session['id'] ), 'the other request holds the claim' );
 		$this->assertFileDoesNotExist( $this->signals . '/done' );
 	}
 
@@ -163,6 +164,28 @@ final class SettlementWaitTest extends WordPressTestCase {
 
 		$this->assertSame( Settlement::SETTLED, $this->finish_settler() );
 		$this->assert_paid_once( $order, $session, $email );
+	}
+
+	public function test_a_return_racing_the_hold_of_another_amount_waits_and_answers_the_order_on_hold(): void {
+		[ $order, , $email ] = $this->paid_order();
+		$session             = $this->session_of( $order, 'successful', array( 'amount' => 2499 ) );
+		$this->start_settler( $order, $session, 600, 'amount-mismatch:' . $session['id'] );
+
+		$started = microtime( true );
+		$result  = Settlement::apply( $order, $session );
+		$waited  = microtime( true ) - $started;
+
+		$this->assertSame( Settlement::AMOUNT_MISMATCH, $result );
+		$this->assertSame( 'on-hold', $this->stored( $order )->get_status(), 'the answer comes after the other request stored the hold' );
+		$this->assertLessThan( 2.0, $waited );
+
+		$this->assertSame( Settlement::AMOUNT_MISMATCH, $this->finish_settler() );
+		$stored = $this->stored( $order );
+		$this->assertSame( 'on-hold', $stored->get_status() );
+		$this->assertSame( '', $stored->get_transaction_id() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'was paid 24.99 USD, but this order is 25.00 USD' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Pending payment to On hold' ) );
+		$this->assertSame( 1, $this->emails_to( $email ) );
 	}
 
 	public function test_a_claim_backdated_ten_seconds_is_neither_waited_for_nor_taken_over(): void {
