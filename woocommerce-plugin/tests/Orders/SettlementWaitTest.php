@@ -56,12 +56,13 @@ final class SettlementWaitTest extends WordPressTestCase {
 	 * @param array<string,mixed> $session      The paid session.
 	 * @param int                 $milliseconds How long it keeps the claim before saving the order.
 	 * @param string              $claim        The claim it holds meanwhile (default: the paid session's).
+	 * @param bool                $fail         Whether its save of the order then throws (simulated failure).
 	 */
-	private function start_settler( \WC_Order $order, array $session, int $milliseconds, string $claim = '' ): void {
+	private function start_settler( \WC_Order $order, array $session, int $milliseconds, string $claim = '', bool $fail = false ): void {
 		$this->signals = sys_get_temp_dir() . '/servicepay-wait-' . bin2hex( random_bytes( 6 ) );
 		mkdir( $this->signals );
 		$this->settler = proc_open(
-			array( PHP_BINARY, dirname( __DIR__ ) . '/support/slow-settler.php', $this->signals, (string) $order->get_id(), wp_json_encode( $session ), (string) $milliseconds ),
+			array( PHP_BINARY, dirname( __DIR__ ) . '/support/slow-settler.php', $this->signals, (string) $order->get_id(), wp_json_encode( $session ), (string) $milliseconds, $fail ? 'fail' : '' ),
 			array( 1 => array( 'pipe', 'w' ), 2 => array( 'pipe', 'w' ) ),
 			$this->pipes
 		);
@@ -164,6 +165,33 @@ final class SettlementWaitTest extends WordPressTestCase {
 
 		$this->assertSame( Settlement::SETTLED, $this->finish_settler() );
 		$this->assert_paid_once( $order, $session, $email );
+	}
+
+	public function test_a_return_racing_a_settlement_made_to_fail_within_the_wait_settles_nothing_and_a_retry_pays_once(): void {
+		[ $order, $session, $email ] = $this->paid_order();
+		$this->start_settler( $order, $session, 400, '', true );
+
+		// The holder gives its claims back and the order stays pending: this request does not settle it either
+		// (the webhook, answered 500 by the holder, or the scheduled check does).
+		$this->assertSame( Settlement::ALREADY_PAID, Settlement::apply( $order, $session ) );
+		$this->assertStringStartsWith( 'threw: ', $this->finish_settler() );
+		$stored = $this->stored( $order );
+		$this->assertSame( 'pending', $stored->get_status() );
+		$this->assertSame( '', $stored->get_transaction_id() );
+		$this->assertFalse( SettlementClaim::exists( 'session-paid:' . $session['id'] ) );
+		$this->assertFalse( SettlementClaim::exists( 'paid:' . $order->get_id() ) );
+		$this->assertSame( 5, $this->stock_of( $order ) );
+		$this->assertSame( 0, $this->emails_to( $email ) );
+
+		// The retry pays it once. (The failed holder's payment note stays: a second one follows, the lesser harm.)
+		$this->assertSame( Settlement::SETTLED, Settlement::apply( $order, $session, 'evt_retry' ) );
+		$stored = $this->stored( $order );
+		$this->assertSame( 'processing', $stored->get_status() );
+		$this->assertSame( $session['id'], $stored->get_transaction_id() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Pending payment to Processing' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Stock levels reduced' ) );
+		$this->assertSame( 4, $this->stock_of( $order ) );
+		$this->assertSame( 1, $this->emails_to( $email ) );
 	}
 
 	public function test_a_return_racing_the_hold_of_another_amount_waits_and_answers_the_order_on_hold(): void {
