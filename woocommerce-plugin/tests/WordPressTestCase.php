@@ -114,6 +114,27 @@ abstract class WordPressTestCase extends TestCase {
 	}
 
 	/**
+	 * The stock of the order's (first) product, as the database holds it.
+	 *
+	 * @param \WC_Order $order Order.
+	 */
+	protected function stock_of( \WC_Order $order ): int {
+		wp_cache_flush(); // Other processes changed it: read the database, not this process's cache.
+		$items = $order->get_items();
+		return (int) wc_get_product( reset( $items )->get_product_id() )->get_stock_quantity();
+	}
+
+	/**
+	 * How many mails wp_mail() sent to an address (the test shop writes them to wp-content/mail.log).
+	 *
+	 * @param string $address Address.
+	 */
+	protected function emails_to( string $address ): int {
+		$log = (string) @file_get_contents( WP_CONTENT_DIR . '/mail.log' );
+		return substr_count( $log, '"to":"' . $address . '"' ) + substr_count( $log, '"to":["' . $address . '"]' );
+	}
+
+	/**
 	 * Notes whose text contains a needle.
 	 *
 	 * @param int    $order_id Order.

@@ -21,17 +21,6 @@ final class SettlementTest extends WordPressTestCase {
 		return 'ses_' . wp_generate_password( 24, false );
 	}
 
-	private function stock_of( \WC_Order $order ): int {
-		wp_cache_flush(); // Other processes changed it: read the database, not this process's cache.
-		$items = $order->get_items();
-		return (int) wc_get_product( reset( $items )->get_product_id() )->get_stock_quantity();
-	}
-
-	private function emails_to( string $address ): int {
-		$log = (string) @file_get_contents( WP_CONTENT_DIR . '/mail.log' );
-		return substr_count( $log, '"to":"' . $address . '"' ) + substr_count( $log, '"to":["' . $address . '"]' );
-	}
-
 	public function test_a_paid_session_settles_the_order_once_however_often_it_is_applied(): void {
 		$order   = $this->order_with_session( '25.00', $this->session_id() );
 		$session = $this->session_of( $order, 'successful' );

@@ -1,0 +1,45 @@
+<?php
+/**
+ * Another request settling an order slowly: the webhook that took the claim while the payer's return arrives.
+ * Usage: php slow-settler.php <signal dir> <order id> <session JSON> <milliseconds> [fail]
+ * Loads WordPress, touches <dir>/ready, waits for <dir>/go, then runs Settlement::apply() for real. The first time
+ * WooCommerce is about to save the order (after the claims are taken, before the new status is written), it
+ * touches <dir>/claimed and sleeps <milliseconds>. With `fail` it does so as payment_complete() starts, then
+ * throws, which payment_complete() reads as a failure (false): the order stays pending and the settlement gives
+ * its claims back, as when the database keeps refusing the paid status. Touches <dir>/done when apply()
+ * returned, and prints one JSON line: what apply() answered.
+ *
+ * @package ServicePay\WooCommerce
+ */
+
+[ , $dir, $order_id, $session_json, $milliseconds ] = $argv;
+$fail = 'fail' === ( $argv[5] ?? '' );
+require __DIR__ . '/load-wordpress.php';
+
+touch( $dir . '/ready' );
+$deadline = microtime( true ) + 60;
+while ( ! file_exists( $dir . '/go' ) && microtime( true ) < $deadline ) {
+	usleep( 1000 );
+}
+$slowed = false;
+add_action(
+	$fail ? 'woocommerce_pre_payment_complete' : 'woocommerce_before_order_object_save',
+	static function () use ( &$slowed, $dir, $milliseconds, $fail ): void {
+		if ( $slowed ) {
+			return;
+		}
+		$slowed = true;
+		touch( $dir . '/claimed' );
+		usleep( 1000 * (int) $milliseconds );
+		if ( $fail ) {
+			throw new \Exception( 'simulated: the order could not be saved' );
+		}
+	}
+);
+try {
+	$result = \ServicePay\WooCommerce\Orders\Settlement::apply( wc_get_order( (int) $order_id ), json_decode( $session_json, true ), 'evt_slow' );
+} catch ( \Throwable $error ) {
+	$result = 'threw: ' . $error->getMessage();
+}
+touch( $dir . '/done' );
+echo wp_json_encode( array( 'result' => $result ) ), "\n";
