@@ -11,12 +11,14 @@ import { type RunningServer, startServer } from '../support/server.ts';
 // The widget hosts' total connection cap (`widgetMaxConnections`) and header/request timeouts
 // (`widgetHeadersTimeoutMs`, `widgetRequestTimeoutMs`), on a real service with real sockets on loopback. The
 // per-address cap is held by widget-host-connections.test.ts; here the connections come from several
-// addresses of 127/8, so only the total can refuse them. The timeouts are cut to a few hundred milliseconds so
-// a slow client is seen cut in well under a second; every count asserted is a final state.
+// addresses of 127/8, so only the total can refuse them. The timeouts are cut to a few hundred milliseconds (the
+// request's to 1.5 s) so a slow client is seen cut in well under two seconds; every count asserted is a final state.
 
 const TOTAL = 3;
 const HEADERS_MS = 300;
-const REQUEST_MS = 600;
+// Well apart, so a cut at the header timeout cannot be the request timeout's (Node's header timeout defaults
+// to the request timeout when it is lower than a minute).
+const REQUEST_MS = 1_500;
 const connections = idleConnections();
 const builtWidget = readFileSync(
   join(
@@ -179,6 +181,7 @@ async function cutOff(url: string, bytes: string, waitMs = 3_000) {
 /** Reads one HTTP/1.1 answer with a `Content-Length` off a socket that stays open. */
 function nextAnswer(socket: Socket): Promise<{ head: string; body: Buffer }> {
   return new Promise((resolve, reject) => {
+    if (socket.destroyed) return reject(new Error('the server had closed the connection'));
     let bytes = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       bytes = Buffer.concat([bytes, chunk]);
@@ -229,8 +232,9 @@ describe("a widget host's header and request timeouts (widgetHeadersTimeoutMs, w
       const slow = await cutOff(host, 'GET /latest/widget.js HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: 1');
       expect(slow.closed).toBe(true);
       expect(slow.received).toMatch(/^HTTP\/1\.1 408 /);
-      // Not before the timeout: the request was given its time.
+      // Not before the timeout (the request was given its time), and by it, not by the request timeout.
       expect(slow.afterMs).toBeGreaterThanOrEqual(HEADERS_MS - 50);
+      expect(slow.afterMs).toBeLessThan(REQUEST_MS - 300);
     });
   }
 
@@ -238,6 +242,7 @@ describe("a widget host's header and request timeouts (widgetHeadersTimeoutMs, w
     const silent = await cutOff(server.widgetUrls.test, '');
     expect(silent.closed).toBe(true);
     expect(silent.afterMs).toBeGreaterThanOrEqual(HEADERS_MS - 50);
+    expect(silent.afterMs).toBeLessThan(REQUEST_MS - 300);
   });
 
   it('a payment link form whose body never finishes: 408 after the request timeout, and no session made', async () => {
@@ -274,7 +279,7 @@ describe("a widget host's header and request timeouts (widgetHeadersTimeoutMs, w
     expect(whole.status, whole.html).toBe(303);
   });
 
-  it('a browser-like fetch of widget.js is served whole, and its kept-alive connection outlives the header timeout', async () => {
+  it('a browser-like fetch of widget.js is served whole, and its kept-alive connection outlives the timeouts', async () => {
     const host = server.widgetUrls.test;
     const response = await fetch(`${host}/latest/widget.js`, {
       headers: {
@@ -293,8 +298,8 @@ describe("a widget host's header and request timeouts (widgetHeadersTimeoutMs, w
     expect(response.headers.get('content-type')).toMatch(/javascript/);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(Buffer.from(await response.arrayBuffer()).equals(builtWidget)).toBe(true);
-    // A browser keeps the connection for the page's next file: idle past the header timeout (and several of
-    // Node's checks of it), it is still there and answers the revalidation.
+    // A browser keeps the connection for the page's next file: idle past both timeouts (and many of Node's
+    // checks of them), yet within the 5 s keep-alive, it is still there and answers the revalidation.
     const socket = await open(host);
     try {
       socket.write('GET /latest/widget.js HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: */*\r\n\r\n');
@@ -303,7 +308,7 @@ describe("a widget host's header and request timeouts (widgetHeadersTimeoutMs, w
       expect(first.body.equals(builtWidget)).toBe(true);
       const etag = /\r\netag: ([^\r]+)/i.exec(first.head)?.[1];
       expect(etag).toBeTruthy();
-      await new Promise((resolve) => setTimeout(resolve, HEADERS_MS * 3));
+      await new Promise((resolve) => setTimeout(resolve, REQUEST_MS + 300));
       socket.write(`GET /latest/widget.js HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: ${etag}\r\n\r\n`);
       expect((await nextAnswer(socket)).head).toMatch(/^HTTP\/1\.1 304 /);
     } finally {
