@@ -91,6 +91,22 @@ export interface ServerConfig {
    * Each widget host holds an address to the same number on its own port (its answer is a 503 page).
    */
   maxConnectionsPerAddress: number;
+  /**
+   * How long a client may take to send its request headers to a widget host before Node's 408 closes the
+   * connection (10 s, as the API's `headersTimeoutMs`; Node's own default is 60 s).
+   */
+  widgetHeadersTimeoutMs: number;
+  /**
+   * How long a whole request to a widget host may take (15 s): a GET is complete with its headers, so this
+   * bounds only a payment link's form (at most 8 KB). At least `widgetHeadersTimeoutMs` (Node refuses less).
+   */
+  widgetRequestTimeoutMs: number;
+  /**
+   * Open connections each widget host holds in all, every client counted (the trusted proxies too); one more is
+   * answered 503 with a short page at once and closed. 2,048 each: both hosts together hold no more than the
+   * API's `maxConnections`.
+   */
+  widgetMaxConnections: number;
   /** Largest JSON body accepted, in bytes. */
   bodyLimitBytes: number;
   /** How long an Idempotency-Key is remembered. */
@@ -164,6 +180,9 @@ export function defaultConfig(): ServerConfig {
     requestTimeoutMs: 30_000,
     maxConnections: 4096,
     maxConnectionsPerAddress: 256,
+    widgetHeadersTimeoutMs: 10_000,
+    widgetRequestTimeoutMs: 15_000,
+    widgetMaxConnections: 2048,
     bodyLimitBytes: 64 * 1024,
     idempotencyKeyTtlHours: 24,
     sweepIntervalMs: 1000,

@@ -199,6 +199,10 @@ export function createService(overrides: ServerConfigOverrides = {}, options: Se
     // every file descriptor (docs/decisions/rate-limits-and-abuse.md, "the widget hosts").
     maxConnectionsPerAddress: config.maxConnectionsPerAddress,
     uncappedPeer: trustedProxyMatcher(config.trustedProxies),
+    // Their own total and timeouts, like the API's (docs/decisions/rate-limits-and-abuse.md, "the widget hosts").
+    headersTimeoutMs: config.widgetHeadersTimeoutMs,
+    requestTimeoutMs: config.widgetRequestTimeoutMs,
+    maxConnections: config.widgetMaxConnections,
     pages: hostedPages({
       store,
       clock,

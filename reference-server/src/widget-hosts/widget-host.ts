@@ -226,8 +226,8 @@ function sendText(res: ServerResponse, req: IncomingMessage, status: number, tex
   res.end(req.method === 'HEAD' ? undefined : text);
 }
 
-/** The page a connection over the per-address cap gets: self-contained, since its stylesheet would need another. */
-const OVER_CAP_PAGE = `<!doctype html>
+/** The page a connection over a cap gets: self-contained, since its stylesheet would need another connection. */
+const refusalPage = (message: string) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -237,11 +237,30 @@ const OVER_CAP_PAGE = `<!doctype html>
 <body>
 <main id="main">
 <h1>Too many connections</h1>
-<p id="message">This network has too many connections open to the checkout. Wait a moment, then reload the page.</p>
+<p id="message">${message}</p>
 </main>
 </body>
 </html>
 `;
+
+const OVER_ADDRESS_CAP_PAGE = refusalPage(
+  'This network has too many connections open to the checkout. Wait a moment, then reload the page.',
+);
+const OVER_TOTAL_CAP_PAGE = refusalPage(
+  'The checkout has too many connections open right now. Wait a moment, then reload the page.',
+);
+
+/** A 503 with `page`, written on the bare socket and ended (the caps close the socket once it is out). */
+function refuseWith(socket: Socket, page: string): void {
+  socket.end(
+    'HTTP/1.1 503 Service Unavailable\r\n' +
+      'Content-Type: text/html; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(page)}\r\n` +
+      "Content-Security-Policy: default-src 'none'\r\n" +
+      'X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\nCache-Control: no-store\r\n' +
+      `Retry-After: 1\r\nConnection: close\r\n\r\n${page}`,
+  );
+}
 
 /**
  * The widget hosts' answer to a connection one address opens beyond its cap (`capConnectionsPerAddress`): 503
@@ -255,12 +274,16 @@ const OVER_CAP_PAGE = `<!doctype html>
  * capConnectionsPerAddress(server, { maxConnectionsPerAddress: 256, refuse: refuseOverAddressCap });
  */
 export function refuseOverAddressCap(socket: Socket): void {
-  socket.end(
-    'HTTP/1.1 503 Service Unavailable\r\n' +
-      'Content-Type: text/html; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(OVER_CAP_PAGE)}\r\n` +
-      "Content-Security-Policy: default-src 'none'\r\n" +
-      'X-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\nCache-Control: no-store\r\n' +
-      `Retry-After: 1\r\nConnection: close\r\n\r\n${OVER_CAP_PAGE}`,
-  );
+  refuseWith(socket, OVER_ADDRESS_CAP_PAGE);
+}
+
+/**
+ * The widget hosts' answer to a connection beyond a host's total cap (`capConnections`): the same 503 page as
+ * `refuseOverAddressCap`, saying that the checkout, not the payer's network, has too many connections.
+ *
+ * @example
+ * capConnections(server, { maxConnections: 2048, refuse: refuseOverTotalCap });
+ */
+export function refuseOverTotalCap(socket: Socket): void {
+  refuseWith(socket, OVER_TOTAL_CAP_PAGE);
 }

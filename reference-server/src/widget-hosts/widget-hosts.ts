@@ -1,9 +1,18 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { capConnectionsPerAddress, refusedOverAddressCap } from '../internal/connection-cap.ts';
+import {
+  capConnections,
+  capConnectionsPerAddress,
+  refusedOverAddressCap,
+} from '../internal/connection-cap.ts';
 import { loadWidgetRelease, type WidgetRelease } from './widget-assets.ts';
-import { type HostedPagesHandler, refuseOverAddressCap, widgetHostHandler } from './widget-host.ts';
+import {
+  type HostedPagesHandler,
+  refuseOverAddressCap,
+  refuseOverTotalCap,
+  widgetHostHandler,
+} from './widget-host.ts';
 
 /** What `start()` resolves as `widgetUrls`: the scripts are at `${test}/latest/widget.js` and `${live}/latest/widget.js`. */
 export interface WidgetUrls {
@@ -21,11 +30,16 @@ const baseUrl = (host: string, server: Server) => {
 /**
  * Both widget hosts of the reference server, each its own HTTP server on its own port (0 picks a free one),
  * so each has its own origin: the test host and the production host. `origins()` is what the API's CORS
- * allows on the checkout's routes. With `maxConnectionsPerAddress`, each host caps the connections one client
- * address holds on it as the API server does (`capConnectionsPerAddress`), answering one more with a 503 page.
+ * allows on the checkout's routes. Like the API server, each host holds at most `maxConnections` open
+ * connections in all (`capConnections`) and, with `maxConnectionsPerAddress`, at most that many from one client
+ * address (`capConnectionsPerAddress`), answering one more a 503 page at once; and it cuts a request whose
+ * headers (or whole request) are not in within `headersTimeoutMs` (`requestTimeoutMs`) with Node's 408.
  *
  * @example
- * const hosts = new WidgetHosts({ host: '127.0.0.1', testPort: 4243, livePort: 4244, apiUrl: () => url });
+ * const hosts = new WidgetHosts({
+ *   host: '127.0.0.1', testPort: 4243, livePort: 4244, apiUrl: () => url,
+ *   headersTimeoutMs: 10_000, requestTimeoutMs: 15_000, maxConnections: 2048,
+ * });
  * const urls = await hosts.listen(); // { test: 'http://127.0.0.1:4243', live: 'http://127.0.0.1:4244' }
  */
 export class WidgetHosts {
@@ -42,6 +56,12 @@ export class WidgetHosts {
       apiUrl: () => string;
       /** The hosted checkout and payment links' pages, served by both hosts (issue 36). */
       pages?: HostedPagesHandler;
+      /** How long a request's headers may take to arrive on each host (Node's default is 60 s). */
+      headersTimeoutMs: number;
+      /** How long a whole request, body included, may take to arrive (Node's default is 300 s). */
+      requestTimeoutMs: number;
+      /** Open connections each host holds in all, every peer counted; one more is answered 503 at once and closed. */
+      maxConnections: number;
       /**
        * Open connections one client address may hold on each host (the API's `maxConnectionsPerAddress`); one
        * more is answered 503 at once and closed. Default: no cap.
@@ -73,7 +93,8 @@ export class WidgetHosts {
       this.release ??= loadWidgetRelease();
       return this.release;
     };
-    const { maxConnectionsPerAddress, uncappedPeer } = this.options;
+    const { headersTimeoutMs, requestTimeoutMs, maxConnections, maxConnectionsPerAddress, uncappedPeer } =
+      this.options;
     const make = (environment: 'test' | 'live') => {
       const handler = widgetHostHandler({
         environment,
@@ -82,11 +103,27 @@ export class WidgetHosts {
         hostUrls: () => this.urls,
         ...(this.options.pages ? { pages: this.options.pages } : {}),
       });
-      const server = createServer((req, res) => {
-        // Refused and closing: a request already on the wire gets no page read (nor budget spent) for it.
-        if (refusedOverAddressCap(req.socket)) return;
-        handler(req, res);
-      });
+      const server = createServer(
+        {
+          // Node's 60 s for headers would let a slow-header client hold a place (a descriptor) for a minute; a
+          // browser sends a GET's headers as soon as it connects, so the API's 10 s is ample here too.
+          headersTimeout: headersTimeoutMs,
+          // A GET is complete with its headers: this bounds only a payment link's form (8 KB at most).
+          requestTimeout: requestTimeoutMs,
+          // How often Node looks for requests past those timeouts (its default, 30 s, would add up to 30 s).
+          connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeoutMs / 4))),
+          // An idle kept-alive connection closes after 5 s, as on the API (Node's default, said out loud): a
+          // page's files are asked for within that, and an idle socket holds a place under both caps.
+          keepAliveTimeout: 5_000,
+        },
+        (req, res) => {
+          // Refused and closing: a request already on the wire gets no page read (nor budget spent) for it.
+          if (refusedOverAddressCap(req.socket)) return;
+          handler(req, res);
+        },
+      );
+      // The total first: a connection over it is refused as such, whatever its address holds.
+      capConnections(server, { maxConnections, refuse: refuseOverTotalCap });
       if (maxConnectionsPerAddress !== undefined) {
         capConnectionsPerAddress(server, {
           maxConnectionsPerAddress,
