@@ -6,7 +6,7 @@ import { idleConnections } from '../../../test/support/loopback-connections.ts';
 import {
   capConnections,
   capConnectionsPerAddress,
-  refusedOverAddressCap,
+  refusedByConnectionCap,
   TOTAL_CAP_MARGIN,
 } from './connection-cap.ts';
 
@@ -105,12 +105,12 @@ describe('capConnections (a total, every peer counted)', () => {
     expect(over.answer()).toBe('total');
   });
 
-  it('marks a refused socket, so a request already on it gets no work done (`refusedOverAddressCap`)', async () => {
+  it('marks a refused socket, so a request already on it gets no work done (`refusedByConnectionCap`)', async () => {
     const handled: boolean[] = [];
     const port = await listen((listening) => {
       // Holds the refused socket open, so its request reaches the handler.
       capConnections(listening, { maxConnections: 1, refuse: () => {} });
-      listening.on('request', (req) => handled.push(refusedOverAddressCap(req.socket)));
+      listening.on('request', (req) => handled.push(refusedByConnectionCap(req.socket)));
     });
     const held = await connections.open(port, '127.0.0.47');
     const over = await connections.open(port, '127.0.0.47');

@@ -26,7 +26,7 @@ export interface TotalCap {
 /** Beyond the total cap, a margin of connections still answered by `refuse`; past it Node drops them unread. */
 export const TOTAL_CAP_MARGIN = 64;
 
-const REFUSED = Symbol('servicepay.refusedOverAddressCap');
+const REFUSED = Symbol('servicepay.refusedByConnectionCap');
 
 /** Answers `socket` with `refuse` (once, whichever cap finds it first) and closes it when the answer is out. */
 function refuseOnce(socket: Socket & { [REFUSED]?: true }, refuse: (socket: Socket) => void): void {
@@ -42,9 +42,9 @@ function refuseOnce(socket: Socket & { [REFUSED]?: true }, refuse: (socket: Sock
  * still be parsed before the socket is gone, and a handler that would do work for it can return at once.
  *
  * @example
- * if (refusedOverAddressCap(req.socket)) return;
+ * if (refusedByConnectionCap(req.socket)) return;
  */
-export function refusedOverAddressCap(socket: Socket): boolean {
+export function refusedByConnectionCap(socket: Socket): boolean {
   return (socket as Socket & { [REFUSED]?: true })[REFUSED] === true;
 }
 

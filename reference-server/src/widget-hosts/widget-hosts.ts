@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import {
   capConnections,
   capConnectionsPerAddress,
-  refusedOverAddressCap,
+  refusedByConnectionCap,
 } from '../internal/connection-cap.ts';
 import { loadWidgetRelease, type WidgetRelease } from './widget-assets.ts';
 import {
@@ -118,7 +118,7 @@ export class WidgetHosts {
         },
         (req, res) => {
           // Refused and closing: a request already on the wire gets no page read (nor budget spent) for it.
-          if (refusedOverAddressCap(req.socket)) return;
+          if (refusedByConnectionCap(req.socket)) return;
           handler(req, res);
         },
       );
