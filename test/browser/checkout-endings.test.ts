@@ -101,7 +101,8 @@ describe('the ERROR screen speaks to the payer; onError to the developer', () =>
       expect(await scrollsSideways(page)).toBe(false);
       await screenshot(page, refusal.shot);
       expect(await axeViolations(page)).toEqual([]);
-      await checkoutFrame(page).getByRole('button', { name: 'Back to the shop' }).click();
+      // Refused before the session was known: the way back has no name to give.
+      await checkoutFrame(page).getByRole('button', { name: 'Back to the seller' }).click();
       await page.waitForSelector('servicepay-checkout', { state: 'detached', timeout: 2_000 });
       expect(await merchantLog(page)).toHaveLength(1);
       // The browser's own line for the refused request; nothing of the widget's.

@@ -98,12 +98,12 @@ describe('the account and the session run out', () => {
     await screenshot(page, '8-session-ended');
     expect(await axeViolations(page)).toEqual([]);
     const buttons = await checkoutFrame(page).locator('main button').allTextContents();
-    expect(buttons.map((text) => text.trim())).toEqual(['Return to Ada Stores']);
+    expect(buttons.map((text) => text.trim())).toEqual(['Back to Ada Stores']);
     expect((await checkoutFrame(page).locator('.lead').textContent())?.trim()).toBe(
       'The time to pay ran out, so this payment can no longer be completed.',
     );
     expect(await world.sessionStatus(session.id)).toBe('expired');
-    await checkoutFrame(page).getByRole('button', { name: 'Return to Ada Stores' }).click();
+    await checkoutFrame(page).getByRole('button', { name: 'Back to Ada Stores' }).click();
     await page.waitForSelector('servicepay-checkout', { state: 'detached' });
     // Exactly one callback: leaving adds none.
     expect(await merchantLog(page)).toEqual([{ callback: 'onCancel', payloadLength: 0 }]);

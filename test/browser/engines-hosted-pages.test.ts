@@ -311,11 +311,12 @@ describeEngines('the pages a payer is sent to', (name, engine) => {
     await shownAccountNumber(frame);
     expect((await world.expire(expiring.id, 'session')).body.data.status).toBe('expired');
     await waitForText(frame, 'h1', 'This payment has ended');
-    // A hosted page has no shop the payer came from: the way back names the merchant, whose cancelUrl it ends at.
+    // A hosted page has no shop the payer came from: the way back names the merchant (the overlay's words), whose
+    // cancelUrl it ends at.
     expect(await readText(frame, '.lead')).toBe(
       'The time to pay ran out, so this payment can no longer be completed.',
     );
-    expect(await readText(frame, { css: 'button', text: 'Return to' })).toBe('Return to Mama Put Fabrics');
+    expect(await readText(frame, { css: 'button', text: 'Back to' })).toBe('Back to Mama Put Fabrics');
     // The page leaves 3 s after the end (the widget's own test checks this screen at 320 px with axe, in each
     // engine): only what must be read before it goes.
     expect(await pageCspViolations(page, frame)).toEqual([]);

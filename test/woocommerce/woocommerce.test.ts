@@ -722,7 +722,7 @@ describe.runIf(wooStackAvailable)(
         });
         expect(failed.transactionId).toBe('');
 
-        await frame.getByRole('button', { name: 'Return to Woo Test Shop' }).click();
+        await frame.getByRole('button', { name: 'Back to Woo Test Shop' }).click();
         await page.locator('servicepay-checkout').waitFor({ state: 'detached' });
         await page
           .locator('.wc-block-components-notice-banner')

@@ -17,7 +17,8 @@ export const hostTexts = {
   frameFailed: 'The checkout could not be loaded. Check your connection and try again.',
   /** What the payer reads when the page set the checkout up wrongly (its developer gets the reason by onError). */
   checkoutUnavailable: 'The checkout could not be opened. Go back to the shop and try again.',
-  backToMerchantPlain: 'Back to the shop',
+  /** The way back when the frame never came (no merchant's name yet); `frameTexts.backToMerchantPlain`'s words. */
+  backToMerchantPlain: 'Back to the seller',
 
   // Developer-facing messages (onError and the console).
   frameUnavailable: (host: string) =>
@@ -104,8 +105,6 @@ export const frameTexts = {
   // Said on the merchant's page and on the hosted checkout alike: a hosted page has no shop to go back to, and the
   // button's way back is the merchant's (the overlay closes; the hosted page goes where the session's return goes).
   sessionEndedBody: 'The time to pay ran out, so this payment can no longer be completed.',
-  returnToMerchant: (merchant: string) => `Return to ${merchant}`,
-  returnToMerchantPlain: 'Return to the merchant',
   confirmCancelTitle: 'Cancel this payment?',
   confirmCancelBody:
     'Already sent the money? Then keep this window open: your payment is confirmed as soon as your bank delivers it. If you cancel now, a transfer that has not arrived yet is returned to you by your bank.',
@@ -115,8 +114,11 @@ export const frameTexts = {
   cancelledBody: 'No money was taken. You can close this window.',
   errorTitle: 'Something went wrong',
   reconnect: 'Try again',
+  // The one way out to the merchant on every screen that has one (EXPIRED, ended, CANCELLED, ERROR), on a shop's
+  // page and on the hosted checkout alike. Without a name, "the seller": true on both, where "the shop" is not on
+  // a hosted page, and the word the hosted pages use for an unnamed merchant (docs/decisions/widget.md, "Texts").
   backToMerchant: (merchant: string) => `Back to ${merchant}`,
-  backToShop: 'Back to the shop',
+  backToMerchantPlain: 'Back to the seller',
   connectionLost: 'We lost the connection to the payment service. If you already sent the money, it is safe.',
   networkError: 'We could not reach the payment service. Check your connection and try again.',
   serviceError: 'The payment service could not start this payment.',

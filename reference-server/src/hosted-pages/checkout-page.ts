@@ -122,6 +122,8 @@ export async function checkoutReturn(
     }
     default: {
       const merchantName = await merchant();
+      // The checkout's own words for its way back ("Back to <merchant>", "Back to the seller" without a name:
+      // widget/src/texts.ts), so the payer reads one wording on the checkout and on this page.
       const back =
         session.cancelUrl === null
           ? undefined

@@ -116,10 +116,13 @@ export function announcementOf(screen: Screen): string {
 const amountOf = (view: ScreenView): string =>
   view.session ? formatAmount(view.session.amount, view.session.currency) : '';
 
-/** The button back to the merchant, by name where the session has one. */
+/**
+ * The button back to the merchant, by name where the session has one: the same words on every screen that has
+ * it, on a shop's page and on the hosted checkout (which has no shop).
+ */
 function backTo(view: ScreenView): string {
   const merchant = view.session?.merchantName ?? '';
-  return merchant ? texts.backToMerchant(merchant) : texts.backToShop;
+  return merchant ? texts.backToMerchant(merchant) : texts.backToMerchantPlain;
 }
 
 /** INITIALIZING: the client secret is being exchanged. */
@@ -187,7 +190,6 @@ function renderMismatch(view: ScreenView, act: ScreenActions): TemplateResult {
 
 /** EXPIRED: the account's countdown ran out with no transfer; a new account may be asked for. */
 function renderExpired(view: ScreenView, act: ScreenActions): TemplateResult {
-  const merchant = view.session?.merchantName ?? '';
   return html`<div class="center">
       <div class="icon warn" aria-hidden="true">!</div>
       <h1 tabindex="-1">${texts.expiredTitle}</h1>
@@ -198,7 +200,7 @@ function renderExpired(view: ScreenView, act: ScreenActions): TemplateResult {
         ${texts.newAccount}
       </button>
       <button type="button" class="secondary" ?disabled=${view.busy} @click=${act.requestClose}>
-        ${texts.backToMerchant(merchant)}
+        ${backTo(view)}
       </button>
     </div>`;
 }
@@ -222,12 +224,11 @@ function renderConfirmCancel(view: ScreenView, act: ScreenActions): TemplateResu
 }
 
 /**
- * ENDED: the session's own lifetime ran out with no transfer. The way back names the merchant (the business's
- * name the session carries), since on the hosted checkout there is no shop page the payer came from.
+ * ENDED: the session's own lifetime ran out with no transfer. Its one button is the others' way back (the
+ * overlay closes; the hosted page goes where the session's return goes).
  */
 function renderEnded(view: ScreenView, act: ScreenActions): TemplateResult {
-  const merchant = view.session?.merchantName ?? '';
-  const back = merchant ? texts.returnToMerchant(merchant) : texts.returnToMerchantPlain;
+  const back = backTo(view);
   return html`<div class="center">
       <div class="icon warn" aria-hidden="true">!</div>
       <h1 tabindex="-1">${texts.sessionEndedTitle}</h1>
