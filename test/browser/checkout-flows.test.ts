@@ -466,7 +466,7 @@ describe('environments', () => {
     });
     // The payer reads a payer's words; the host to load is for the developer, in onError.
     expect(await checkoutFrame(page).locator('.lead').textContent()).toBe(
-      'This checkout could not be opened. Go back to the shop and try again.',
+      'This checkout could not be opened. Go back to the seller and try again.',
     );
     expect(await sessionStatus(session.id)).toBe('pending');
 

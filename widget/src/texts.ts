@@ -15,8 +15,11 @@ export const hostTexts = {
   frameTitle: 'ServicePay checkout: pay by bank transfer',
   close: 'Close checkout',
   frameFailed: 'The checkout could not be loaded. Check your connection and try again.',
-  /** What the payer reads when the page set the checkout up wrongly (its developer gets the reason by onError). */
-  checkoutUnavailable: 'The checkout could not be opened. Go back to the shop and try again.',
+  /**
+   * What the payer reads when the page set the checkout up wrongly (its developer gets the reason by onError).
+   * "The seller", as the button under it: no merchant's name is known yet, and a hosted checkout has no shop.
+   */
+  checkoutUnavailable: 'The checkout could not be opened. Go back to the seller and try again.',
   /** The way back when the frame never came (no merchant's name yet); `frameTexts.backToMerchantPlain`'s words. */
   backToMerchantPlain: 'Back to the seller',
 
@@ -89,7 +92,9 @@ export const frameTexts = {
   showDetails: 'Show the account details again',
   successTitle: 'Payment received',
   successBody: (amount: string, merchant: string) => `${amount} paid to ${merchant}.`,
-  successRedirect: 'Taking you back to the shop in 3 seconds…',
+  // True wherever it shows: the overlay closes over the shop's page; the hosted page goes where the session's
+  // return goes, which without a successUrl is the service's own page, not the merchant (so no "back to").
+  successRedirect: 'This checkout closes in 3 seconds…',
   continue: 'Continue',
   mismatchTitle: 'The amount did not match',
   mismatchBody: (expected: string, received: string) =>
@@ -122,14 +127,17 @@ export const frameTexts = {
   connectionLost: 'We lost the connection to the payment service. If you already sent the money, it is safe.',
   networkError: 'We could not reach the payment service. Check your connection and try again.',
   serviceError: 'The payment service could not start this payment.',
-  // The ERROR screen's words for what the developer reads in onError (never the service's own message).
-  linkInvalid: 'This payment link is not valid. Go back to the shop and start the payment again.',
+  // The ERROR screen's words for what the developer reads in onError (never the service's own message). Said
+  // before the bootstrap answered, so no merchant's name yet: "the seller", as the button under them, true on a
+  // shop's page and on the hosted checkout (which has no shop).
+  linkInvalid: 'This payment link is not valid. Go back to the seller and start the payment again.',
   linkUsed:
-    'This payment was already opened once and cannot be opened again. Go back to the shop and start the payment again.',
-  linkEnded: 'This payment has ended. Go back to the shop and start the payment again.',
-  cannotOpen: 'This checkout could not be opened. Go back to the shop and try again.',
-  followingStopped:
-    'We can no longer follow this payment here. If you already sent the money, it is safe: the shop will confirm it.',
+    'This payment was already opened once and cannot be opened again. Go back to the seller and start the payment again.',
+  linkEnded: 'This payment has ended. Go back to the seller and start the payment again.',
+  cannotOpen: 'This checkout could not be opened. Go back to the seller and try again.',
+  /** After the account was shown, so by the session's name (empty: "the seller"); the hosted return page's words. */
+  followingStopped: (merchant: string) =>
+    `We can no longer follow this payment here. If you already sent the money, it is safe: ${merchant || 'the seller'} is told as soon as it arrives.`,
   actionFailed:
     'That did not work: we could not reach the payment service. If you already sent the money, it is safe.',
   announce: {

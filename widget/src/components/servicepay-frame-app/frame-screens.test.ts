@@ -120,3 +120,50 @@ describe('the way back to the merchant', () => {
     expect(hostTexts.backToMerchantPlain).toBe(frameTexts.backToMerchantPlain);
   });
 });
+
+describe('the sentences about the merchant', () => {
+  /** Every payer's sentence of the checkout, functions called with a name and without one. */
+  function payerSentences(): string[] {
+    const sentences: string[] = [];
+    const collect = (value: unknown): void => {
+      if (typeof value === 'string') sentences.push(value);
+      else if (typeof value === 'function') {
+        // The payer's texts take a name, an amount or a number; each is called with one and with none.
+        for (const argument of ['Ada Stores', '']) sentences.push(String(value(argument, argument)));
+      } else if (value && typeof value === 'object') Object.values(value).forEach(collect);
+    };
+    collect(frameTexts);
+    collect(hostTexts);
+    return sentences;
+  }
+
+  it('never send the payer to "the shop": the hosted checkout and a payment link have none', () => {
+    expect(payerSentences().filter((sentence) => /\bshop\b/i.test(sentence))).toEqual([]);
+  });
+
+  it('name the merchant after the account was shown, and say "the seller" without a name', () => {
+    expect(frameTexts.followingStopped('Ada Stores')).toBe(
+      'We can no longer follow this payment here. If you already sent the money, it is safe: Ada Stores is told as soon as it arrives.',
+    );
+    expect(frameTexts.followingStopped('')).toBe(
+      'We can no longer follow this payment here. If you already sent the money, it is safe: the seller is told as soon as it arrives.',
+    );
+    // Before the bootstrap answered there is no name: the sentence and the button under it agree.
+    expect(frameTexts.cannotOpen).toBe(
+      'This checkout could not be opened. Go back to the seller and try again.',
+    );
+    expect(hostTexts.checkoutUnavailable).toBe(
+      'The checkout could not be opened. Go back to the seller and try again.',
+    );
+    for (const text of [frameTexts.linkInvalid, frameTexts.linkUsed, frameTexts.linkEnded]) {
+      expect(text).toMatch(/Go back to the seller and start the payment again\.$/);
+    }
+  });
+
+  it("SUCCESS says the checkout closes, which is true on a shop's page and on the hosted checkout", () => {
+    const { actions, nameOf } = namedActions();
+    const html = markup(renderScreen(view('success', SESSION), actions), nameOf);
+    expect(html).toContain('<p class="note">This checkout closes in 3 seconds…</p>');
+    expect(html).toContain('₦5,000.00 paid to Ada Stores.');
+  });
+});

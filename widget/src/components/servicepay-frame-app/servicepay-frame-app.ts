@@ -87,7 +87,10 @@ export class ServicePayFrameApp extends LitElement {
     },
     onRefused: (status) => {
       if (!this.isFinal())
-        this.fail(texts.followingStopped, developerTexts.streamRefused(this.session?.id ?? '', status));
+        this.fail(
+          texts.followingStopped(this.session?.merchantName ?? ''),
+          developerTexts.streamRefused(this.session?.id ?? '', status),
+        );
     },
   });
   private readonly calls = new SessionCallsController(this, this.bootstrap, (payer, developer) =>
