@@ -16,10 +16,16 @@ export function openDatabase(path: string): SqliteDatabase {
   // The CLI writes to the same file as a running server; wait for the other writer instead of failing. Set
   // first: switching a new file to WAL already needs the lock another process may hold.
   db.pragma('busy_timeout = 5000');
-  switchToWal(db);
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  migrate(db);
+  try {
+    switchToWal(db);
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+  } catch (error) {
+    // Not left open behind the error: a caller that retries (or a test) would hold the file's locks twice.
+    db.close();
+    throw error;
+  }
   return db;
 }
 
