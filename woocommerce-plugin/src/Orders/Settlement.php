@@ -39,8 +39,9 @@ final class Settlement {
 	 * @param array<string,mixed> $session  The service's session object.
 	 * @param string              $event_id The webhook event id, '' for the return or the check.
 	 * @return string One of the constants above.
-	 * @throws \RuntimeException When the status the session calls for (paid, on hold, failed) could not be stored
-	 *                           (the webhook answers 500, so it comes again).
+	 * @throws \RuntimeException When the status the session calls for (paid, on hold, failed) could not be stored,
+	 *                           here or, twice running, by another request this one waited for (the webhook
+	 *                           answers 500, so it comes again).
 	 */
 	public static function apply( \WC_Order $order, array $session, string $event_id = '' ): string {
 		$order      = self::stored( $order->get_id() );
