@@ -39,8 +39,9 @@ final class Settlement {
 	 * @param array<string,mixed> $session  The service's session object.
 	 * @param string              $event_id The webhook event id, '' for the return or the check.
 	 * @return string One of the constants above.
-	 * @throws \RuntimeException When the status the session calls for (paid, on hold, failed) could not be stored
-	 *                           (the webhook answers 500, so it comes again).
+	 * @throws \RuntimeException When the status the session calls for (paid, on hold, failed) could not be stored,
+	 *                           here or, twice running, by another request this one waited for (the webhook
+	 *                           answers 500, so it comes again).
 	 */
 	public static function apply( \WC_Order $order, array $session, string $event_id = '' ): string {
 		$order      = self::stored( $order->get_id() );
@@ -68,8 +69,9 @@ final class Settlement {
 	 *
 	 * @param \WC_Order           $order   Order.
 	 * @param array<string,mixed> $session Session.
+	 * @param bool                $retried Whether this is the one retry after another request gave the claim up.
 	 */
-	private static function settle( \WC_Order $order, array $session ): string {
+	private static function settle( \WC_Order $order, array $session, bool $retried = false ): string {
 		$session_id = (string) $session['id'];
 		$reference  = (string) ( $session['reference'] ?? '' );
 		$currency   = $order->get_currency();
@@ -110,8 +112,8 @@ final class Settlement {
 					SettlementClaim::release( $hold_claim );
 					throw new \RuntimeException( 'The order could not be put on hold; it will be retried.' );
 				}
-			} elseif ( ! $order->has_status( 'on-hold' ) ) {
-				self::await_other_request( $order, $hold_claim );
+			} elseif ( ! $order->has_status( 'on-hold' ) && self::await_other_request( $order, $hold_claim ) ) {
+				return self::settle_again( $order, $session, $retried );
 			}
 			return self::AMOUNT_MISMATCH;
 		}
@@ -125,8 +127,8 @@ final class Settlement {
 		$session_claim = 'session-paid:' . $session_id;
 		if ( ! SettlementClaim::take( $session_claim, $order->get_id() )
 			&& ! ( $payable && SettlementClaim::take_over_stale( $session_claim, $order->get_id() ) ) ) {
-			if ( $payable ) {
-				self::await_other_request( $order, $session_claim );
+			if ( $payable && self::await_other_request( $order, $session_claim ) ) {
+				return self::settle_again( $order, $session, $retried );
 			}
 			return self::ALREADY_PAID;
 		}
@@ -222,25 +224,52 @@ final class Settlement {
 	 * Another request took `$claim` a moment ago and is settling the order right now (the webhook and the payer's
 	 * return arrive together): waits, at most two seconds, until the order has left the status this request read,
 	 * so that what this request answers (the return's `orderStatus`) is the settled order, not the moment before.
-	 * A claim older than that is a holder long done (or dead, and taken over later): no wait. A holder that
-	 * failed gives its claim back and the order stays as it was: then this request answers that.
+	 * A claim older than that is a holder long done (or dead, and taken over later): no wait.
+	 * A holder that failed gives its claim back and leaves the order as it was; answering "already paid" (or "on
+	 * hold") then would be false, and a webhook answered 200 is not delivered again. So the wait ends as soon as
+	 * the claim is gone with the order unchanged (even before it began), and says so: the caller settles again.
 	 *
 	 * @param \WC_Order $order The order as this request read it.
 	 * @param string    $claim The claim the other request holds.
+	 * @return bool Whether the holder gave the claim up and the order is still in the status this request read.
 	 */
-	private static function await_other_request( \WC_Order $order, string $claim ): void {
-		if ( ! SettlementClaim::recent( $claim, 5 ) ) {
-			return;
-		}
+	private static function await_other_request( \WC_Order $order, string $claim ): bool {
 		$before   = $order->get_status();
-		$deadline = microtime( true ) + 2.0;
-		while ( microtime( true ) < $deadline ) {
+		$deadline = microtime( true ) + ( SettlementClaim::recent( $claim, 5 ) ? 2.0 : 0.0 );
+		while ( true ) {
 			$stored = self::stored( $order->get_id() );
 			if ( ! $stored instanceof \WC_Order || ! $stored->has_status( $before ) ) {
-				return;
+				return false;
+			}
+			// Read after the order: a holder gives its claims back only once the database holds the order unchanged.
+			if ( ! SettlementClaim::exists( $claim ) ) {
+				return true;
+			}
+			if ( microtime( true ) >= $deadline ) {
+				return false;
 			}
 			usleep( 50000 );
 		}
+	}
+
+	/**
+	 * The holder of the claim gave it up and the order is as it was: this request settles it itself, taking the
+	 * claims again (so still exactly once, whoever wins them). Once only: if that holder gives up too, the answer
+	 * is the holder's own, a retryable failure (the webhook answers 500 and comes again; the return and the
+	 * check carry on as if the service could not be asked).
+	 *
+	 * @param \WC_Order           $order   Order.
+	 * @param array<string,mixed> $session Session.
+	 * @param bool                $retried Whether this request settled again already.
+	 * @throws \RuntimeException On the second give-up, or when the order is gone.
+	 */
+	private static function settle_again( \WC_Order $order, array $session, bool $retried ): string {
+		$fresh = self::stored( $order->get_id() );
+		if ( $retried || ! $fresh instanceof \WC_Order ) {
+			throw new \RuntimeException( 'Another request gave the settlement up; it will be retried.' );
+		}
+		Logger::info( 'another request gave the settlement up; settling again', array( 'orderId' => $order->get_id(), 'sessionId' => (string) $session['id'] ) );
+		return self::settle( $fresh, $session, true );
 	}
 
 	/**

@@ -11,7 +11,8 @@ use ServicePay\WooCommerce\Tests\WordPressTestCase;
 
 /**
  * A request that finds the session's claim held by another: it waits (at most 2 s) for a holder that claimed
- * less than 5 s ago, so the payer's return answers the settled order, and never settles the order itself.
+ * less than 5 s ago, so the payer's return answers the settled order, and does not settle the order itself
+ * unless the holder gives the claim up (then it settles it, once; a second give-up is a retryable failure).
  * The other request is a second PHP process on the same database (tests/support/slow-settler.php) running the
  * real settlement, slowed down between taking the claims and saving the order.
  *
@@ -56,13 +57,14 @@ final class SettlementWaitTest extends WordPressTestCase {
 	 * @param array<string,mixed> $session      The paid session.
 	 * @param int                 $milliseconds How long it keeps the claim before saving the order.
 	 * @param string              $claim        The claim it holds meanwhile (default: the paid session's).
-	 * @param bool                $fail         Whether its save of the order then throws (simulated failure).
+	 * @param string              $fail         '' to succeed; `fail`: its payment_complete() then throws; `fail-hold`:
+	 *                                          its writes of the on-hold status are then lost (simulated failures).
 	 */
-	private function start_settler( \WC_Order $order, array $session, int $milliseconds, string $claim = '', bool $fail = false ): void {
+	private function start_settler( \WC_Order $order, array $session, int $milliseconds, string $claim = '', string $fail = '' ): void {
 		$this->signals = sys_get_temp_dir() . '/servicepay-wait-' . bin2hex( random_bytes( 6 ) );
 		mkdir( $this->signals );
 		$this->settler = proc_open(
-			array( PHP_BINARY, dirname( __DIR__ ) . '/support/slow-settler.php', $this->signals, (string) $order->get_id(), wp_json_encode( $session ), (string) $milliseconds, $fail ? 'fail' : '' ),
+			array( PHP_BINARY, dirname( __DIR__ ) . '/support/slow-settler.php', $this->signals, (string) $order->get_id(), wp_json_encode( $session ), (string) $milliseconds, $fail ),
 			array( 1 => array( 'pipe', 'w' ), 2 => array( 'pipe', 'w' ) ),
 			$this->pipes
 		);
@@ -98,6 +100,34 @@ final class SettlementWaitTest extends WordPressTestCase {
 	private function stored( \WC_Order $order ): \WC_Order {
 		wp_cache_flush();
 		return wc_get_order( $order->get_id() );
+	}
+
+	/**
+	 * Runs apply() and times when it tried to take `$claim` a second time: when its wait for the holder ended and
+	 * it settled again (its own settling, slow on a loaded SQLite, is not counted).
+	 *
+	 * @param \WC_Order           $order   Order.
+	 * @param array<string,mixed> $session Session.
+	 * @param string              $claim   The claim the other request holds.
+	 * @return array{0:string,1:float} What apply() answered, and the seconds until the second take (INF if none).
+	 */
+	private function apply_timing_the_second_take( \WC_Order $order, array $session, string $claim ): array {
+		$takes   = 0;
+		$again   = INF;
+		$started = microtime( true );
+		$time    = static function ( $query ) use ( &$takes, &$again, $started, $claim ) {
+			if ( is_string( $query ) && preg_match( '/^\s*INSERT\s+IGNORE\b/i', $query ) && str_contains( $query, "'" . $claim . "'" ) && 2 === ++$takes ) {
+				$again = microtime( true ) - $started;
+			}
+			return $query;
+		};
+		add_filter( 'query', $time );
+		try {
+			$result = Settlement::apply( $order, $session );
+		} finally {
+			remove_filter( 'query', $time );
+		}
+		return array( $result, $again );
 	}
 
 	/**
@@ -167,31 +197,95 @@ final class SettlementWaitTest extends WordPressTestCase {
 		$this->assert_paid_once( $order, $session, $email );
 	}
 
-	public function test_a_return_racing_a_settlement_made_to_fail_within_the_wait_settles_nothing_and_a_retry_pays_once(): void {
+	public function test_a_return_racing_a_settlement_made_to_fail_within_the_wait_settles_it_itself_once_the_claims_are_given_back(): void {
 		[ $order, $session, $email ] = $this->paid_order();
-		$this->start_settler( $order, $session, 400, '', true );
+		$this->start_settler( $order, $session, 400, '', 'fail' );
 
-		// The holder gives its claims back and the order stays pending: this request does not settle it either
-		// (the webhook, answered 500 by the holder, or the scheduled check does).
-		$this->assertSame( Settlement::ALREADY_PAID, Settlement::apply( $order, $session ) );
-		$this->assertStringStartsWith( 'threw: ', $this->finish_settler() );
-		$stored = $this->stored( $order );
-		$this->assertSame( 'pending', $stored->get_status() );
-		$this->assertSame( '', $stored->get_transaction_id() );
-		$this->assertFalse( SettlementClaim::exists( 'session-paid:' . $session['id'] ) );
-		$this->assertFalse( SettlementClaim::exists( 'paid:' . $order->get_id() ) );
-		$this->assertSame( 5, $this->stock_of( $order ) );
-		$this->assertSame( 0, $this->emails_to( $email ) );
+		[ $result, $waited ] = $this->apply_timing_the_second_take( $order, $session, 'session-paid:' . $session['id'] );
 
-		// The retry pays it once. (The failed holder's payment note stays: a second one follows, the lesser harm.)
-		$this->assertSame( Settlement::SETTLED, Settlement::apply( $order, $session, 'evt_retry' ) );
+		// The holder gives its claims back and throws with the order still pending. Answering "already paid" then
+		// would be false (a webhook answered 200 is not delivered again): this request takes the claims and settles.
+		$this->assertSame( Settlement::SETTLED, $result );
+		$this->assertSame( 'threw: The order could not be marked paid; it will be retried.', $this->finish_settler() );
+		$this->assertGreaterThan( 0.2, $waited, 'it waited for the holder' );
+		$this->assertLessThan( 1.95, $waited, 'it stopped waiting when the claims were given back, not at the deadline' );
+		$this->assertTrue( SettlementClaim::exists( 'session-paid:' . $session['id'] ) );
+		$this->assertTrue( SettlementClaim::exists( 'paid:' . $order->get_id() ) );
+		$this->assert_paid_once_after_a_failed_holder( $order, $session, $email );
+
+		// Once paid, a further delivery neither waits nor settles.
+		$this->assertSame( Settlement::ALREADY_PAID, Settlement::apply( $order, $session, 'evt_again' ) );
+		$this->assert_paid_once_after_a_failed_holder( $order, $session, $email );
+	}
+
+	/**
+	 * Paid exactly once, as assert_paid_once() says, except that the holder that failed left its payment note
+	 * (written before payment_complete()), so there are two, the lesser harm.
+	 *
+	 * @param \WC_Order           $order   Order.
+	 * @param array<string,mixed> $session The paid session.
+	 * @param string              $email   The payer's address.
+	 */
+	private function assert_paid_once_after_a_failed_holder( \WC_Order $order, array $session, string $email ): void {
 		$stored = $this->stored( $order );
 		$this->assertSame( 'processing', $stored->get_status() );
 		$this->assertSame( $session['id'], $stored->get_transaction_id() );
+		$this->assertSame( 2, $this->notes_containing( $order->get_id(), 'received by bank transfer. Session: ' . $session['id'] ) );
 		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Pending payment to Processing' ) );
 		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Stock levels reduced' ) );
+		$this->assertSame( 0, $this->notes_containing( $order->get_id(), 'second ServicePay payment' ) );
 		$this->assertSame( 4, $this->stock_of( $order ) );
 		$this->assertSame( 1, $this->emails_to( $email ) );
+	}
+
+	public function test_simulated_holders_giving_the_claim_up_twice_make_it_settle_again_once_then_fail_retryably(): void {
+		[ $order, $session, $email ] = $this->paid_order();
+		$claim = 'session-paid:' . $session['id'];
+		$this->assertTrue( SettlementClaim::take( $claim, $order->get_id() ) );
+		// Simulated (in this process, through the `query` filter): each time this request looks for the holder's
+		// claim, the holder has just given it up; each time it takes the claim, another request took it a moment
+		// before. Three times at most, so a request that settled again a second time would then settle.
+		$gave_up  = 0;
+		$busy     = false;
+		$id       = $order->get_id();
+		$simulate = static function ( $query ) use ( &$gave_up, &$busy, $claim, $id ) {
+			if ( $busy || $gave_up >= 3 || ! is_string( $query ) || ! str_contains( $query, "'" . $claim . "'" ) ) {
+				return $query;
+			}
+			$busy = true;
+			if ( preg_match( '/^\s*SELECT\s+claim_key\b/i', $query ) ) {
+				SettlementClaim::release( $claim );
+				++$gave_up;
+			} elseif ( preg_match( '/^\s*INSERT\s+IGNORE\b/i', $query ) ) {
+				SettlementClaim::take( $claim, $id );
+			}
+			$busy = false;
+			return $query;
+		};
+		add_filter( 'query', $simulate );
+		$started = microtime( true );
+		try {
+			Settlement::apply( $order, $session, 'evt_first' );
+			$this->fail( 'a second give-up must not be answered as settled or already paid' );
+		} catch ( \RuntimeException $error ) {
+			$this->assertStringContainsString( 'it will be retried', $error->getMessage() );
+		} finally {
+			remove_filter( 'query', $simulate );
+		}
+		$waited = microtime( true ) - $started;
+
+		$this->assertSame( 2, $gave_up, 'it settled again once, not more' );
+		$this->assertLessThan( 1.5, $waited, 'no two-second wait once the claim is gone' );
+		$stored = $this->stored( $order );
+		$this->assertSame( 'pending', $stored->get_status() );
+		$this->assertSame( 0, $this->notes_containing( $order->get_id(), 'received by bank transfer' ) );
+		$this->assertSame( 5, $this->stock_of( $order ) );
+		$this->assertSame( 0, $this->emails_to( $email ) );
+		$this->assertFalse( SettlementClaim::exists( $claim ), 'the claim is free for the redelivery' );
+
+		// The webhook, answered 500, comes again and pays it once.
+		$this->assertSame( Settlement::SETTLED, Settlement::apply( $order, $session, 'evt_first' ) );
+		$this->assert_paid_once( $order, $session, $email );
 	}
 
 	public function test_a_return_racing_the_hold_of_another_amount_waits_and_answers_the_order_on_hold(): void {
@@ -214,6 +308,33 @@ final class SettlementWaitTest extends WordPressTestCase {
 		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'was paid 24.99 USD, but this order is 25.00 USD' ) );
 		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Pending payment to On hold' ) );
 		$this->assertSame( 1, $this->emails_to( $email ) );
+	}
+
+	public function test_a_return_racing_a_hold_made_to_fail_within_the_wait_puts_the_order_on_hold_itself(): void {
+		[ $order, , $email ] = $this->paid_order();
+		$session             = $this->session_of( $order, 'successful', array( 'amount' => 2499 ) );
+		// 100 ms: after its lost write WooCommerce still writes the holder's notes, mail and stock (about a second
+		// on a loaded SQLite), and the holder must give up within this request's two seconds.
+		$this->start_settler( $order, $session, 100, 'amount-mismatch:' . $session['id'], 'fail-hold' );
+
+		[ $result, $waited ] = $this->apply_timing_the_second_take( $order, $session, 'amount-mismatch:' . $session['id'] );
+
+		// The holder's on-hold status was lost, so it gave the hold claim back and threw, the order still pending
+		// (payable): this request puts it on hold instead of answering a hold that is not there.
+		$this->assertSame( Settlement::AMOUNT_MISMATCH, $result );
+		$this->assertSame( 'threw: The order could not be put on hold; it will be retried.', $this->finish_settler() );
+		$this->assertLessThan( 1.95, $waited, 'it stopped waiting when the claim was given back, not at the deadline' );
+		$this->assertTrue( SettlementClaim::exists( 'amount-mismatch:' . $session['id'] ) );
+		$stored = $this->stored( $order );
+		$this->assertSame( 'on-hold', $stored->get_status() );
+		$this->assertSame( '', $stored->get_transaction_id() );
+		// On hold holds the stock (WooCommerce reduces it on the way there): once, though both requests moved it.
+		$this->assertSame( 4, $this->stock_of( $order ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Stock levels reduced' ) );
+		// WooCommerce wrote the holder's status note and sent its mail although the status was lost: two of each.
+		$this->assertSame( 2, $this->notes_containing( $order->get_id(), 'was paid 24.99 USD, but this order is 25.00 USD' ) );
+		$this->assertSame( 2, $this->emails_to( $email ) );
+		$this->assertSame( 0, $this->notes_containing( $order->get_id(), 'received by bank transfer' ) );
 	}
 
 	public function test_a_claim_backdated_ten_seconds_is_neither_waited_for_nor_taken_over(): void {

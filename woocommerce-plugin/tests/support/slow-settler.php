@@ -1,19 +1,22 @@
 <?php
 /**
  * Another request settling an order slowly: the webhook that took the claim while the payer's return arrives.
- * Usage: php slow-settler.php <signal dir> <order id> <session JSON> <milliseconds> [fail]
+ * Usage: php slow-settler.php <signal dir> <order id> <session JSON> <milliseconds> [fail|fail-hold]
  * Loads WordPress, touches <dir>/ready, waits for <dir>/go, then runs Settlement::apply() for real. The first time
  * WooCommerce is about to save the order (after the claims are taken, before the new status is written), it
  * touches <dir>/claimed and sleeps <milliseconds>. With `fail` it does so as payment_complete() starts, then
  * throws, which payment_complete() reads as a failure (false): the order stays pending and the settlement gives
- * its claims back, as when the database keeps refusing the paid status. Touches <dir>/done when apply()
+ * its claims back, as when the database keeps refusing the paid status. With `fail-hold` (a session of another
+ * amount) it sleeps as it first saves the order on hold, then drops every write of the on-hold status, as the
+ * database refusing it would: the settlement gives its hold claim back and throws. Touches <dir>/done when apply()
  * returned, and prints one JSON line: what apply() answered.
  *
  * @package ServicePay\WooCommerce
  */
 
 [ , $dir, $order_id, $session_json, $milliseconds ] = $argv;
-$fail = 'fail' === ( $argv[5] ?? '' );
+$fail      = 'fail' === ( $argv[5] ?? '' );
+$fail_hold = 'fail-hold' === ( $argv[5] ?? '' );
 require __DIR__ . '/load-wordpress.php';
 
 touch( $dir . '/ready' );
@@ -24,7 +27,7 @@ while ( ! file_exists( $dir . '/go' ) && microtime( true ) < $deadline ) {
 $slowed = false;
 add_action(
 	$fail ? 'woocommerce_pre_payment_complete' : 'woocommerce_before_order_object_save',
-	static function () use ( &$slowed, $dir, $milliseconds, $fail ): void {
+	static function () use ( &$slowed, $dir, $milliseconds, $fail, $fail_hold ): void {
 		if ( $slowed ) {
 			return;
 		}
@@ -33,6 +36,17 @@ add_action(
 		usleep( 1000 * (int) $milliseconds );
 		if ( $fail ) {
 			throw new \Exception( 'simulated: the order could not be saved' );
+		}
+		if ( $fail_hold ) {
+			global $wpdb;
+			$wpdb->suppress_errors( true );
+			$order_row = '/^\s*(INSERT\s+INTO|UPDATE)\s+`?' . preg_quote( $wpdb->prefix, '/' ) . '(wc_orders|posts)\b/i';
+			add_filter(
+				'query',
+				static fn ( $query ) => is_string( $query ) && str_contains( $query, "'wc-on-hold'" ) && preg_match( $order_row, $query )
+					? 'SELECT 1 FROM servicepay_test_dropped_statement'
+					: $query
+			);
 		}
 	}
 );
