@@ -144,4 +144,26 @@ abstract class WordPressTestCase extends TestCase {
 		$notes = wc_get_order_notes( array( 'order_id' => $order_id ) );
 		return count( array_filter( $notes, static fn ( $n ) => str_contains( $n->content, $needle ) ) );
 	}
+
+	/**
+	 * Paid exactly once by the session (processing, its transaction id, one status change, one stock reduction,
+	 * one mail to the payer, no "second payment" note), except that the holder that failed left its payment note
+	 * (written before payment_complete()), so there are two, the lesser harm.
+	 *
+	 * @param \WC_Order           $order   Order.
+	 * @param array<string,mixed> $session The paid session.
+	 * @param string              $email   The payer's address.
+	 */
+	protected function assert_paid_once_after_a_failed_holder( \WC_Order $order, array $session, string $email ): void {
+		wp_cache_flush(); // Other processes changed it: read the database, not this process's cache.
+		$stored = wc_get_order( $order->get_id() );
+		$this->assertSame( 'processing', $stored->get_status() );
+		$this->assertSame( $session['id'], $stored->get_transaction_id() );
+		$this->assertSame( 2, $this->notes_containing( $order->get_id(), 'received by bank transfer. Session: ' . $session['id'] ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Pending payment to Processing' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Stock levels reduced' ) );
+		$this->assertSame( 0, $this->notes_containing( $order->get_id(), 'second ServicePay payment' ) );
+		$this->assertSame( 4, $this->stock_of( $order ) );
+		$this->assertSame( 1, $this->emails_to( $email ) );
+	}
 }

@@ -123,7 +123,7 @@ final class Settlement {
 		// the shop owner is told to refund it).
 		// A claim whose holder died before settling (the order is still unpaid two minutes later) is taken over,
 		// so a crash between claim and payment_complete cannot leave a paid order pending for ever.
-		$payable       = $order->has_status( apply_filters( 'woocommerce_valid_order_statuses_for_payment_complete', array( 'on-hold', 'pending', 'failed', 'cancelled' ), $order ) );
+		$payable       = self::payable( $order );
 		$session_claim = 'session-paid:' . $session_id;
 		if ( ! SettlementClaim::take( $session_claim, $order->get_id() )
 			&& ! ( $payable && SettlementClaim::take_over_stale( $session_claim, $order->get_id() ) ) ) {
@@ -270,6 +270,33 @@ final class Settlement {
 		}
 		Logger::info( 'another request gave the settlement up; settling again', array( 'orderId' => $order->get_id(), 'sessionId' => (string) $session['id'] ) );
 		return self::settle( $fresh, $session, true );
+	}
+
+	/**
+	 * Whether the order, as the database holds it now, still waits for this session's money: a status
+	 * payment_complete() accepts, never paid (no date paid) and no transaction id from this session. apply()
+	 * answers `already_paid` for such an order when another request held the session's claim for longer than
+	 * its 2 s wait (or died holding it): that request may still fail and give the claim back, so the webhook asks
+	 * to be delivered again rather than answer 200, and the scheduled check comes back.
+	 *
+	 * @param int    $order_id   Order id.
+	 * @param string $session_id The session that was reported paid.
+	 */
+	public static function awaits_payment( int $order_id, string $session_id ): bool {
+		$order = self::stored( $order_id );
+		return $order instanceof \WC_Order
+			&& self::payable( $order )
+			&& null === $order->get_date_paid( 'edit' )
+			&& $order->get_transaction_id( 'edit' ) !== $session_id;
+	}
+
+	/**
+	 * Whether payment_complete() would mark the order paid (WooCommerce's own list, filterable).
+	 *
+	 * @param \WC_Order $order Order.
+	 */
+	private static function payable( \WC_Order $order ): bool {
+		return $order->has_status( apply_filters( 'woocommerce_valid_order_statuses_for_payment_complete', array( 'on-hold', 'pending', 'failed', 'cancelled' ), $order ) );
 	}
 
 	/**

@@ -9,6 +9,7 @@ namespace ServicePay\WooCommerce\Scheduler;
 
 use ServicePay\WooCommerce\Checkout\SessionConfirmer;
 use ServicePay\WooCommerce\Orders\OrderSessions;
+use ServicePay\WooCommerce\Orders\Settlement;
 
 defined( 'ABSPATH' ) || exit;
 
@@ -74,7 +75,10 @@ final class SessionCheck {
 			return;
 		}
 		$status = SessionConfirmer::confirm( $order );
-		if ( in_array( $status, array( 'pending', 'awaiting_payment', 'mismatch', '' ), true ) ) {
+		// A paid session whose order is still unpaid: another request held its claim longer than the settlement
+		// waits and may yet fail, so look again rather than stop with the order pending.
+		$unpaid = 'successful' === $status && Settlement::awaits_payment( $order->get_id(), OrderSessions::current( $order ) );
+		if ( $unpaid || in_array( $status, array( 'pending', 'awaiting_payment', 'mismatch', '' ), true ) ) {
 			$ends = OrderSessions::expires_at( $order );
 			// Once past the session's end (plus a margin for the service's sweeper), stop asking.
 			if ( 0 === $ends || time() < $ends + 900 ) {

@@ -22,7 +22,8 @@ defined( 'ABSPATH' ) || exit;
  *
  * Answers: 401 bad or missing signature (nothing changes); 400 a signed body that is not an event; 200 for
  * everything handled, including events this shop does not know (a retry would not change that); 500 when the
- * database failed, so the service delivers again.
+ * database failed, or when another request holds the paid session's claim and the order is still unpaid (it may
+ * yet fail), so the service delivers again.
  */
 final class WebhookController {
 
@@ -91,12 +92,18 @@ final class WebhookController {
 			Logger::info( 'webhook for no order of this shop', array( 'eventId' => $event['id'], 'sessionId' => $session['id'] ) );
 			return self::answer( 200, array( 'received' => true, 'result' => Settlement::IGNORED ) );
 		}
+		$type = is_string( $event['type'] ?? null ) ? $event['type'] : '';
 		try {
-			$type   = is_string( $event['type'] ?? null ) ? $event['type'] : '';
 			$result = str_starts_with( $type, 'refund.' ) ? Refunds::on_event( $order, $event ) : Settlement::apply( $order, $session, $event['id'] );
 		} catch ( \Throwable $error ) {
 			Logger::error( 'webhook could not be applied', array( 'eventId' => $event['id'], 'orderId' => $order_id, 'error' => $error->getMessage() ) );
 			return self::answer( 500, array( 'code' => 'servicepay_retry', 'message' => 'Not applied; deliver again.' ) );
+		}
+		if ( Settlement::ALREADY_PAID === $result && ! str_starts_with( $type, 'refund.' ) && Settlement::awaits_payment( $order_id, $session['id'] ) ) {
+			// Another request holds the session's claim and had not paid the order when this one stopped waiting;
+			// it may yet fail and give the claim back. A 200 would end the deliveries with the order unpaid.
+			Logger::warning( 'webhook found the order claimed but not paid', array( 'eventId' => $event['id'], 'orderId' => $order_id ) );
+			return self::answer( 500, array( 'code' => 'servicepay_retry', 'message' => 'Not applied yet; deliver again.' ) );
 		}
 		Logger::info( 'webhook applied', array( 'eventId' => $event['id'], 'orderId' => $order_id, 'result' => $result ) );
 		return self::answer( 200, array( 'received' => true, 'result' => $result ) );

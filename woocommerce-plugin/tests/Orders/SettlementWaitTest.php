@@ -7,6 +7,7 @@ namespace ServicePay\WooCommerce\Tests\Orders;
 
 use ServicePay\WooCommerce\Orders\Settlement;
 use ServicePay\WooCommerce\Orders\SettlementClaim;
+use ServicePay\WooCommerce\Tests\SlowSettler;
 use ServicePay\WooCommerce\Tests\WordPressTestCase;
 
 /**
@@ -20,14 +21,7 @@ use ServicePay\WooCommerce\Tests\WordPressTestCase;
  */
 final class SettlementWaitTest extends WordPressTestCase {
 
-	/** Signal folder of the running slow settler. */
-	private string $signals = '';
-
-	/** @var resource|null The slow settler's process. */
-	private $settler = null;
-
-	/** @var array<int,resource> Its stdout and stderr. */
-	private array $pipes = array();
+	use SlowSettler;
 
 	protected function tearDown(): void {
 		if ( null !== $this->settler ) {
@@ -47,53 +41,6 @@ final class SettlementWaitTest extends WordPressTestCase {
 		$order->set_billing_email( $email );
 		$order->save();
 		return array( $order, $this->session_of( $order, 'successful' ), $email );
-	}
-
-	/**
-	 * Starts the other request and returns once it holds the session's claim and is still settling (it then
-	 * sleeps `$milliseconds` before saving the order).
-	 *
-	 * @param \WC_Order           $order        Order.
-	 * @param array<string,mixed> $session      The paid session.
-	 * @param int                 $milliseconds How long it keeps the claim before saving the order.
-	 * @param string              $claim        The claim it holds meanwhile (default: the paid session's).
-	 * @param string              $fail         '' to succeed; `fail`: its payment_complete() then throws; `fail-hold`:
-	 *                                          its writes of the on-hold status are then lost (simulated failures).
-	 */
-	private function start_settler( \WC_Order $order, array $session, int $milliseconds, string $claim = '', string $fail = '' ): void {
-		$this->signals = sys_get_temp_dir() . '/servicepay-wait-' . bin2hex( random_bytes( 6 ) );
-		mkdir( $this->signals );
-		$this->settler = proc_open(
-			array( PHP_BINARY, dirname( __DIR__ ) . '/support/slow-settler.php', $this->signals, (string) $order->get_id(), wp_json_encode( $session ), (string) $milliseconds, $fail ),
-			array( 1 => array( 'pipe', 'w' ), 2 => array( 'pipe', 'w' ) ),
-			$this->pipes
-		);
-		$this->wait_for( 'ready' );
-		touch( $this->signals . '/go' );
-		$this->wait_for( 'claimed' );
-		$this->assertTrue( SettlementClaim::exists( '' !== $claim ? $claim : 'session-paid:' . $session['id'] ), 'the other request holds the claim' );
-		$this->assertFileDoesNotExist( $this->signals . '/done' );
-	}
-
-	private function wait_for( string $file ): void {
-		$deadline = microtime( true ) + 60;
-		while ( ! file_exists( $this->signals . '/' . $file ) && microtime( true ) < $deadline ) {
-			usleep( 1000 );
-		}
-		$this->assertFileExists( $this->signals . '/' . $file, "the other request did not signal $file" );
-	}
-
-	/** Waits for the other request to end; returns what its apply() answered. */
-	private function finish_settler(): string {
-		$out = stream_get_contents( $this->pipes[1] ) . stream_get_contents( $this->pipes[2] );
-		proc_close( $this->settler );
-		$this->settler = null;
-		array_map( 'unlink', glob( $this->signals . '/*' ) );
-		rmdir( $this->signals );
-		$lines  = array_values( array_filter( explode( "\n", trim( $out ) ) ) );
-		$answer = json_decode( (string) end( $lines ), true );
-		$this->assertIsArray( $answer, "the other request printed: $out" );
-		return (string) $answer['result'];
 	}
 
 	/** The order as the database holds it now. */
@@ -216,26 +163,6 @@ final class SettlementWaitTest extends WordPressTestCase {
 		// Once paid, a further delivery neither waits nor settles.
 		$this->assertSame( Settlement::ALREADY_PAID, Settlement::apply( $order, $session, 'evt_again' ) );
 		$this->assert_paid_once_after_a_failed_holder( $order, $session, $email );
-	}
-
-	/**
-	 * Paid exactly once, as assert_paid_once() says, except that the holder that failed left its payment note
-	 * (written before payment_complete()), so there are two, the lesser harm.
-	 *
-	 * @param \WC_Order           $order   Order.
-	 * @param array<string,mixed> $session The paid session.
-	 * @param string              $email   The payer's address.
-	 */
-	private function assert_paid_once_after_a_failed_holder( \WC_Order $order, array $session, string $email ): void {
-		$stored = $this->stored( $order );
-		$this->assertSame( 'processing', $stored->get_status() );
-		$this->assertSame( $session['id'], $stored->get_transaction_id() );
-		$this->assertSame( 2, $this->notes_containing( $order->get_id(), 'received by bank transfer. Session: ' . $session['id'] ) );
-		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Pending payment to Processing' ) );
-		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Stock levels reduced' ) );
-		$this->assertSame( 0, $this->notes_containing( $order->get_id(), 'second ServicePay payment' ) );
-		$this->assertSame( 4, $this->stock_of( $order ) );
-		$this->assertSame( 1, $this->emails_to( $email ) );
 	}
 
 	public function test_simulated_holders_giving_the_claim_up_twice_make_it_settle_again_once_then_fail_retryably(): void {

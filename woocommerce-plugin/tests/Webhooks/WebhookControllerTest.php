@@ -5,16 +5,21 @@
 
 namespace ServicePay\WooCommerce\Tests\Webhooks;
 
+use ServicePay\WooCommerce\Orders\OrderSessions;
+use ServicePay\WooCommerce\Tests\SlowSettler;
 use ServicePay\WooCommerce\Tests\WordPressTestCase;
 use ServicePay\WooCommerce\Webhooks\EndpointStore;
 use ServicePay\WooCommerce\Webhooks\SignatureVerifier;
 
 /**
- * Through WordPress's REST server (rest_do_request), as a delivery arrives.
+ * Through WordPress's REST server (rest_do_request), as a delivery arrives. The races run the other request as
+ * a second PHP process on the same database (tests/support/slow-settler.php).
  *
  * @group wordpress
  */
 final class WebhookControllerTest extends WordPressTestCase {
+
+	use SlowSettler;
 
 	private const SECRET = 'whsec_phpunit00000000000000000000000';
 
@@ -28,6 +33,9 @@ final class WebhookControllerTest extends WordPressTestCase {
 	}
 
 	protected function tearDown(): void {
+		if ( null !== $this->settler ) {
+			$this->finish_settler();
+		}
 		null === $this->saved_endpoints ? delete_option( EndpointStore::OPTION ) : update_option( EndpointStore::OPTION, $this->saved_endpoints, false );
 		parent::tearDown();
 	}
@@ -43,15 +51,54 @@ final class WebhookControllerTest extends WordPressTestCase {
 	}
 
 	private function event_for( \WC_Order $order, string $status = 'successful' ): string {
+		return $this->event_of( $this->session_of( $order, $status ) );
+	}
+
+	/**
+	 * A signed-to-be event body carrying a session.
+	 *
+	 * @param array<string,mixed> $session Session.
+	 */
+	private function event_of( array $session ): string {
 		return (string) wp_json_encode(
 			array(
 				'id'          => 'evt_' . wp_generate_password( 24, false ),
-				'type'        => 'session.' . $status,
+				'type'        => 'session.' . $session['status'],
 				'environment' => 'test',
 				'createdAt'   => gmdate( 'c' ),
-				'data'        => array( 'session' => $this->session_of( $order, $status ) ),
+				'data'        => array( 'session' => $session ),
 			)
 		);
+	}
+
+	/**
+	 * Delivers a body signed now; answers its status and body.
+	 *
+	 * @param string $body Body.
+	 * @return array{0:int,1:array<string,mixed>}
+	 */
+	private function deliver_signed( string $body ): array {
+		$response = $this->deliver( $body, SignatureVerifier::sign( $body, self::SECRET, time() ) );
+		return array( $response->get_status(), (array) $response->get_data() );
+	}
+
+	/**
+	 * A pending order with its paid session, and an address only its mails go to.
+	 *
+	 * @return array{0:\WC_Order,1:array<string,mixed>,2:string}
+	 */
+	private function paid_order(): array {
+		$order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
+		$email = 'webhook-' . $order->get_id() . '@example.com';
+		$order->set_billing_email( $email );
+		$order->save();
+		return array( $order, $this->session_of( $order, 'successful' ), $email );
+	}
+
+	/** The order as the database holds it now. */
+	private function stored( \WC_Order $order ): \WC_Order {
+		wp_cache_flush();
+		return wc_get_order( $order->get_id() );
 	}
 
 	public function test_the_stored_secret_is_sealed_not_in_the_clear(): void {
@@ -106,5 +153,94 @@ final class WebhookControllerTest extends WordPressTestCase {
 		);
 		$response = $this->deliver( $unknown, SignatureVerifier::sign( $unknown, self::SECRET, time() ) );
 		$this->assertSame( array( 200, 'ignored' ), array( $response->get_status(), $response->get_data()['result'] ) );
+	}
+
+	public function test_a_delivery_racing_a_settlement_that_fails_after_the_wait_is_answered_500_and_its_redelivery_settles_once(): void {
+		[ $order, $session, $email ] = $this->paid_order();
+		$body                        = $this->event_of( $session );
+		// The other request (the payer's return) holds the claims for 3.5 s, longer than the 2 s a delivery waits,
+		// then fails: payment_complete() throws, it gives the claims back with the order still pending.
+		$this->start_settler( $order, $session, 3500, '', 'fail' );
+
+		[ $status, $answer ] = $this->deliver_signed( $body );
+
+		// The delivery stopped waiting with the order unpaid and its claim held: not 200 (which would end the
+		// deliveries), but the retryable 500.
+		$this->assertSame( array( 500, 'servicepay_retry' ), array( $status, $answer['code'] ?? null ) );
+		$this->assertArrayNotHasKey( 'result', $answer );
+		$this->assertFileDoesNotExist( $this->signals . '/done', 'it answered before the other request failed' );
+		$right_after = $this->stored( $order );
+		$this->assertSame( 'pending', $right_after->get_status() );
+		$this->assertSame( '', $right_after->get_transaction_id() );
+
+		$this->assertSame( 'threw: The order could not be marked paid; it will be retried.', $this->finish_settler() );
+		$this->assertSame( 'pending', $this->stored( $order )->get_status(), 'nobody paid it meanwhile' );
+		$this->assertSame( 5, $this->stock_of( $order ) );
+
+		// The service delivers again: the claims are free, and this delivery settles the order.
+		$this->assertSame( array( 200, true, 'settled' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assert_paid_once_after_a_failed_holder( $order, $session, $email );
+		// A replay of the settled event is answered 200 and changes nothing.
+		$this->assertSame( array( 200, true, 'already_paid' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assert_paid_once_after_a_failed_holder( $order, $session, $email );
+	}
+
+	public function test_a_delivery_racing_a_settlement_slower_than_the_wait_is_answered_500_and_its_redelivery_200_already_paid(): void {
+		[ $order, $session, $email ] = $this->paid_order();
+		$body                        = $this->event_of( $session );
+		$this->start_settler( $order, $session, 3500 );
+
+		[ $status, $answer ] = $this->deliver_signed( $body );
+
+		$this->assertSame( array( 500, 'servicepay_retry' ), array( $status, $answer['code'] ?? null ) );
+		$this->assertFileDoesNotExist( $this->signals . '/done', 'it answered before the other request finished' );
+		$this->assertSame( 'pending', $this->stored( $order )->get_status() );
+
+		// The other request settles it; the redelivery finds it paid.
+		$this->assertSame( 'settled', $this->finish_settler() );
+		$this->assertSame( array( 200, true, 'already_paid' ), $this->received( $this->deliver_signed( $body ) ) );
+		$stored = $this->stored( $order );
+		$this->assertSame( 'processing', $stored->get_status() );
+		$this->assertSame( $session['id'], $stored->get_transaction_id() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'received by bank transfer. Session: ' . $session['id'] ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'Stock levels reduced' ) );
+		$this->assertSame( 4, $this->stock_of( $order ) );
+		$this->assertSame( 1, $this->emails_to( $email ) );
+	}
+
+	public function test_a_second_session_paying_a_paid_order_is_answered_200_even_once_the_order_is_cancelled(): void {
+		[ $order, $session ] = $this->paid_order();
+		$this->assertSame( array( 200, true, 'settled' ), $this->received( $this->deliver_signed( $this->event_of( $session ) ) ) );
+
+		// Another session pays the paid order: nothing this delivery can settle, so 200 (and a "refund it" note).
+		$second = $this->stored( $order );
+		OrderSessions::remember( $second, array( 'id' => 'ses_' . wp_generate_password( 24, false ) ), 2 );
+		$second->save();
+		$body = $this->event_of( $this->session_of( $second, 'successful' ) );
+		$this->assertSame( array( 200, true, 'already_paid' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'A second ServicePay payment arrived' ) );
+
+		// Paid, then cancelled by the shop (a status payment_complete() accepts): a third session's payment is
+		// still a second payment of a paid order, answered 200, not a retry the service would repeat for ever.
+		$third = $this->stored( $order );
+		$third->update_status( 'cancelled' );
+		OrderSessions::remember( $third, array( 'id' => 'ses_' . wp_generate_password( 24, false ) ), 3 );
+		$third->save();
+		$body = $this->event_of( $this->session_of( $third, 'successful' ) );
+		$this->assertSame( array( 200, true, 'already_paid' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assertSame( 2, $this->notes_containing( $order->get_id(), 'A second ServicePay payment arrived' ) );
+		$stored = $this->stored( $order );
+		$this->assertSame( 'cancelled', $stored->get_status() );
+		$this->assertSame( $session['id'], $stored->get_transaction_id() );
+	}
+
+	/**
+	 * The parts of a 200 answer a test compares.
+	 *
+	 * @param array{0:int,1:array<string,mixed>} $answer Status and body.
+	 * @return array{0:int,1:mixed,2:mixed}
+	 */
+	private function received( array $answer ): array {
+		return array( $answer[0], $answer[1]['received'] ?? null, $answer[1]['result'] ?? null );
 	}
 }

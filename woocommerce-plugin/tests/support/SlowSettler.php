@@ -1,0 +1,70 @@
+<?php
+/**
+ * @package ServicePay\WooCommerce
+ */
+
+namespace ServicePay\WooCommerce\Tests;
+
+/**
+ * Another request settling an order slowly, as a second PHP process on the same database
+ * (tests/support/slow-settler.php): the webhook that took the claim while the payer's return arrives, or the
+ * return while the webhook arrives. The using test's tearDown() calls finish_settler() when $settler is set.
+ */
+trait SlowSettler {
+
+	/** Signal folder of the running slow settler. */
+	private string $signals = '';
+
+	/** @var resource|null The slow settler's process. */
+	private $settler = null;
+
+	/** @var array<int,resource> Its stdout and stderr. */
+	private array $pipes = array();
+
+	/**
+	 * Starts the other request and returns once it holds the session's claim and is still settling (it then
+	 * sleeps `$milliseconds` before saving the order).
+	 *
+	 * @param \WC_Order           $order        Order.
+	 * @param array<string,mixed> $session      The paid session.
+	 * @param int                 $milliseconds How long it keeps the claim before saving the order.
+	 * @param string              $claim        The claim it holds meanwhile (default: the paid session's).
+	 * @param string              $fail         '' to succeed; `fail`: its payment_complete() then throws; `fail-hold`:
+	 *                                          its writes of the on-hold status are then lost (simulated failures).
+	 */
+	private function start_settler( \WC_Order $order, array $session, int $milliseconds, string $claim = '', string $fail = '' ): void {
+		$this->signals = sys_get_temp_dir() . '/servicepay-wait-' . bin2hex( random_bytes( 6 ) );
+		mkdir( $this->signals );
+		$this->settler = proc_open(
+			array( PHP_BINARY, dirname( __DIR__ ) . '/support/slow-settler.php', $this->signals, (string) $order->get_id(), wp_json_encode( $session ), (string) $milliseconds, $fail ),
+			array( 1 => array( 'pipe', 'w' ), 2 => array( 'pipe', 'w' ) ),
+			$this->pipes
+		);
+		$this->wait_for( 'ready' );
+		touch( $this->signals . '/go' );
+		$this->wait_for( 'claimed' );
+		$this->assertTrue( \ServicePay\WooCommerce\Orders\SettlementClaim::exists( '' !== $claim ? $claim : 'session-paid:' . $session['id'] ), 'the other request holds the claim' );
+		$this->assertFileDoesNotExist( $this->signals . '/done' );
+	}
+
+	private function wait_for( string $file ): void {
+		$deadline = microtime( true ) + 60;
+		while ( ! file_exists( $this->signals . '/' . $file ) && microtime( true ) < $deadline ) {
+			usleep( 1000 );
+		}
+		$this->assertFileExists( $this->signals . '/' . $file, "the other request did not signal $file" );
+	}
+
+	/** Waits for the other request to end; returns what its apply() answered. */
+	private function finish_settler(): string {
+		$out = stream_get_contents( $this->pipes[1] ) . stream_get_contents( $this->pipes[2] );
+		proc_close( $this->settler );
+		$this->settler = null;
+		array_map( 'unlink', glob( $this->signals . '/*' ) );
+		rmdir( $this->signals );
+		$lines  = array_values( array_filter( explode( "\n", trim( $out ) ) ) );
+		$answer = json_decode( (string) end( $lines ), true );
+		$this->assertIsArray( $answer, "the other request printed: $out" );
+		return (string) $answer['result'];
+	}
+}
