@@ -1,0 +1,110 @@
+<?php
+/**
+ * @package ServicePay\WooCommerce
+ */
+
+namespace ServicePay\WooCommerce\Tests\Scheduler;
+
+use ServicePay\WooCommerce\Orders\SettlementClaim;
+use ServicePay\WooCommerce\Scheduler\SessionCheck;
+use ServicePay\WooCommerce\Tests\WordPressTestCase;
+
+/**
+ * The scheduled check, run as Action Scheduler would run it, asking a stub service (through
+ * `pre_http_request`) that answers the order's session as paid.
+ *
+ * @group wordpress
+ */
+final class SessionCheckTest extends WordPressTestCase {
+
+	/** @var mixed */
+	private $saved;
+
+	private ?\WC_Order $order = null;
+
+	protected function setUp(): void {
+		parent::setUp();
+		$this->saved = get_option( 'woocommerce_servicepay_settings', null );
+		update_option(
+			'woocommerce_servicepay_settings',
+			array_merge(
+				is_array( $this->saved ) ? $this->saved : array(),
+				array(
+					'test_secret_key' => 'sk_test_AbCdEfGhIjKlMnOpQrStUvWxYz012345',
+					'api_url'         => 'http://servicepay.invalid',
+				)
+			)
+		);
+		add_filter( 'pre_http_request', array( $this, 'service' ), 10, 3 );
+	}
+
+	protected function tearDown(): void {
+		remove_filter( 'pre_http_request', array( $this, 'service' ), 10 );
+		null === $this->saved ? delete_option( 'woocommerce_servicepay_settings' ) : update_option( 'woocommerce_servicepay_settings', $this->saved );
+		if ( null !== $this->order ) {
+			as_unschedule_all_actions( SessionCheck::HOOK, array( 'order_id' => $this->order->get_id() ), SessionCheck::GROUP );
+		}
+		parent::tearDown();
+	}
+
+	/**
+	 * The stub service: `GET /api/widget/sessions/{id}` answers the order's session, paid.
+	 *
+	 * @param mixed               $pre  Earlier answer.
+	 * @param array<string,mixed> $args Request.
+	 * @param string              $url  URL.
+	 * @return mixed
+	 */
+	public function service( $pre, $args, $url ) {
+		if ( ! str_starts_with( $url, 'http://servicepay.invalid/' ) ) {
+			return $pre;
+		}
+		return array(
+			'headers'  => array(),
+			'body'     => (string) wp_json_encode( array( 'data' => $this->session_of( $this->order, 'successful' ) ) ),
+			'response' => array(
+				'code'    => 200,
+				'message' => 'OK',
+			),
+			'cookies'  => array(),
+		);
+	}
+
+	/** When the order's next check is due (0: none is waiting). */
+	private function next_check(): int {
+		$next = as_next_scheduled_action( SessionCheck::HOOK, array( 'order_id' => $this->order->get_id() ), SessionCheck::GROUP );
+		return is_int( $next ) ? $next : 0;
+	}
+
+	public function test_a_paid_session_whose_claim_another_request_still_holds_is_checked_again_and_then_settled_once(): void {
+		global $wpdb;
+		$this->order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
+		$session_id  = (string) $this->order->get_meta( '_servicepay_session_id' );
+		// Simulated: another request claimed the session ten seconds ago (past the 2 s a request waits for it)
+		// and has not stored anything yet; it may still fail and give the claim back.
+		$claim = 'session-paid:' . $session_id;
+		$this->assertTrue( SettlementClaim::take( $claim, $this->order->get_id() ) );
+		$wpdb->update( SettlementClaim::table(), array( 'created_at' => gmdate( 'Y-m-d H:i:s', time() - 10 ) ), array( 'claim_key' => $claim ) );
+		$this->assertSame( 0, $this->next_check() );
+
+		SessionCheck::run( $this->order->get_id() );
+
+		// The session is paid but the order is not: the check comes back in ten minutes instead of stopping.
+		wp_cache_flush();
+		$this->assertSame( 'pending', wc_get_order( $this->order->get_id() )->get_status() );
+		$this->assertEqualsWithDelta( time() + 600, $this->next_check(), 5 );
+
+		// The holder gave up (its claims back, the order unchanged): the next check settles the order once,
+		// and, the order paid, schedules no further check.
+		SettlementClaim::release( $claim );
+		as_unschedule_all_actions( SessionCheck::HOOK, array( 'order_id' => $this->order->get_id() ), SessionCheck::GROUP );
+		SessionCheck::run( $this->order->get_id() );
+		wp_cache_flush();
+		$stored = wc_get_order( $this->order->get_id() );
+		$this->assertSame( 'processing', $stored->get_status() );
+		$this->assertSame( $session_id, $stored->get_transaction_id() );
+		$this->assertSame( 1, $this->notes_containing( $this->order->get_id(), 'received by bank transfer' ) );
+		$this->assertSame( 4, $this->stock_of( $this->order ) );
+		$this->assertSame( 0, $this->next_check() );
+	}
+}
