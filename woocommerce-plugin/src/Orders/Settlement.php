@@ -21,7 +21,10 @@ final class Settlement {
 
 	/** The session is paid and this call settled the order. */
 	public const SETTLED = 'settled';
-	/** The order was settled before (by another delivery, the return, or the check). */
+	/**
+	 * The order was settled before (by another delivery, the return, or the check), or another request holds the
+	 * session's claim and had not stored the paid order when this one stopped waiting (see awaits_payment()).
+	 */
 	public const ALREADY_PAID = 'already_paid';
 	/** The session's amount or currency is not the order's: not settled, the order is on hold. */
 	public const AMOUNT_MISMATCH = 'amount_mismatch';
