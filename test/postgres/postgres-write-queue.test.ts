@@ -158,6 +158,26 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
   const committed = async <T = Record<string, unknown>>(text: string, values?: unknown[]) =>
     (await admin.query(text, values)).rows as T[];
 
+  /**
+   * Terminates the backend sleeping in `pg_sleep` (the statement or the COMMIT a test cuts in flight), once it is
+   * there: `onlyQuery` narrows it to the backend running that statement text.
+   */
+  const cutSleepingBackend = async (onlyQuery?: string) => {
+    let pid: number | undefined;
+    for (let i = 0; i < 200 && pid === undefined; i++) {
+      const [row] = await committed<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
+          WHERE datname = current_database() AND state = 'active' AND wait_event = 'PgSleep'
+            AND ($1::text IS NULL OR query = $1)`,
+        [onlyQuery ?? null],
+      );
+      pid = row?.pid;
+      if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(pid).toBeDefined();
+    await committed('SELECT pg_terminate_backend($1)', [pid]);
+  };
+
   it('commits, then runs the effects in the order registered; one that throws is reported and the rest still run', async () => {
     const writes = queue();
     const effects: string[] = [];
@@ -678,17 +698,7 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
       (reason: unknown) => reason,
     );
     // The deferred trigger sleeps inside COMMIT: cut that connection there.
-    let pid: number | undefined;
-    for (let i = 0; i < 200 && pid === undefined; i++) {
-      const [row] = await committed<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity
-          WHERE datname = current_database() AND query = 'COMMIT' AND state = 'active' AND wait_event = 'PgSleep'`,
-      );
-      pid = row?.pid;
-      if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    expect(pid).toBeDefined();
-    await committed('SELECT pg_terminate_backend($1)', [pid]);
+    await cutSleepingBackend('COMMIT');
 
     const error = await settled;
     expect(error).toBeInstanceOf(CommitOutcomeUnknownError);
@@ -800,17 +810,7 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
           () => undefined,
           (reason: unknown) => reason,
         );
-      let pid: number | undefined;
-      for (let i = 0; i < 200 && pid === undefined; i++) {
-        const [row] = await committed<{ pid: number }>(
-          `SELECT pid FROM pg_stat_activity
-            WHERE datname = current_database() AND state = 'active' AND wait_event = 'PgSleep'`,
-        );
-        pid = row?.pid;
-        if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      expect(pid).toBeDefined();
-      await committed('SELECT pg_terminate_backend($1)', [pid]);
+      await cutSleepingBackend();
       const error = await outcome;
       expect(error).toBeInstanceOf(CommitOutcomeUnknownError);
       expect(attempts).toBe(1);
@@ -838,17 +838,7 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
         () => undefined,
         (reason: unknown) => reason,
       );
-    let pid: number | undefined;
-    for (let i = 0; i < 200 && pid === undefined; i++) {
-      const [row] = await committed<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity
-          WHERE datname = current_database() AND state = 'active' AND wait_event = 'PgSleep'`,
-      );
-      pid = row?.pid;
-      if (pid === undefined) await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    expect(pid).toBeDefined();
-    await committed('SELECT pg_terminate_backend($1)', [pid]);
+    await cutSleepingBackend();
     const error = await outcome;
     expect(error).toBeInstanceOf(CommitOutcomeUnknownError);
     expect(databaseUnavailable(error)).toBe(true);
