@@ -31,25 +31,6 @@ final class SettlementWaitTest extends WordPressTestCase {
 	}
 
 	/**
-	 * A pending order with its paid session, and an address only its mails go to.
-	 *
-	 * @return array{0:\WC_Order,1:array<string,mixed>,2:string}
-	 */
-	private function paid_order(): array {
-		$order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
-		$email = 'wait-' . $order->get_id() . '@example.com';
-		$order->set_billing_email( $email );
-		$order->save();
-		return array( $order, $this->session_of( $order, 'successful' ), $email );
-	}
-
-	/** The order as the database holds it now. */
-	private function stored( \WC_Order $order ): \WC_Order {
-		wp_cache_flush();
-		return wc_get_order( $order->get_id() );
-	}
-
-	/**
 	 * Runs apply() and times when it tried to take `$claim` a second time: when its wait for the holder ended and
 	 * it settled again (its own settling, slow on a loaded SQLite, is not counted).
 	 *

@@ -82,25 +82,6 @@ final class WebhookControllerTest extends WordPressTestCase {
 		return array( $response->get_status(), (array) $response->get_data() );
 	}
 
-	/**
-	 * A pending order with its paid session, and an address only its mails go to.
-	 *
-	 * @return array{0:\WC_Order,1:array<string,mixed>,2:string}
-	 */
-	private function paid_order(): array {
-		$order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
-		$email = 'webhook-' . $order->get_id() . '@example.com';
-		$order->set_billing_email( $email );
-		$order->save();
-		return array( $order, $this->session_of( $order, 'successful' ), $email );
-	}
-
-	/** The order as the database holds it now. */
-	private function stored( \WC_Order $order ): \WC_Order {
-		wp_cache_flush();
-		return wc_get_order( $order->get_id() );
-	}
-
 	public function test_the_stored_secret_is_sealed_not_in_the_clear(): void {
 		$raw = (string) wp_json_encode( get_option( EndpointStore::OPTION ) );
 		$this->assertStringNotContainsString( self::SECRET, $raw );

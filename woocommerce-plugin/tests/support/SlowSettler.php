@@ -67,4 +67,23 @@ trait SlowSettler {
 		$this->assertIsArray( $answer, "the other request printed: $out" );
 		return (string) $answer['result'];
 	}
+
+	/**
+	 * A pending order with its paid session, and an address only its mails go to: what a race is run on.
+	 *
+	 * @return array{0:\WC_Order,1:array<string,mixed>,2:string}
+	 */
+	private function paid_order(): array {
+		$order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
+		$email = 'race-' . $order->get_id() . '@example.com';
+		$order->set_billing_email( $email );
+		$order->save();
+		return array( $order, $this->session_of( $order, 'successful' ), $email );
+	}
+
+	/** The order as the database holds it now (the other process wrote it; this one's caches are dropped). */
+	private function stored( \WC_Order $order ): \WC_Order {
+		wp_cache_flush();
+		return wc_get_order( $order->get_id() );
+	}
 }
