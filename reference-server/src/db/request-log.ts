@@ -100,7 +100,7 @@ const STATUS_RANGES: Record<StatusClass, [number, number]> = {
  * const recent = await new SqlRequestLogRepository(runner).list({ businessId, environment: 'test', limit: 20 });
  */
 export class SqlRequestLogRepository implements RequestLogRepository {
-  constructor(private readonly db: SqlRunner) {}
+  constructor(protected readonly db: SqlRunner) {}
 
   async insertMany(entries: readonly NewRequestLogEntry[]): Promise<void> {
     for (const entry of entries) await this.db.run(statements.insert, entry);

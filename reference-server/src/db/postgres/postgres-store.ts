@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { type Repositories, repositoriesOn } from '../repositories.ts';
 import type { Store } from '../store.ts';
 import type { WebhookDeliveryOptions } from '../webhook-deliveries.ts';
+import { PostgresRequestLogRepository } from './postgres-request-log-repository.ts';
 import { PostgresRunner, type Queryable } from './postgres-runner.ts';
 import { PostgresSessionRepository } from './postgres-session-repository.ts';
 import { PostgresWriteQueue } from './postgres-write-queue.ts';
@@ -44,14 +45,19 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
 
 /**
  * Every repository on PostgreSQL over the pool or a write job's client: `repositoriesOn`, with the sessions'
- * one-statement create (`PostgresSessionRepository`).
+ * one-statement create (`PostgresSessionRepository`) and the request log's one-statement batch
+ * (`PostgresRequestLogRepository`).
  *
  * @example
  * const repositories = postgresRepositoriesOn(pool);
  */
 export function postgresRepositoriesOn(db: Queryable, options: WebhookDeliveryOptions = {}): Repositories {
   const runner = new PostgresRunner(db);
-  return { ...repositoriesOn(runner, options), sessions: new PostgresSessionRepository(runner) };
+  return {
+    ...repositoriesOn(runner, options),
+    sessions: new PostgresSessionRepository(runner),
+    requestLog: new PostgresRequestLogRepository(runner),
+  };
 }
 
 /**
