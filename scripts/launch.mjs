@@ -244,6 +244,22 @@ function start(args) {
 }
 
 /**
+ * `npm run setup`: only the steps `npm start` takes first (a supported Node, the packages the build needs, the
+ * lockfile installed), then stops. The by-hand install that works on any Node: a bare `npm ci` on one older than
+ * `engines.node` is refused (`engine-strict`, `.npmrc`).
+ */
+function setup() {
+  const { env, node } = supportedNode({});
+  systemPackages(BUILD_REQUIREMENTS);
+  dependencies(env);
+  say(
+    node === process.execPath
+      ? 'Dependencies installed; this Node runs them.'
+      : "Dependencies installed for that Node; `source scripts/use-node.sh` puts it on this terminal's PATH.",
+  );
+}
+
+/**
  * `node-home`: the folder whose bin/ holds a supported Node (installed once), for scripts/use-node.sh; empty
  * where the running Node is supported already.
  *
@@ -266,15 +282,17 @@ function withSystemFolders() {
 
 const [command = '', ...rest] = process.argv.slice(2);
 withSystemFolders();
-commandName = command === 'node-home' ? 'use-node.sh' : `npm ${command}`;
+commandName =
+  command === 'node-home' ? 'use-node.sh' : command === 'setup' ? 'npm run setup' : `npm ${command}`;
 const commands = /** @type {Record<string, (args: string[]) => void>} */ ({
   start,
   test,
+  setup,
   'node-home': nodeHome,
 });
 const chosen = commands[command];
 if (!chosen) {
-  console.error('usage: node scripts/launch.mjs start|test|node-home [arguments]');
+  console.error('usage: node scripts/launch.mjs start|test|setup|node-home [arguments]');
   process.exit(2);
 }
 try {

@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,6 +132,26 @@ describe('a fresh clone, an empty home folder, the machine Node', () => {
     await pressCtrlC(second);
   }, 600_000);
 
+  // The README's by-hand install. From an empty clone it takes the very steps `npm start` took above (one function,
+  // scripts/launch.mjs); here, on the clone those steps installed, it must find everything and install nothing.
+  it('npm run setup, on the machine Node, finds Node 24 and the dependencies installed and installs nothing', () => {
+    const run = spawnSync('npm', ['run', '--silent', 'setup'], {
+      cwd: clone,
+      env: newUserEnv(),
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).not.toContain('Installing');
+    expect(run.stderr).toMatch(
+      machineNodeMajor < 22
+        ? /npm run setup: Dependencies installed for that Node; `source scripts\/use-node\.sh` puts it on/
+        : /npm run setup: Dependencies installed; this Node runs them\./,
+    );
+    // What it promises: the lockfile's packages, the native driver among them, are in place.
+    expect(existsSync(join(clone, 'node_modules', 'better-sqlite3', 'package.json'))).toBe(true);
+  });
+
   // Only where the machine's Node is too old (20 on a machine of this kind): a newer one has nothing to refuse.
   it.runIf(machineNodeMajor < 22)(
     'npm ci on too old a Node stops at once with one line that says what to run instead',
@@ -150,7 +170,7 @@ describe('a fresh clone, an empty home folder, the machine Node', () => {
         }
       })();
       expect(refused).toContain('EBADENGINE');
-      expect(refused).toMatch(/instead":"on an older Node run npm start or npm test/);
+      expect(refused).toMatch(/instead":"on an older Node run npm run setup \(or npm start, npm test\)/);
       expect(refused).not.toContain('node-gyp');
     },
   );
