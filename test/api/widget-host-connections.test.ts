@@ -113,27 +113,20 @@ describe("the connections one address may hold on a widget host (the API's maxCo
     const FLOOD = 60;
     const host = server.widgetUrls.test;
     const flood = await Promise.all(
-      Array.from({ length: FLOOD }, async () => {
-        const connection = await connections.open(portOf(host), '127.0.0.14');
-        const state = { connection, closed: false };
-        void connection.closed.then(() => {
-          state.closed = true;
-        });
-        return state;
-      }),
+      Array.from({ length: FLOOD }, () => connections.open(portOf(host), '127.0.0.14')),
     );
     // Every connection is accepted in turn: the first CAP are held, each later one is refused while they are.
     await expect
-      .poll(() => flood.filter((socket) => socket.closed).length, { timeout: 5_000 })
+      .poll(() => flood.filter((socket) => socket.isClosed()).length, { timeout: 5_000 })
       .toBe(FLOOD - CAP);
-    const refused = flood.filter((socket) => socket.closed);
-    for (const socket of refused) expectRefusalPage(socket.connection.answer());
-    const held = flood.filter((socket) => !socket.closed);
-    expect(held.map((socket) => socket.connection.answer())).toEqual(Array(CAP).fill(''));
+    const refused = flood.filter((socket) => socket.isClosed());
+    for (const socket of refused) expectRefusalPage(socket.answer());
+    const held = flood.filter((socket) => !socket.isClosed());
+    expect(held.map((socket) => socket.answer())).toEqual(Array(CAP).fill(''));
     // Another payer is served throughout, the page included.
     expect((await requestFrom('127.0.0.2', host, { path: checkoutPath })).status).toBe(200);
     // The held ones are still held, unanswered: nothing else freed a place.
-    expect(held.every((socket) => !socket.closed && socket.connection.answer() === '')).toBe(true);
+    expect(held.every((socket) => !socket.isClosed() && socket.answer() === '')).toBe(true);
   });
 });
 

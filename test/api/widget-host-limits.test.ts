@@ -94,23 +94,16 @@ describe("a widget host's total connection cap (widgetMaxConnections)", () => {
     const FLOOD = 24;
     const host = server.widgetUrls.test;
     const flood = await Promise.all(
-      Array.from({ length: FLOOD }, async (_, i) => {
-        const connection = await connections.open(portOf(host), `127.0.1.${i + 1}`);
-        const state = { connection, closed: false };
-        void connection.closed.then(() => {
-          state.closed = true;
-        });
-        return state;
-      }),
+      Array.from({ length: FLOOD }, (_, i) => connections.open(portOf(host), `127.0.1.${i + 1}`)),
     );
     await expect
-      .poll(() => flood.filter((socket) => socket.closed).length, { timeout: 5_000 })
+      .poll(() => flood.filter((socket) => socket.isClosed()).length, { timeout: 5_000 })
       .toBe(FLOOD - TOTAL);
-    for (const socket of flood.filter((each) => each.closed)) {
-      expect(refusalOf(socket.connection.answer())).toBe('total');
+    for (const socket of flood.filter((each) => each.isClosed())) {
+      expect(refusalOf(socket.answer())).toBe('total');
     }
-    const held = flood.filter((socket) => !socket.closed);
-    expect(held.map((socket) => socket.connection.answer())).toEqual(Array(TOTAL).fill(''));
+    const held = flood.filter((socket) => !socket.isClosed());
+    expect(held.map((socket) => socket.answer())).toEqual(Array(TOTAL).fill(''));
   });
 
   it('counts the trusted proxies too (exempt from the per-address cap, not from the total)', async () => {

@@ -5,11 +5,15 @@ import { connect, type Socket } from 'node:net';
 // Real loopback sockets for the per-address connection caps: 127.0.0.1 and 127.0.0.2 are two addresses of this
 // machine (all of 127/8 is), so one can hold or flood connections while the other is served.
 
-/** An idle connection: `answer()` is what the server wrote on it so far; `closed` resolves once it closed. */
+/**
+ * An idle connection: `answer()` is what the server wrote on it so far; `closed` resolves once it closed, and
+ * `isClosed()` says whether it has (for counting a flood's refused connections).
+ */
 export interface IdleConnection {
   socket: Socket;
   answer: () => string;
   closed: Promise<unknown>;
+  isClosed: () => boolean;
 }
 
 /**
@@ -32,9 +36,12 @@ export function idleConnections() {
         answer += chunk.toString();
       });
       socket.on('error', () => {});
-      const closed = once(socket, 'close');
+      let isClosed = false;
+      const closed = once(socket, 'close').then(() => {
+        isClosed = true;
+      });
       await once(socket, 'connect');
-      return { socket, answer: () => answer, closed };
+      return { socket, answer: () => answer, closed, isClosed: () => isClosed };
     },
     destroyAll(): void {
       for (const socket of sockets.splice(0)) socket.destroy();
