@@ -17,8 +17,7 @@ use ServicePay\WooCommerce\Plugin;
  */
 final class PluginTest extends WordPressTestCase {
 
-	/** @var mixed */
-	private $saved;
+	use StubService;
 
 	/**
 	 * What the stub service answers for a session: its status, or null for "cannot be reached".
@@ -38,23 +37,11 @@ final class PluginTest extends WordPressTestCase {
 
 	protected function setUp(): void {
 		parent::setUp();
-		$this->saved = get_option( 'woocommerce_servicepay_settings', null );
-		update_option(
-			'woocommerce_servicepay_settings',
-			array_merge(
-				is_array( $this->saved ) ? $this->saved : array(),
-				array(
-					'test_secret_key' => 'sk_test_AbCdEfGhIjKlMnOpQrStUvWxYz012345',
-					'api_url'         => 'http://servicepay.invalid',
-				)
-			)
-		);
-		add_filter( 'pre_http_request', array( $this, 'service' ), 10, 3 );
+		$this->use_stub_service();
 	}
 
 	protected function tearDown(): void {
-		remove_filter( 'pre_http_request', array( $this, 'service' ), 10 );
-		null === $this->saved ? delete_option( 'woocommerce_servicepay_settings' ) : update_option( 'woocommerce_servicepay_settings', $this->saved );
+		$this->drop_stub_service();
 		parent::tearDown();
 	}
 

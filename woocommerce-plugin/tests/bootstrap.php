@@ -24,3 +24,4 @@ if ( is_string( $wp_dir ) && '' !== $wp_dir ) {
 }
 require __DIR__ . '/WordPressTestCase.php';
 require __DIR__ . '/support/SlowSettler.php';
+require __DIR__ . '/support/StubService.php';

@@ -17,30 +17,17 @@ use ServicePay\WooCommerce\Tests\WordPressTestCase;
  */
 final class SessionCheckTest extends WordPressTestCase {
 
-	/** @var mixed */
-	private $saved;
+	use StubService;
 
 	private ?\WC_Order $order = null;
 
 	protected function setUp(): void {
 		parent::setUp();
-		$this->saved = get_option( 'woocommerce_servicepay_settings', null );
-		update_option(
-			'woocommerce_servicepay_settings',
-			array_merge(
-				is_array( $this->saved ) ? $this->saved : array(),
-				array(
-					'test_secret_key' => 'sk_test_AbCdEfGhIjKlMnOpQrStUvWxYz012345',
-					'api_url'         => 'http://servicepay.invalid',
-				)
-			)
-		);
-		add_filter( 'pre_http_request', array( $this, 'service' ), 10, 3 );
+		$this->use_stub_service();
 	}
 
 	protected function tearDown(): void {
-		remove_filter( 'pre_http_request', array( $this, 'service' ), 10 );
-		null === $this->saved ? delete_option( 'woocommerce_servicepay_settings' ) : update_option( 'woocommerce_servicepay_settings', $this->saved );
+		$this->drop_stub_service();
 		if ( null !== $this->order ) {
 			as_unschedule_all_actions( SessionCheck::HOOK, array( 'order_id' => $this->order->get_id() ), SessionCheck::GROUP );
 		}
