@@ -7,6 +7,7 @@ namespace ServicePay\WooCommerce\Tests\Scheduler;
 
 use ServicePay\WooCommerce\Orders\SettlementClaim;
 use ServicePay\WooCommerce\Scheduler\SessionCheck;
+use ServicePay\WooCommerce\Tests\StubService;
 use ServicePay\WooCommerce\Tests\WordPressTestCase;
 
 /**
