@@ -2,7 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BalanceTransactionRecord } from '../../reference-server/src/db/balance-transactions.ts';
 import { ManualClock } from '../../reference-server/src/internal/clock.ts';
 import { bootstrap, call, createSession, expectError, retrieveSession } from '../support/api.ts';
-import { csvRecords, LEDGER_CSV_HEADER, ledgerCsvRow } from '../support/csv-exports.ts';
+import {
+  csvRecords,
+  failSecondSessionsPage,
+  LEDGER_CSV_HEADER,
+  ledgerCsvRow,
+} from '../support/csv-exports.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // Issue 37: the CSV exports from the API. Sessions are made at known instants (a manual clock) with payer names
@@ -195,27 +200,20 @@ describe('GET /api/exports/sessions', () => {
   });
 
   it('a database failure after the first byte aborts the download; the client never gets a short file that looks whole (fault injected into the page reader)', async () => {
-    const pages = server.service.deps.store.exportPages;
-    const real = pages.sessions.bind(pages);
-    let calls = 0;
-    pages.sessions = async (query) => {
-      calls += 1;
-      if (calls === 2) throw new Error('injected: the database went away mid-export');
-      return real(query);
-    };
+    const fault = failSecondSessionsPage(server.service.deps.store.exportPages);
     try {
       const response = await fetch(new URL('/api/exports/sessions', server.baseUrl), {
         headers: { authorization: `Bearer ${key}` },
       });
       expect(response.status).toBe(200);
       await expect(response.arrayBuffer()).rejects.toThrow(/terminated/);
-      expect(calls).toBe(2);
+      expect(fault.calls()).toBe(2);
       await expect
         .poll(() => errorsLogged.map((entry) => entry.message))
         .toContain('response failed after its first byte');
       expect(JSON.stringify(errorsLogged)).toContain('injected: the database went away mid-export');
     } finally {
-      pages.sessions = real;
+      fault.restore();
     }
     // The next export is whole again.
     expect(csvRecords((await download('/api/exports/sessions')).text)).toHaveLength(made.length + 1);

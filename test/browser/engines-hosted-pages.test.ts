@@ -1,6 +1,3 @@
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type CheckoutWorld, startCheckoutWorld } from './support/checkout-world.ts';
 import type { EnginePage, EngineScope } from './support/engine.ts';
@@ -24,6 +21,7 @@ import {
   payHostedCheckout,
   payThroughLink,
 } from './support/hosted-flows.ts';
+import { startLandingPages } from './support/merchant-site.ts';
 
 // Issue 36: the pages a payer is sent to (a payment link's page, a session's hosted checkout) in Chromium,
 // Firefox and WebKit, walking the driver-independent flows of support/hosted-flows.ts with each engine's driver
@@ -31,24 +29,18 @@ import {
 // engine alone with `-t webkit` (or chromium, firefox).
 
 let world: CheckoutWorld;
-let shop: Server;
+let shop: Awaited<ReturnType<typeof startLandingPages>>;
 let shopUrl: string;
 
 beforeAll(async () => {
   world = await startCheckoutWorld({ merchantName: 'Mama Put Fabrics' });
   // The merchant's own pages the payer is sent back to: they only say where the payer landed.
-  shop = createServer((_request, res) => {
-    res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.end('<!doctype html><html lang="en"><title>Shop</title><main><h1>Landed</h1></main></html>');
-  });
-  shop.listen(0, '127.0.0.1');
-  await once(shop, 'listening');
-  shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
+  shop = await startLandingPages();
+  shopUrl = shop.url;
 });
 
 afterAll(async () => {
   await world?.close();
-  shop?.closeAllConnections();
   shop?.close();
 });
 

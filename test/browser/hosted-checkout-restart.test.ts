@@ -1,7 +1,4 @@
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -11,6 +8,7 @@ import { type RunningServer, startServer } from '../support/server.ts';
 import { launchChromium, openPage } from './support/browser.ts';
 import { checkoutFrame, ensureWidgetBuilt, heading, shownAccountNumber } from './support/checkout-world.ts';
 import { screenshot } from './support/inspect.ts';
+import { startLandingPages } from './support/merchant-site.ts';
 
 // Issue 36: a session's hosted checkout url (`/checkout/<id>#<client secret>`) is handed to the payer and may be
 // opened long after it was made, after the service restarted (a deploy, a crash). Nothing of the page lives in
@@ -19,26 +17,20 @@ import { screenshot } from './support/inspect.ts';
 
 let browser: Browser;
 let folder: string;
-let shop: Server;
+let shop: Awaited<ReturnType<typeof startLandingPages>>;
 let shopUrl: string;
 const running: RunningServer[] = [];
 
 beforeAll(async () => {
   [browser] = await Promise.all([launchChromium(), ensureWidgetBuilt()]);
   folder = mkdtempSync(join(tmpdir(), 'servicepay-restart-'));
-  shop = createServer((_request, res) => {
-    res.setHeader('Content-Type', 'text/html; charset=utf-8');
-    res.end('<!doctype html><html lang="en"><title>Shop</title><main><h1>Landed</h1></main></html>');
-  });
-  shop.listen(0, '127.0.0.1');
-  await once(shop, 'listening');
-  shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}`;
+  shop = await startLandingPages();
+  shopUrl = shop.url;
 });
 
 afterAll(async () => {
   await browser?.close();
   for (const server of running) await server.close().catch(() => undefined);
-  shop?.closeAllConnections();
   shop?.close();
   if (folder) rmSync(folder, { recursive: true, force: true });
 });

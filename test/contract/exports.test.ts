@@ -15,7 +15,12 @@ import {
 } from '@servicepay/node';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csvRecords, LEDGER_CSV_HEADER, ledgerCsvRow } from '../support/csv-exports.ts';
+import {
+  csvRecords,
+  failSecondSessionsPage,
+  LEDGER_CSV_HEADER,
+  ledgerCsvRow,
+} from '../support/csv-exports.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 import { type ProxyPlan, startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -214,14 +219,7 @@ describe('servicepay.exports against the reference server', () => {
   });
 
   it('a failure of the service after the first byte (its page reader fails on page two, injected) is an error event, not an end', async () => {
-    const pages = server.service.deps.store.exportPages;
-    const real = pages.sessions.bind(pages);
-    let calls = 0;
-    pages.sessions = async (query) => {
-      calls += 1;
-      if (calls === 2) throw new Error('injected: the database went away mid-export');
-      return real(query);
-    };
+    const fault = failSecondSessionsPage(server.service.deps.store.exportPages);
     try {
       const got = await drain(await servicepay.exports.sessions());
       expect(got.ended).toBe(false);
@@ -229,9 +227,9 @@ describe('servicepay.exports against the reference server', () => {
       expect(got.error).toMatchObject({ code: 'stream_interrupted', statusCode: 200 });
       // What came is the start of the file: the header and the first page, and no more.
       expect(csvRecords(got.bytes.subarray(0, got.bytes.lastIndexOf('\r\n') + 2))).toHaveLength(3);
-      expect(calls).toBe(2);
+      expect(fault.calls()).toBe(2);
     } finally {
-      pages.sessions = real;
+      fault.restore();
     }
   });
 });

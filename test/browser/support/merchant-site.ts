@@ -105,3 +105,28 @@ ${'<p>Long page to scroll.</p>'.repeat(60)}</main>
 </body>
 </html>`;
 }
+
+/**
+ * The merchant's pages a hosted checkout sends the payer back to (`successUrl`, `cancelUrl`): every path answers
+ * one page whose heading says the payer landed, so a test sees where the redirect went by the URL alone.
+ *
+ * @example
+ * const shop = await startLandingPages();
+ * await page.waitForURL(`${shop.url}/paid?session=${id}`);
+ * await shop.close();
+ */
+export async function startLandingPages(): Promise<{ url: string; close: () => void }> {
+  const server: Server = createServer((_request, res) => {
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.end('<!doctype html><html lang="en"><title>Shop</title><main><h1>Landed</h1></main></html>');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
