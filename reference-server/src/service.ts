@@ -29,7 +29,7 @@ import { trustedProxyMatcher } from './internal/trusted-proxies.ts';
 import { BalanceService } from './ledger/balance-service.ts';
 import { observeService, startRecording, stopRecording, timedWrites } from './metrics/metrics.ts';
 import { listenForMetrics } from './metrics/metrics-server.ts';
-import { refuseOverBudgetEarly } from './middleware/authenticate.ts';
+import { refuseOverBudgetEarly } from './middleware/over-budget.ts';
 import { RequestLog } from './middleware/request-log.ts';
 import { PaymentLinkService } from './payment-links/payment-link-service.ts';
 import { portalRoutes } from './portal/portal-routes.ts';

@@ -7,7 +7,7 @@ import { ManualClock, rollKey } from '../../reference-server/src/index.ts';
 import {
   OVER_BUDGET_MEMO_MS,
   refuseOverBudgetEarly,
-} from '../../reference-server/src/middleware/authenticate.ts';
+} from '../../reference-server/src/middleware/over-budget.ts';
 import { call, createSession, expectError } from '../support/api.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 

@@ -28,11 +28,11 @@ reportIfPostgresMissing();
 const POSTGRES_ONLY = ['rate_limit_windows', 'rate_limit_buckets', 'push_overflow'];
 
 /**
- * Tables only SQLite has: `credentials_version` (012), the change counter behind the in-process key cache, which
- * PostgreSQL does not keep (each request there reads its key); `storage_probe` (013), the row `/health` writes
- * to learn that a full disk has space again, which PostgreSQL does with a temporary table of its own.
+ * Tables only SQLite has: `storage_probe` (013), the row `/health` writes to learn that a full disk has space
+ * again, which PostgreSQL does with a temporary table of its own. (`credentials_version`, SQLite's since 012, is
+ * PostgreSQL's too since 020.)
  */
-const SQLITE_ONLY = ['credentials_version', 'storage_probe'];
+const SQLITE_ONLY = ['storage_probe'];
 
 describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', () => {
   let postgres: ScratchPostgres;

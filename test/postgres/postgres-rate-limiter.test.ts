@@ -26,6 +26,16 @@ const WINDOW = 60_000;
 const T0 = Date.parse('2026-11-23T12:00:00.000Z');
 const onWholeSeconds = (now: number) => Math.floor(now / 1000) * 1000;
 
+/**
+ * A hit's decision as the in-process limiter would make it: every hit's also says which credentials version
+ * (migration 020) its statement read, checked here to be there and then left out of the comparison.
+ */
+function decided(decision: LimitDecision): LimitDecision {
+  const { credentialsVersion, ...rest } = decision;
+  expect(credentialsVersion).toEqual(expect.any(Number));
+  return rest;
+}
+
 /** A fixed pseudo-random sequence in [0, 1). */
 function randomWalk(seed: number): () => number {
   let state = seed;
@@ -85,16 +95,16 @@ describe.runIf(postgresAvailable)(
       // One second's worth of hits is one pair in the row.
       expect(await row('api:biz_concurrent:test')).toEqual({ seconds: [String(T0 / 1000)], counts: [150] });
 
-      const refused = await b.hit(key, T0 + 1_000);
+      const refused = decided(await b.hit(key, T0 + 1_000));
       // The hits of T0's second leave the window at T0 + 60 s: 59 s after this one.
       expect(refused).toEqual({ allowed: false, limit: 150, remaining: 0, resetSeconds: 59 });
-      expect(await a.hit(key, T0 + 30_500)).toEqual({
+      expect(decided(await a.hit(key, T0 + 30_500))).toEqual({
         allowed: false,
         limit: 150,
         remaining: 0,
         resetSeconds: 30,
       });
-      expect(await a.hit(key, T0 + 59_999)).toEqual({
+      expect(decided(await a.hit(key, T0 + 59_999))).toEqual({
         allowed: false,
         limit: 150,
         remaining: 0,
@@ -180,7 +190,7 @@ describe.runIf(postgresAvailable)(
           actual.push(await limiter.peek(key, now));
         } else {
           expected.push(inProcess.hit(key, onWholeSeconds(now)));
-          actual.push(await limiter.hit(key, now));
+          actual.push(decided(await limiter.hit(key, now)));
         }
       }
       expect(actual).toEqual(expected);
@@ -219,7 +229,7 @@ describe.runIf(postgresAvailable)(
         expect((await a.hit('k', T0 + at)).allowed).toBe(true);
         exact.hit('k', T0 + at);
       }
-      expect(await b.hit('k', T0 + 59_999)).toEqual({
+      expect(decided(await b.hit('k', T0 + 59_999))).toEqual({
         allowed: false,
         limit: 3,
         remaining: 0,
@@ -232,8 +242,8 @@ describe.runIf(postgresAvailable)(
       expect(back.filter((decision) => decision.allowed)).toHaveLength(3);
       // The worst case the TSDoc names: 3 at 12:00:00.100–.900 and 3 at 12:01:00.000, then nothing until
       // 12:02:00.000, when the second of 12:01:00 leaves.
-      expect(await a.hit('k', T0 + 119_999)).toMatchObject({ allowed: false, resetSeconds: 1 });
-      expect(await b.hit('k', T0 + 2 * WINDOW)).toEqual({
+      expect(decided(await a.hit('k', T0 + 119_999))).toMatchObject({ allowed: false, resetSeconds: 1 });
+      expect(decided(await b.hit('k', T0 + 2 * WINDOW))).toEqual({
         allowed: true,
         limit: 3,
         remaining: 2,
@@ -244,27 +254,32 @@ describe.runIf(postgresAvailable)(
     it('the window slides second by second, and the headers say what is left and when a place comes back', async () => {
       const [a, b] = instances('slide', 3, WINDOW);
       // The first hit at 12:00:00.250: counted until 12:01:00.000; RateLimit-Reset counts from now's second.
-      expect(await a.hit('k', T0 + 250)).toEqual({ allowed: true, limit: 3, remaining: 2, resetSeconds: 60 });
+      expect(decided(await a.hit('k', T0 + 250))).toEqual({
+        allowed: true,
+        limit: 3,
+        remaining: 2,
+        resetSeconds: 60,
+      });
       expect(await b.peek('k', T0 + 10_700)).toEqual({
         allowed: true,
         limit: 3,
         remaining: 2,
         resetSeconds: 50,
       });
-      expect(await b.hit('k', T0 + 10_700)).toEqual({
+      expect(decided(await b.hit('k', T0 + 10_700))).toEqual({
         allowed: true,
         limit: 3,
         remaining: 1,
         resetSeconds: 50,
       });
-      expect(await a.hit('k', T0 + 30_000)).toEqual({
+      expect(decided(await a.hit('k', T0 + 30_000))).toEqual({
         allowed: true,
         limit: 3,
         remaining: 0,
         resetSeconds: 30,
       });
       // Refused: Retry-After is when the oldest second (12:00:00) leaves.
-      expect(await b.hit('k', T0 + 45_999)).toEqual({
+      expect(decided(await b.hit('k', T0 + 45_999))).toEqual({
         allowed: false,
         limit: 3,
         remaining: 0,
@@ -277,15 +292,21 @@ describe.runIf(postgresAvailable)(
         resetSeconds: 1,
       });
       // 12:01:00.000: the first hit has left, the one of 12:00:10 is now the oldest (leaves at 12:01:10).
-      expect(await b.hit('k', T0 + WINDOW)).toEqual({
+      expect(decided(await b.hit('k', T0 + WINDOW))).toEqual({
         allowed: true,
         limit: 3,
         remaining: 0,
         resetSeconds: 10,
       });
-      expect(await a.hit('k', T0 + WINDOW + 500)).toMatchObject({ allowed: false, resetSeconds: 10 });
+      expect(decided(await a.hit('k', T0 + WINDOW + 500))).toMatchObject({
+        allowed: false,
+        resetSeconds: 10,
+      });
       // Waiting Retry-After seconds from the refusal finds a place.
-      expect(await a.hit('k', T0 + WINDOW + 500 + 10_000)).toMatchObject({ allowed: true, remaining: 0 });
+      expect(decided(await a.hit('k', T0 + WINDOW + 500 + 10_000))).toMatchObject({
+        allowed: true,
+        remaining: 0,
+      });
       // A key with nothing left in its window peeks as a full budget; one never hit keeps no row.
       expect(await a.peek('k', T0 + 10 * WINDOW + 400)).toEqual({
         allowed: true,
@@ -353,12 +374,52 @@ describe.runIf(postgresAvailable)(
       expect(await api.prune(T0 + 89_999)).toBe(0);
       expect(await api.prune(T0 + 90_000)).toBe(1); // 12:00:30 has left at 12:01:30.000
       expect(await keys()).toEqual(['checkout:same-key']);
-      expect(await api.hit('same-key', T0 + WINDOW)).toEqual({
+      expect(decided(await api.hit('same-key', T0 + WINDOW))).toEqual({
         allowed: true,
         limit: 1,
         remaining: 0,
         resetSeconds: 60,
       });
+    });
+
+    it('every hit says the credentials version as committed when it was counted: a key or business changed since moves it', async () => {
+      // What lets authentication trust a key it remembers without reading it (middleware/authenticate.ts): the
+      // hit it makes anyway reads the version in the same statement, and any change to api_keys or businesses,
+      // made by any connection, moves it by the time it commits, never before.
+      const [a, b] = instances('versions', 1_000);
+      const first = (await a.hit('biz', T0)).credentialsVersion;
+      expect(first).toEqual(expect.any(Number));
+      expect((await b.hit('biz', T0 + 1)).credentialsVersion).toBe(first);
+
+      const other = await poolB.connect();
+      try {
+        await other.query('BEGIN');
+        await other.query(
+          "INSERT INTO businesses (id, name, kyc_status, created_at) VALUES ('biz_versions', 'V', 'pending', 1)",
+        );
+        // Not committed yet: the hits on either instance still read the old version.
+        expect((await a.hit('biz', T0 + 2)).credentialsVersion).toBe(first);
+        await other.query('COMMIT');
+      } finally {
+        other.release();
+      }
+      const afterInsert = (await a.hit('biz', T0 + 3)).credentialsVersion;
+      expect(afterInsert).toBeGreaterThan(first ?? Number.POSITIVE_INFINITY);
+
+      await poolA.query("UPDATE businesses SET kyc_status = 'approved' WHERE id = 'biz_versions'");
+      const afterApproval = (await b.hit('biz', T0 + 4)).credentialsVersion;
+      expect(afterApproval).toBeGreaterThan(afterInsert ?? Number.POSITIVE_INFINITY);
+
+      await poolA.query(
+        `INSERT INTO api_keys (id, business_id, environment, kind, key_hash, prefix, last4, created_at)
+         VALUES ('key_versions', 'biz_versions', 'test', 'secret', '\\x00', 'sk_test_', 'abcd', 1)`,
+      );
+      const afterKey = (await a.hit('biz', T0 + 5)).credentialsVersion;
+      expect(afterKey).toBeGreaterThan(afterApproval ?? Number.POSITIVE_INFINITY);
+      await poolB.query("UPDATE api_keys SET revoked_at = 9 WHERE id = 'key_versions'");
+      expect((await a.hit('biz', T0 + 6)).credentialsVersion).toBeGreaterThan(
+        afterKey ?? Number.POSITIVE_INFINITY,
+      );
     });
 
     it('while the database is down a hit rejects; a clean restart keeps the counts, a crash forgets them', async () => {
@@ -377,7 +438,7 @@ describe.runIf(postgresAvailable)(
       await restarting;
       // The same pools reconnect by themselves (and prepare the statements again), and the three hits are
       // still in the window.
-      expect(await b.hit('biz', T0 + 20)).toEqual({
+      expect(decided(await b.hit('biz', T0 + 20))).toEqual({
         allowed: false,
         limit: 3,
         remaining: 0,
@@ -386,7 +447,7 @@ describe.runIf(postgresAvailable)(
 
       // UNLOGGED: a crash empties the table (see its migration), which gives the key a fresh window.
       await postgres.restart({ mode: 'immediate' });
-      expect(await a.hit('biz', T0 + 30)).toEqual({
+      expect(decided(await a.hit('biz', T0 + 30))).toEqual({
         allowed: true,
         limit: 3,
         remaining: 2,
@@ -397,17 +458,17 @@ describe.runIf(postgresAvailable)(
     it('knows without a round trip what its own hits told it: a refusal until its reset, an allowance for the rest of its second', async () => {
       const [a, b] = instances('known', 2);
       expect(a.peekKnown('k', T0)).toBeUndefined();
-      expect(await a.hit('k', T0 + 100)).toMatchObject({ allowed: true, remaining: 1 });
+      expect(decided(await a.hit('k', T0 + 100))).toMatchObject({ allowed: true, remaining: 1 });
       const asked = vi.spyOn(poolA, 'query');
       try {
         // Same second: the allowance stands, even though the other instance spends the last place meanwhile
         // (the request's own hit then refuses it, and from then on this instance knows).
-        expect(await b.hit('k', T0 + 200)).toMatchObject({ allowed: true, remaining: 0 });
+        expect(decided(await b.hit('k', T0 + 200))).toMatchObject({ allowed: true, remaining: 0 });
         expect(a.peekKnown('k', T0 + 900)).toMatchObject({ allowed: true, remaining: 1 });
         // The next second: nothing known, ask.
         expect(a.peekKnown('k', T0 + 1_000)).toBeUndefined();
         expect(asked).not.toHaveBeenCalled();
-        expect(await a.hit('k', T0 + 1_000)).toMatchObject({ allowed: false, resetSeconds: 59 });
+        expect(decided(await a.hit('k', T0 + 1_000))).toMatchObject({ allowed: false, resetSeconds: 59 });
         expect(asked).toHaveBeenCalledTimes(1);
         // Refused: known until the oldest second leaves, by peekKnown and by peek alike, without asking.
         expect(a.peekKnown('k', T0 + 30_000)).toEqual({

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import type { BankNotification } from '@servicepay/node/protocol';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { rollKey } from '../../reference-server/src/index.ts';
 import { randomBase62 } from '../../reference-server/src/internal/random.ts';
-import { bankNotification, call, postNotification, testTransfer } from '../support/api.ts';
+import { bankNotification, call, postNotification, sessionParams, testTransfer } from '../support/api.ts';
 import { independentlyVerify, openCheckout, openStream, startReceiver } from '../support/checkout.ts';
 import {
   postgresAvailable,
@@ -396,6 +397,53 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
       ).rejects.toThrow(/same key.*SERVICEPAY_SECRETS_KEY/);
     } finally {
       rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it('a key one instance remembers is not read again while nothing changed, and stops there once rolled at the other (issue 38)', async () => {
+    // Each instance remembers the keys it found; the rate-limit hit a request makes anyway reads the
+    // credentials version in its own statement, and only a change to keys or businesses makes the instance read
+    // the key again (db/postgres/postgres-api-key-repository.ts).
+    const created = await a.createBusiness({ name: 'Remembered Key Shop' });
+    const key = created.keys.test.secretKey;
+    const list = (server: RunningServer) =>
+      call(server.baseUrl, 'GET', '/api/widget/sessions?limit=1', { token: key });
+    expect((await list(a)).status).toBe(200);
+    const reads = vi.spyOn(a.service.deps.store.apiKeys, 'findWithOwner');
+    try {
+      for (let i = 0; i < 5; i++) expect((await list(a)).status).toBe(200);
+      expect(reads).not.toHaveBeenCalled();
+
+      // Another business signs up through the other instance: the version moves, so A reads the key once.
+      await b.createBusiness({ name: 'Someone Else' });
+      expect((await list(a)).status).toBe(200);
+      expect(reads).toHaveBeenCalledTimes(1);
+      for (let i = 0; i < 3; i++) expect((await list(a)).status).toBe(200);
+      expect(reads).toHaveBeenCalledTimes(1);
+
+      // The key rolled through B: A's very next request with it is refused, and nothing is created with it.
+      const rolled = await rollKey(b.service.deps.store, created.business.id, 'test', 'secret', Date.now());
+      const newKey = rolled?.key ?? '';
+      expect(newKey).toMatch(/^sk_test_/);
+      const create = await call(a.baseUrl, 'POST', '/api/widget/sessions', {
+        token: key,
+        json: sessionParams(),
+      });
+      expect(create.status).toBe(401);
+      expect(create.body.meta.code).toBe('api_key_revoked');
+      expect((await list(a)).status).toBe(401);
+      const [sessions] = await rows<{ n: string }>(
+        'SELECT count(*) AS n FROM sessions WHERE business_id = $1',
+        [created.business.id],
+      );
+      expect(Number(sessions?.n)).toBe(0);
+      // The new key works on both.
+      const fresh = (server: RunningServer) =>
+        call(server.baseUrl, 'GET', '/api/widget/sessions?limit=1', { token: newKey });
+      expect((await fresh(a)).status).toBe(200);
+      expect((await fresh(b)).status).toBe(200);
+    } finally {
+      reads.mockRestore();
     }
   });
 

@@ -35,6 +35,12 @@ export interface ApiKeyWithOwner {
   business: Business;
 }
 
+/** A key remembered from an earlier read, and the credentials version (migration 012 / 020) of that read. */
+export interface RecalledKey {
+  found: ApiKeyWithOwner;
+  credentialsVersion: number;
+}
+
 /** API keys as the service reads and writes them. */
 export interface ApiKeyRepository {
   insert(key: Omit<ApiKey, 'revokedAt'>): Promise<void>;
@@ -45,6 +51,14 @@ export interface ApiKeyRepository {
    * request.
    */
   findWithOwner(hash: Buffer): Promise<ApiKeyWithOwner | undefined>;
+  /**
+   * A key `findWithOwner` found before, from memory, with the credentials version it was read at; no round trip.
+   * Not an answer yet: the caller trusts it only once a statement of its own request read the same version
+   * (`LimitDecision.credentialsVersion`, which the rate limiter's hit returns), and calls `findWithOwner`
+   * otherwise. Only on PostgreSQL, where reading the key is a round trip (`PostgresApiKeyRepository`); on
+   * SQLite `findWithOwner` confirms a remembered key by itself.
+   */
+  recall?(hash: Buffer): RecalledKey | undefined;
   /** A business's live keys of one environment and kind, oldest first. */
   active(businessId: string, environment: Environment, kind: KeyKind): Promise<ApiKey[]>;
   /** Conditional: a key already revoked keeps the time it was first revoked. */
@@ -58,17 +72,38 @@ export interface ApiKeyRepository {
  */
 export const REMEMBERED_KEYS_MAX = 10_000;
 
-type OwnedKeyRow = ApiKey & { businessName: string; businessKycStatus: string; businessCreatedAt: number };
+/** A row of `keyWithOwnerByHash`: the key's columns and its business's. */
+export type OwnedKeyRow = ApiKey & {
+  businessName: string;
+  businessKycStatus: string;
+  businessCreatedAt: number;
+};
+
+/** The read of a key by its hash with its business, `more` columns added (a row of `OwnedKeyRow` and those). */
+export const keyWithOwnerByHash = (more = ''): string =>
+  `SELECT ${apiKeys.select('k')}, b.name AS "businessName",
+       b.${businesses.column('kycApproved')} AS "businessKycStatus", b.created_at AS "businessCreatedAt"${more}
+     FROM api_keys k JOIN businesses b ON b.id = k.business_id
+     WHERE k.key_hash = @hash`;
+
+/** The key and business of a `keyWithOwnerByHash` row, frozen: every request with the key may share it. */
+export function ownedKeyOf(row: OwnedKeyRow): ApiKeyWithOwner {
+  const { businessName, businessKycStatus, businessCreatedAt, ...key } = row;
+  return Object.freeze({
+    key: Object.freeze(key),
+    business: Object.freeze({
+      id: key.businessId,
+      name: businessName,
+      kycApproved: businessKycStatus === 'approved',
+      createdAt: businessCreatedAt,
+    }),
+  });
+}
 
 const statements = {
   insert: sql(apiKeys.insert()),
   findByHash: sql<ApiKey>(`SELECT ${apiKeys.select()} FROM api_keys WHERE key_hash = @hash`),
-  findWithOwner: sql<OwnedKeyRow>(
-    `SELECT ${apiKeys.select('k')}, b.name AS "businessName", b.${businesses.column('kycApproved')} AS "businessKycStatus",
-       b.created_at AS "businessCreatedAt"
-     FROM api_keys k JOIN businesses b ON b.id = k.business_id
-     WHERE k.key_hash = @hash`,
-  ),
+  findWithOwner: sql<OwnedKeyRow>(keyWithOwnerByHash()),
   // Bumped by triggers on every change to api_keys and businesses (SQLite migration 012).
   credentialsVersion: sql<{ version: number }>('SELECT version FROM credentials_version WHERE only_row = 1'),
   active: sql<ApiKey>(
@@ -85,8 +120,9 @@ const statements = {
  * change to a key or a business, by any connection) still reads what it read when the key was found: one small
  * read instead of a join. Inside a transaction (a write job) the rows may be uncommitted: read, never
  * remembered. On PostgreSQL each lookup reads the key: several instances share the database, and no read
- * cheaper than the key itself would tell one that another changed a key. The answers are frozen; every
- * request with the key may share one.
+ * cheaper than the key itself would tell one that another changed a key (the pool's own repository,
+ * `PostgresApiKeyRepository`, remembers keys and has them confirmed by the rate limiter's statement). The
+ * answers are frozen; every request with the key may share one.
  *
  * @example
  * const found = await new SqlApiKeyRepository(runner).findWithOwner(sha256(token)); // { key, business } | undefined
@@ -96,7 +132,7 @@ export class SqlApiKeyRepository implements ApiKeyRepository {
   private readonly remembered = new BoundedMap<string, ApiKeyWithOwner>(REMEMBERED_KEYS_MAX);
   private rememberedAt = -1;
 
-  constructor(private readonly db: SqlRunner) {}
+  constructor(protected readonly db: SqlRunner) {}
 
   async insert(key: Omit<ApiKey, 'revokedAt'>): Promise<void> {
     await this.db.run(statements.insert, { ...key, revokedAt: null });
@@ -139,16 +175,6 @@ export class SqlApiKeyRepository implements ApiKeyRepository {
 
   private async readWithOwner(hash: Buffer): Promise<ApiKeyWithOwner | undefined> {
     const row = await this.db.get(statements.findWithOwner, { hash });
-    if (!row) return undefined;
-    const { businessName, businessKycStatus, businessCreatedAt, ...key } = row;
-    return Object.freeze({
-      key: Object.freeze(key),
-      business: Object.freeze({
-        id: key.businessId,
-        name: businessName,
-        kycApproved: businessKycStatus === 'approved',
-        createdAt: businessCreatedAt,
-      }),
-    });
+    return row && ownedKeyOf(row);
   }
 }

@@ -7,6 +7,11 @@ export interface LimitDecision {
    * requests are left this says when one more returns; when none are, it is also the `Retry-After`.
    */
   resetSeconds: number;
+  /**
+   * Where the hit was counted in PostgreSQL: the credentials version (migration 020) as of the statement that
+   * counted it, which confirms a key remembered in memory (`ApiKeyRepository.recall`). Absent in memory.
+   */
+  credentialsVersion?: number;
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { API_KEY_PATTERN, EnvironmentSchema } from '@servicepay/node/protocol';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ApiCaller } from '../businesses/ownership.ts';
@@ -6,12 +5,11 @@ import type { ApiKeyWithOwner } from '../db/api-keys.ts';
 import type { Store } from '../db/store.ts';
 import { HttpError } from '../errors.ts';
 import type { Clock } from '../internal/clock.ts';
-import { newRequestId, sha256 } from '../internal/random.ts';
+import { sha256 } from '../internal/random.ts';
 import type { LimitDecision, RateLimiter } from '../internal/sliding-window-limiter.ts';
-import { refusedEarly } from '../metrics/metrics.ts';
 import { refuseCredentialInUrl } from './credential-in-url.ts';
-import { addressKey, answerRateLimited, enforceLimit, withinLimit } from './rate-limit.ts';
-import { RefusalMemo } from './refusal-memo.ts';
+import { earlyLookups, lookUpKey } from './key-lookup.ts';
+import { addressKey, enforceLimit, withinLimit } from './rate-limit.ts';
 import { setRequestContext } from './request-context.ts';
 import type { RequestLog } from './request-log.ts';
 import type { WidgetCaller } from './widget-caller.ts';
@@ -69,121 +67,19 @@ async function failure(deps: AuthDeps, req: Request, res: Response, error: HttpE
   return error;
 }
 
-/**
- * The key the over-budget check already looked up for a request, so authenticating it reads the key once.
- * Keyed by the request object, which is the same for `node:http` and express (express at most sets its prototype).
- */
-const earlyLookups = new WeakMap<IncomingMessage, { token: string; found: ApiKeyWithOwner | undefined }>();
-
-/** What the over-budget check needs: the key lookup and the business budget, only asked (`peek`). */
-export type BudgetDeps = Pick<AuthDeps, 'store' | 'clock' | 'businessLimiter'>;
-
-/** How long a key found over its business's budget is refused again without reading it (`RefusalMemo`). */
-export const OVER_BUDGET_MEMO_MS = 1_000;
-
-/** The refusals of each business budget (one per service: a test process may run several). */
-const refusalMemos = new WeakMap<RateLimiter, RefusalMemo>();
-
-function refusalMemoOf(limiter: RateLimiter): RefusalMemo {
-  let memo = refusalMemos.get(limiter);
-  if (memo === undefined) {
-    memo = new RefusalMemo();
-    refusalMemos.set(limiter, memo);
-  }
-  return memo;
-}
-
-/**
- * The one over-budget decision, for both places that make it: the refusal when the request carries a live
- * secret key of a business over its budget, undefined otherwise (go on to the usual checks). The lookup is
- * remembered for the request either way; a key refused less than `OVER_BUDGET_MEMO_MS` ago is refused again
- * from its `RefusalMemo` while its budget stays spent, without reading it.
- */
-async function overBudget(deps: BudgetDeps, req: IncomingMessage): Promise<LimitDecision | undefined> {
-  const header = req.headers.authorization;
-  if (header === undefined || !header.startsWith('Bearer sk_')) return undefined;
-  const token = header.slice('Bearer '.length);
-  if (!API_KEY_PATTERN.test(token)) return undefined;
-  const hash = sha256(token);
-  const memoKey = hash.toString('hex');
-  const now = deps.clock.now();
-  const memo = refusalMemoOf(deps.businessLimiter);
-  const refusedBy = memo.recall(memoKey, now);
-  if (refusedBy !== undefined) {
-    const decision = await deps.businessLimiter.peek(refusedBy, now);
-    if (!decision.allowed) return decision;
-    memo.forget(memoKey);
-  }
-  const found = await deps.store.apiKeys.findWithOwner(hash);
-  earlyLookups.set(req, { token, found });
-  if (!found || found.key.revokedAt !== null || found.key.kind !== 'secret') return undefined;
-  const budget = `${found.business.id}:${found.key.environment}`;
-  // On PostgreSQL what this instance already knows, without a round trip (`peekKnown`); the request's own `hit`
-  // confirms it.
-  const decision =
-    deps.businessLimiter.peekKnown?.(budget, now) ?? (await deps.businessLimiter.peek(budget, now));
-  if (decision.allowed) return undefined;
-  memo.remember(memoKey, budget, now + OVER_BUDGET_MEMO_MS);
-  return decision;
-}
-
-/**
- * Whether the server may answer this request before express: a path under `/api/` that no express middleware
- * before the check would answer or decorate differently. Not `OPTIONS` (the CORS middleware answers those),
- * and not the checkout's routes under `/api/widget/` (CORS headers, `Vary: Origin`), which express still
- * refuses with `refuseOverBudget`; `/api/widget/sessions` itself (create and list) is not a checkout route.
- */
-function answerableEarly(req: IncomingMessage): boolean {
-  const url = req.url;
-  if (url === undefined || !url.startsWith('/api/') || req.method === 'OPTIONS') return false;
-  if (!url.startsWith('/api/widget/')) return true;
-  return url === '/api/widget/sessions' || url.startsWith('/api/widget/sessions?');
-}
-
-/**
- * Answers 429 in the server's request listener, before express sees the request, to a request on `/api/`
- * whose secret key is live and whose business is over its budget: the decision `requireApiKey` would reach,
- * made without routing, middleware or a body the answer will not use (the body is not read; Node discards it
- * and the connection stays open). Returns true when it answered. A key that is unknown, revoked or not a
- * secret key goes on to express and the usual checks (401, 403, or the checkout budget). Nothing is counted
- * here (`peek`): the request spends its budget once, where its route authenticates it, reusing this lookup.
- *
- * @example
- * createApiServer(app, { ...timeouts, beforeApp: refuseOverBudgetEarly({ store, clock, businessLimiter }) });
- */
-export function refuseOverBudgetEarly(
-  deps: BudgetDeps,
-): (req: IncomingMessage, res: ServerResponse) => Promise<boolean> {
-  return async (req, res) => {
-    if (!answerableEarly(req)) return false;
-    const decision = await overBudget(deps, req);
-    if (decision === undefined) return false;
-    answerRateLimited(res, decision, newRequestId());
-    refusedEarly();
-    return true;
-  };
-}
-
-/**
- * The same refusal inside express, before the JSON parser, for what the server did not already decide: the
- * checkout's routes (so the 429 carries their CORS headers) and an app served without `createApiServer`.
- *
- * @example
- * app.use(refuseOverBudget(auth));
- * app.use(jsonBody(limit));
- */
-export function refuseOverBudget(deps: BudgetDeps): RequestHandler {
-  return async (req, res, next) => {
-    // Already asked by refuseOverBudgetEarly (and let through), or no secret key to ask about.
-    if (earlyLookups.has(req) || !req.path.startsWith('/api/')) return next();
-    const decision = await overBudget(deps, req);
-    if (decision === undefined) return next();
-    withinLimit(res, decision);
-  };
+/** A caller identified by its key; `unconfirmedAt` as in `KeyLookup` (the key came from memory). */
+interface IdentifiedCaller {
+  caller: ApiCaller;
+  unconfirmedAt?: number;
 }
 
 /** Looks the key up by its hash; 401 for anything that is not a live key of a business. */
-async function identifyKey(deps: AuthDeps, req: Request, res: Response, token: string): Promise<ApiCaller> {
+async function identifyKey(
+  deps: AuthDeps,
+  req: Request,
+  res: Response,
+  token: string,
+): Promise<IdentifiedCaller> {
   if (token.startsWith('cs_')) {
     throw await failure(
       deps,
@@ -206,14 +102,29 @@ async function identifyKey(deps: AuthDeps, req: Request, res: Response, token: s
   }
   // Asked for every request, and answered as committed now: a key rolled by this process or by the CLI on the
   // same file stops at once (on SQLite a remembered key is checked against a change counter first:
-  // `ApiKeyRepository.findWithOwner`). Within one request, refuseOverBudget's lookup of the same token is that one.
+  // `ApiKeyRepository.findWithOwner`; on PostgreSQL one from memory is confirmed by the budget's hit, see
+  // `requireApiKey`). Within one request, refuseOverBudget's lookup of the same token is that one.
   const early = earlyLookups.get(req);
-  const found =
-    early && early.token === token ? early.found : await deps.store.apiKeys.findWithOwner(sha256(token));
+  const lookup = early && early.token === token ? early : await lookUpKey(deps.store, token, sha256(token));
+  const caller = await callerOf(deps, req, res, lookup.found, { track: true });
+  return lookup.unconfirmedAt === undefined ? { caller } : { caller, unconfirmedAt: lookup.unconfirmedAt };
+}
+
+/**
+ * The caller a key found (or not) makes: 401 for no key or a revoked one. `track` puts the request in the
+ * business's request log (once per request).
+ */
+async function callerOf(
+  deps: AuthDeps,
+  req: Request,
+  res: Response,
+  found: ApiKeyWithOwner | undefined,
+  { track }: { track: boolean },
+): Promise<ApiCaller> {
   if (!found) throw await failure(deps, req, res, new HttpError(401, 'invalid_api_key', 'No such API key.'));
   const { key, business } = found;
   // From here the request is the business's: its portal's request log shows it, refusals included.
-  deps.requestLog?.track(req, res, { businessId: business.id, environment: key.environment, key });
+  if (track) deps.requestLog?.track(req, res, { businessId: business.id, environment: key.environment, key });
   if (key.revokedAt !== null) {
     throw await failure(
       deps,
@@ -226,16 +137,39 @@ async function identifyKey(deps: AuthDeps, req: Request, res: Response, token: s
 }
 
 /**
- * Spends the caller's budget; false when it is spent (429 already answered). The business's budget counts its
- * secret key only: a publishable key is public (spec §2), so anyone could otherwise spend the merchant's budget
- * with it and lock the merchant's own server out. Publishable-key calls, refused ones included, count against
- * the calling address's checkout budget instead.
+ * Spends the caller's budget and answers its decision. The business's budget counts its secret key only: a
+ * publishable key is public (spec §2), so anyone could otherwise spend the merchant's budget with it and lock
+ * the merchant's own server out. Publishable-key calls, refused ones included, count against the calling
+ * address's checkout budget instead.
  */
-async function spendBudget(deps: AuthDeps, req: Request, res: Response, caller: ApiCaller): Promise<boolean> {
+async function spendBudget(deps: AuthDeps, req: Request, caller: ApiCaller): Promise<LimitDecision> {
   const now = deps.clock.now();
   return caller.kind === 'secret'
-    ? withinLimit(res, await deps.businessLimiter.hit(`${caller.business.id}:${caller.environment}`, now))
-    : withinLimit(res, await deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now));
+    ? deps.businessLimiter.hit(`${caller.business.id}:${caller.environment}`, now)
+    : deps.checkoutLimiter.hit(`checkout:${addressKey(req)}`, now);
+}
+
+/**
+ * The caller of an API key, its budget spent; undefined when the budget is spent (429 answered). A key that came
+ * from memory is trusted only if the hit's statement read the credentials version it was remembered at; else
+ * (a key or a business changed since, or the limiter counts in memory and read none) it is read as committed
+ * now, before anything is answered. Same key, so same business and budget: it may now be revoked (401) or its
+ * business approved.
+ */
+async function keyCaller(
+  deps: AuthDeps,
+  req: Request,
+  res: Response,
+  token: string,
+): Promise<ApiCaller | undefined> {
+  const identified = await identifyKey(deps, req, res, token);
+  let caller = identified.caller;
+  const decision = await spendBudget(deps, req, caller);
+  if (identified.unconfirmedAt !== undefined && decision.credentialsVersion !== identified.unconfirmedAt) {
+    const found = await deps.store.apiKeys.findWithOwner(sha256(token));
+    caller = await callerOf(deps, req, res, found, { track: false });
+  }
+  return withinLimit(res, decision) ? caller : undefined;
 }
 
 /** Checks everything after the budget was spent: key kind, KYC, the `environment` parameter. */
@@ -271,8 +205,8 @@ function admit(req: Request, caller: ApiCaller, allowPublishable: boolean): void
 /** Secret key (or, where allowed, publishable key) of a business. */
 export function requireApiKey(deps: AuthDeps, options: { allowPublishable?: boolean } = {}): RequestHandler {
   return async (req, res, next) => {
-    const caller = await identifyKey(deps, req, res, bearerToken(req));
-    if (!(await spendBudget(deps, req, res, caller))) return;
+    const caller = await keyCaller(deps, req, res, bearerToken(req));
+    if (!caller) return; // 429 answered
     admit(req, caller, options.allowPublishable ?? false);
     setRequestContext(res, { caller });
     next();
@@ -356,8 +290,8 @@ export function requireApiKeyOrWidgetToken(deps: AuthDeps): RequestHandler {
       if (!caller) return; // 429 answered
       setRequestContext(res, { caller });
     } else {
-      const caller = await identifyKey(deps, req, res, token);
-      if (!(await spendBudget(deps, req, res, caller))) return;
+      const caller = await keyCaller(deps, req, res, token);
+      if (!caller) return; // 429 answered
       admit(req, caller, false);
       setRequestContext(res, { caller });
     }

@@ -1,6 +1,6 @@
-import { refuseOverBudget } from '../middleware/authenticate.ts';
 import { errorHandler } from '../middleware/error-handler.ts';
 import { jsonBody, refuseOversizedBody } from '../middleware/json-body.ts';
+import { refuseOverBudget } from '../middleware/over-budget.ts';
 import { refuseLoneSurrogates } from '../middleware/well-formed-text.ts';
 import type { DocumentedOperation } from './operation.ts';
 

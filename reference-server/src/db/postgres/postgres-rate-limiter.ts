@@ -21,13 +21,19 @@ export interface PostgresRateLimiterOptions {
  * the row written once. A PL/pgSQL function rather than a statement sent by the service: its plan is made once
  * per connection and kept, through a pooler in transaction mode too (see migration 009).
  */
-const HIT_MANY = 'SELECT allowed, in_window, oldest FROM rate_limit_hit_many($1, $2, $3, $4, $5)';
+const HIT_MANY = `
+SELECT allowed, in_window, oldest,
+       (SELECT version FROM credentials_version WHERE only_row = 1) AS credentials_version
+  FROM rate_limit_hit_many($1, $2, $3, $4, $5)`;
 
 /** The most hits one statement counts. */
 const MAX_BATCH = 64;
 
-/** How many of the statement's hits were allowed (the first ones), the window's count after them, its oldest second. */
-type HitRow = { allowed: number; in_window: number; oldest: string };
+/**
+ * How many of the statement's hits were allowed (the first ones), the window's count after them, its oldest
+ * second, and the credentials version as of the statement (migration 020; bigints arrive as text).
+ */
+type HitRow = { allowed: number; in_window: number; oldest: string; credentials_version: string };
 type Waiter = { resolve: (decision: LimitDecision) => void; reject: (error: unknown) => void };
 
 /** What `hit` would decide, read without a lock: $1 the key, $2 the oldest second still in the window. */
@@ -116,6 +122,9 @@ export class PostgresRateLimiter implements RateLimiter {
    * stays exact across instances, but one round trip, one lock hand-over and one row write for the lot
    * instead of one each. *Why:* every create of a business hits one row, and 50 connections queued on its lock
    * were most of PostgreSQL's statement time per create (issue 38). A hit with none out goes at once, as before.
+   *
+   * Each decision carries `credentialsVersion`, read in the same statement: a request authenticated from a key
+   * remembered in memory is confirmed by it without a round trip of its own (`PostgresApiKeyRepository`).
    */
   hit(key: string, now: number): Promise<LimitDecision> {
     const second = Math.floor(now / 1000);
@@ -152,11 +161,12 @@ export class PostgresRateLimiter implements RateLimiter {
           // counting one more in the window than the one before it; the rest find the window full.
           const before = row.in_window - row.allowed;
           const oldest = Number(row.oldest);
+          const credentialsVersion = Number(row.credentials_version);
           let decision: LimitDecision | undefined;
           batch.forEach((waiter, index) => {
             const allowed = index < row.allowed;
             decision = this.decision(allowed, allowed ? before + index + 1 : row.in_window, oldest, second);
-            waiter.resolve(decision);
+            waiter.resolve({ ...decision, credentialsVersion });
           });
           // The last decision: it counts all of them.
           if (decision) this.known.set(key, { decision, second });

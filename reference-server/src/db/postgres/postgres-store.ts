@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { type Repositories, repositoriesOn } from '../repositories.ts';
 import type { Store } from '../store.ts';
 import type { WebhookDeliveryOptions } from '../webhook-deliveries.ts';
+import { PostgresApiKeyRepository } from './postgres-api-key-repository.ts';
 import { PostgresRequestLogRepository } from './postgres-request-log-repository.ts';
 import { PostgresRunner, type Queryable } from './postgres-runner.ts';
 import { PostgresSessionRepository } from './postgres-session-repository.ts';
@@ -37,6 +38,8 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
     );
   return {
     ...bind(pool),
+    // Authentication's reads remember keys (confirmed by the limiter's statement); a job's repositories do not.
+    apiKeys: new PostgresApiKeyRepository(new PostgresRunner(pool)),
     writes: new PostgresWriteQueue(pool, bind, { onEffectError: options.onEffectError }),
     ping: pinger(pool, options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS),
     probeWrite: () => probeWrite(pool),

@@ -1,0 +1,2 @@
+-- Nothing on SQLite: step 012 made its `credentials_version`. Step 020 gives PostgreSQL the same counter, read
+-- there with the rate limiter's hit instead of on its own (see 020_credentials_version.postgres.sql).
