@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBusiness } from '../../reference-server/src/businesses/onboarding.ts';
 import { type Migration, readMigrations } from '../../reference-server/src/db/migrations.ts';
@@ -14,6 +13,7 @@ import { SqliteRunner } from '../../reference-server/src/db/sqlite-runner.ts';
 import { createSqliteStore, type Store } from '../../reference-server/src/db/store.ts';
 import { sha256 } from '../../reference-server/src/internal/random.ts';
 import { call, createSession } from '../support/api.ts';
+import { openPool } from '../support/open-pool.ts';
 import { startServer, testDatabaseUrl } from '../support/server.ts';
 
 // Issue 25: SQLite and PostgreSQL had a migration history each (SQLite 001–009, PostgreSQL 001–011, their
@@ -65,7 +65,7 @@ async function legacyDatabase(dbPath: string, databaseUrl: string | null) {
       db.close();
     };
   } else {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    const pool = openPool(databaseUrl, { max: 2 });
     // The test project's databases are copies of a migrated one: start this one empty, as it was then.
     await pool.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
     const applied = await migratePostgres(pool, {

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { migrate } from '../../reference-server/src/db/database.ts';
 import { readMigrations } from '../../reference-server/src/db/migrations.ts';
@@ -10,6 +9,7 @@ import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-
 import { PostgresRunner } from '../../reference-server/src/db/postgres/postgres-runner.ts';
 import { repositoriesOn } from '../../reference-server/src/db/repositories.ts';
 import { SqliteRunner } from '../../reference-server/src/db/sqlite-runner.ts';
+import { openPool } from '../support/open-pool.ts';
 import { testDatabaseUrl } from '../support/server.ts';
 
 // Step 014 (issue 26) adds the refund events. An endpoint that had subscribed to every event type there was
@@ -44,7 +44,7 @@ it('subscribes the endpoints that had asked for every event type to the refund e
       db.close();
     };
   } else {
-    const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    const pool = openPool(databaseUrl, { max: 2 });
     await pool.query('DROP SCHEMA public CASCADE; CREATE SCHEMA public');
     await migratePostgres(pool, { migrations: before });
     runner = new PostgresRunner(pool);

@@ -3,10 +3,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, createSession } from '../support/api.ts';
 import { type RunningProcess, startProcess } from '../support/child-process.ts';
+import { openPool } from '../support/open-pool.ts';
 import { postgresAvailable, reportIfPostgresMissing, startPostgres } from '../support/postgres.ts';
 
 // `npm start` as the README promises it: the service on its embedded default, the portal, both widget hosts
@@ -302,7 +302,7 @@ describe.runIf(postgresAvailable)('npm start on PostgreSQL', () => {
       expect(seen.printed).not.toContain('hunter2');
 
       const created = await createSession(seen.api, seen.secretKey);
-      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      const pool = openPool(url, { max: 1 });
       try {
         const found = await pool.query('SELECT id FROM sessions WHERE id = $1', [created.id]);
         expect(found.rows).toEqual([{ id: created.id }]);

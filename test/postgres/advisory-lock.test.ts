@@ -1,12 +1,7 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EXPIRY_SWEEP_LOCK_KEY, runAlone } from '../../reference-server/src/db/postgres/advisory-lock.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 
 // Issue 13: "the expiry sweeper acting once per expiry". Every instance's pass is correct on its own (one
 // conditional transition per ending); `runAlone` makes the timed passes take turns, so N instances do not
@@ -15,23 +10,9 @@ import {
 reportIfPostgresMissing();
 
 describe.runIf(postgresAvailable)('runAlone: one instance at a time under an advisory lock', () => {
-  let postgres: ScratchPostgres;
-  let instanceA: pg.Pool;
-  let instanceB: pg.Pool;
-
-  beforeAll(async () => {
-    postgres = await startPostgres();
-    const url = await postgres.createDatabase('advisory');
-    instanceA = new pg.Pool({ connectionString: url, max: 3 });
-    instanceB = new pg.Pool({ connectionString: url, max: 3 });
-    instanceA.on('error', () => {});
-    instanceB.on('error', () => {});
-  }, 60_000);
-
-  afterAll(async () => {
-    await instanceA?.end();
-    await instanceB?.end();
-    await postgres?.stop();
+  const scratch = useScratchDatabase({
+    database: 'advisory',
+    pools: { instanceA: { max: 3 }, instanceB: { max: 3 } },
   });
 
   it('while one instance runs, the other skips at once; afterwards the other runs', async () => {
@@ -40,7 +21,7 @@ describe.runIf(postgresAvailable)('runAlone: one instance at a time under an adv
       finish = resolve;
     });
     const ran: string[] = [];
-    const first = runAlone(instanceA, EXPIRY_SWEEP_LOCK_KEY, async () => {
+    const first = runAlone(scratch.instanceA, EXPIRY_SWEEP_LOCK_KEY, async () => {
       ran.push('A started');
       await gate;
       ran.push('A done');
@@ -48,24 +29,26 @@ describe.runIf(postgresAvailable)('runAlone: one instance at a time under an adv
     });
     await expect.poll(() => ran).toEqual(['A started']);
     // B does not wait for A: it answers undefined and its work never runs.
-    expect(await runAlone(instanceB, EXPIRY_SWEEP_LOCK_KEY, async () => ran.push('B ran'))).toBeUndefined();
+    expect(
+      await runAlone(scratch.instanceB, EXPIRY_SWEEP_LOCK_KEY, async () => ran.push('B ran')),
+    ).toBeUndefined();
     finish();
     expect(await first).toBe('A');
-    expect(await runAlone(instanceB, EXPIRY_SWEEP_LOCK_KEY, async () => 'B')).toBe('B');
+    expect(await runAlone(scratch.instanceB, EXPIRY_SWEEP_LOCK_KEY, async () => 'B')).toBe('B');
     expect(ran).toEqual(['A started', 'A done']);
   });
 
   it('a failing pass releases the lock; other keys are independent', async () => {
     await expect(
-      runAlone(instanceA, EXPIRY_SWEEP_LOCK_KEY, async () => {
+      runAlone(scratch.instanceA, EXPIRY_SWEEP_LOCK_KEY, async () => {
         throw new Error('the pass failed');
       }),
     ).rejects.toThrow('the pass failed');
-    expect(await runAlone(instanceB, EXPIRY_SWEEP_LOCK_KEY, async () => 'B after a failure')).toBe(
+    expect(await runAlone(scratch.instanceB, EXPIRY_SWEEP_LOCK_KEY, async () => 'B after a failure')).toBe(
       'B after a failure',
     );
-    const inner = await runAlone(instanceA, EXPIRY_SWEEP_LOCK_KEY, () =>
-      runAlone(instanceB, EXPIRY_SWEEP_LOCK_KEY + 1000, async () => 'another key'),
+    const inner = await runAlone(scratch.instanceA, EXPIRY_SWEEP_LOCK_KEY, () =>
+      runAlone(scratch.instanceB, EXPIRY_SWEEP_LOCK_KEY + 1000, async () => 'another key'),
     );
     expect(inner).toBe('another key');
   });
@@ -76,20 +59,22 @@ describe.runIf(postgresAvailable)('runAlone: one instance at a time under an adv
       finish = resolve;
     });
     let started = false;
-    const dying = runAlone(instanceA, EXPIRY_SWEEP_LOCK_KEY, async () => {
+    const dying = runAlone(scratch.instanceA, EXPIRY_SWEEP_LOCK_KEY, async () => {
       started = true;
       await gate;
     });
     await expect.poll(() => started).toBe(true);
-    expect(await runAlone(instanceB, EXPIRY_SWEEP_LOCK_KEY, async () => 'too early')).toBeUndefined();
+    expect(await runAlone(scratch.instanceB, EXPIRY_SWEEP_LOCK_KEY, async () => 'too early')).toBeUndefined();
     // The holder's connection ends (the process was killed): PostgreSQL drops its session locks.
-    await instanceB.query(
+    await scratch.instanceB.query(
       `SELECT pg_terminate_backend(pid) FROM pg_locks
        WHERE locktype = 'advisory' AND objid = $1 AND granted AND pid <> pg_backend_pid()`,
       [EXPIRY_SWEEP_LOCK_KEY],
     );
     await expect
-      .poll(() => runAlone(instanceB, EXPIRY_SWEEP_LOCK_KEY, async () => 'taken over'), { timeout: 5_000 })
+      .poll(() => runAlone(scratch.instanceB, EXPIRY_SWEEP_LOCK_KEY, async () => 'taken over'), {
+        timeout: 5_000,
+      })
       .toBe('taken over');
     finish();
     await dying;

@@ -3,15 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Logger } from '../../reference-server/src/internal/logger.ts';
 import { type ApiResponse, call } from '../support/api.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // Issue 13: "the service answers 503 in the envelope while [the database] is down and recovers by itself".
@@ -121,20 +117,16 @@ async function startRelay(target: number) {
 }
 
 describe.runIf(postgresAvailable)('GET /health on PostgreSQL', () => {
-  let postgres: ScratchPostgres;
+  const scratch = useScratchDatabase();
   const folder = mkdtempSync(join(tmpdir(), 'servicepay-health-'));
 
-  beforeAll(async () => {
-    postgres = await startPostgres();
-  });
   afterAll(async () => {
-    await postgres?.stop();
     rmSync(folder, { recursive: true, force: true });
   });
 
   it('503 in the envelope while PostgreSQL is stopped, 200 again by itself once it is started', async () => {
     const logs: Logged[] = [];
-    const databaseUrl = await postgres.createDatabase('restart');
+    const databaseUrl = await scratch.postgres.createDatabase('restart');
     const server = await startServer(
       { databaseUrl },
       { logger: capture(logs), dbPath: join(folder, 'restart.db') },
@@ -142,7 +134,7 @@ describe.runIf(postgresAvailable)('GET /health on PostgreSQL', () => {
     try {
       expectUp(await health(server));
       expect((await ready(server)).status).toBe(200);
-      const restarting = postgres.restart({ downMs: 3_000 });
+      const restarting = scratch.postgres.restart({ downMs: 3_000 });
       await vi.waitFor(async () => expect((await health(server)).status).toBe(503), {
         timeout: 5_000,
         interval: 50,
@@ -177,8 +169,8 @@ describe.runIf(postgresAvailable)('GET /health on PostgreSQL', () => {
   });
 
   it('a database that stops answering (the path cut, nothing refused) gets 503, not a hung probe; 200 when it heals', async () => {
-    const databaseUrl = new URL(await postgres.createDatabase('cut'));
-    const relay = await startRelay(postgres.port);
+    const databaseUrl = new URL(await scratch.postgres.createDatabase('cut'));
+    const relay = await startRelay(scratch.postgres.port);
     databaseUrl.port = String(relay.port);
     const server = await startServer(
       { databaseUrl: databaseUrl.toString() },
@@ -204,7 +196,7 @@ describe.runIf(postgresAvailable)('GET /health on PostgreSQL', () => {
   });
 
   it('probes arriving together share one query: ten at once while no connection is free make one SELECT 1', async () => {
-    const databaseUrl = await postgres.createDatabase('coalesce');
+    const databaseUrl = await scratch.postgres.createDatabase('coalesce');
     const server = await startServer(
       { databaseUrl, databasePoolSize: 1 },
       { dbPath: join(folder, 'coalesce.db') },

@@ -6,7 +6,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateSessionParamsSchema } from '@servicepay/node/protocol';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
 import { createApp, createBusiness, createService, silentLogger } from '../../reference-server/src/index.ts';
@@ -20,12 +19,8 @@ import {
   type Received,
   startReceiver,
 } from '../support/checkout.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 import { type ServerProcess, startServerProcess, stopAllServerProcesses } from '../support/server-process.ts';
 
 // Issue 13, as an operator runs it: three `servicepay-server start` processes on one PostgreSQL database,
@@ -44,9 +39,7 @@ const WORKER_CONCURRENCY = 64;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.runIf(postgresAvailable)('three servicepay-server processes on one PostgreSQL', () => {
-  let postgres: ScratchPostgres;
-  let databaseUrl: string;
-  let admin: pg.Pool;
+  const scratch = useScratchDatabase({ database: 'processes', pools: { admin: { max: 2 } } });
   const folder = mkdtempSync(join(tmpdir(), 'servicepay-processes-'));
   const secretsKeyFile = join(folder, 'secrets-key');
   // What SERVICEPAY_BANK_SECRET gives a deployment: a notification signed for one instance is accepted by all.
@@ -75,7 +68,8 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
     { key: string; endpointSecret: string; businessId: string }
   > = {} as never;
 
-  const rows = async <T>(sql: string, values: unknown[] = []) => (await admin.query(sql, values)).rows as T[];
+  const rows = async <T>(sql: string, values: unknown[] = []) =>
+    (await scratch.admin.query(sql, values)).rows as T[];
   const instance = (index: number): ServerProcess => {
     const running = instances[index];
     if (!running?.running) throw new Error(`instance ${index + 1} is not running`);
@@ -83,7 +77,7 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
   };
   const start = async (index: number) => {
     instances[index] = await startServerProcess({
-      databaseUrl,
+      databaseUrl: scratch.url,
       secretsKeyFile,
       env: { SERVICEPAY_BANK_SECRET: bankSecret },
     });
@@ -104,11 +98,7 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
     receiver.received.filter((received) => received.body.data.session.id === sessionId);
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    databaseUrl = await postgres.createDatabase('processes');
-    admin = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    admin.on('error', () => undefined);
-    await migratePostgres(admin);
+    await migratePostgres(scratch.admin);
     let backlogBusinessId = '';
     writeFileSync(secretsKeyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
 
@@ -132,7 +122,7 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
     // undelivered events when the instances start.
     const setup = createService(
       {
-        databaseUrl,
+        databaseUrl: scratch.url,
         secretsKeyFile,
         port: 0,
         testWidgetPort: 0,
@@ -200,8 +190,6 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
     await stopAllServerProcesses();
     await backlogReceiver?.close();
     await receiver?.close();
-    await admin?.end();
-    await postgres?.stop();
     rmSync(folder, { recursive: true, force: true });
   }, 60_000);
 
@@ -431,7 +419,7 @@ describe.runIf(postgresAvailable)('three servicepay-server processes on one Post
     });
     await sleep(800);
     const downAt = Date.now();
-    await postgres.restart({ downMs: 1500 });
+    await scratch.postgres.restart({ downMs: 1500 });
     const upAt = Date.now();
     // Every instance answers again by itself (nobody restarts it): the first 200 on each marks its recovery.
     const recoveredAt = await Promise.all(

@@ -1,5 +1,4 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   type BalanceTransactionQuery,
   balanceListStatement,
@@ -8,12 +7,8 @@ import {
 } from '../../reference-server/src/db/balance-transactions.ts';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
 import { PostgresRunner } from '../../reference-server/src/db/postgres/postgres-runner.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 
 // Issue 37: the ledger's pages on PostgreSQL, as the exports stream them (a date range, oldest first, page after
 // page) and as the API lists them (newest first, filtered): each reads a page from the owner index
@@ -28,20 +23,16 @@ const T0 = Date.parse('2030-01-01T00:00:00Z');
 const MINUTE = 60_000;
 
 describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the index', () => {
-  let postgres: ScratchPostgres;
-  let pool: pg.Pool;
+  const scratch = useScratchDatabase({ database: 'ledger_plans', pools: { pool: { max: 2 } } });
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    pool = new pg.Pool({ connectionString: await postgres.createDatabase('ledger_plans'), max: 2 });
-    pool.on('error', () => {});
-    await migratePostgres(pool);
-    await pool.query(
+    await migratePostgres(scratch.pool);
+    await scratch.pool.query(
       `INSERT INTO businesses (id, name, created_at) VALUES ('biz_a', 'A', 0), ('biz_b', 'B', 0)`,
     );
     // 40,000 entries a minute apart: biz_a's and biz_b's alternating, test and live in runs of 5, a refund for
     // every tenth.
-    await pool.query(
+    await scratch.pool.query(
       `INSERT INTO balance_transactions (id, business_id, environment, type, amount, currency, session_id,
          refund_id, transfer_id, payer_account, created_at)
        SELECT 'txn_plan' || i, CASE WHEN i % 2 = 0 THEN 'biz_a' ELSE 'biz_b' END,
@@ -53,18 +44,13 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
          FROM generate_series(1, 40000) AS i`,
       [T0],
     );
-    await pool.query('ANALYZE balance_transactions');
+    await scratch.pool.query('ANALYZE balance_transactions');
   }, 60_000);
-
-  afterAll(async () => {
-    await pool?.end();
-    await postgres?.stop();
-  });
 
   const planOf = async (query: BalanceTransactionQuery) => {
     const { statement, params } = balanceListStatement(query);
     const { text, names } = statement.postgres;
-    const explained = await pool.query(
+    const explained = await scratch.pool.query(
       `EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) ${text}`,
       names.map((name) => params[name]),
     );
@@ -88,7 +74,10 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
 
   /** The place in the ledger's order of the entry `id`, as a cursor. */
   const cursorOf = async (id: string): Promise<LedgerCursor> => {
-    const { rows } = await pool.query('SELECT seq, created_at FROM balance_transactions WHERE id = $1', [id]);
+    const { rows } = await scratch.pool.query(
+      'SELECT seq, created_at FROM balance_transactions WHERE id = $1',
+      [id],
+    );
     return { seq: Number(rows[0].seq), createdAt: Number(rows[0].created_at) };
   };
 
@@ -111,7 +100,7 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
     const expectedRows = async (query: BalanceTransactionQuery) => {
       const oldest = query.order === 'oldest_first';
       const cursor = query.after;
-      const { rows } = await pool.query(
+      const { rows } = await scratch.pool.query(
         `SELECT count(*)::int AS n FROM balance_transactions
          WHERE business_id = $1 AND environment = $2 AND ($3::text IS NULL OR type = $3)
            AND created_at >= $4 AND created_at < $5
@@ -129,8 +118,8 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
       return Math.min(rows[0].n, query.limit);
     };
     const tablePages = Number(
-      (await pool.query("SELECT relpages FROM pg_class WHERE relname = 'balance_transactions'")).rows[0]
-        .relpages,
+      (await scratch.pool.query("SELECT relpages FROM pg_class WHERE relname = 'balance_transactions'"))
+        .rows[0].relpages,
     );
     expect(tablePages).toBeGreaterThan(200);
     for (const query of cases) {
@@ -151,7 +140,7 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
   });
 
   it("a keyset walk of a day, oldest first, reads each of its entries once and in order, only the owner's", async () => {
-    const ledger = new SqlBalanceTransactionRepository(new PostgresRunner(pool));
+    const ledger = new SqlBalanceTransactionRepository(new PostgresRunner(scratch.pool));
     const day = { createdFrom: T0 + 20_000 * MINUTE, createdTo: T0 + 21_440 * MINUTE };
     const walked: string[] = [];
     let after: LedgerCursor | undefined;
@@ -169,7 +158,7 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
       after = page.at(-1);
     }
     const expected = (
-      await pool.query(
+      await scratch.pool.query(
         `SELECT id FROM balance_transactions WHERE business_id = 'biz_b' AND environment = 'live'
          AND created_at >= $1 AND created_at < $2 ORDER BY created_at, seq`,
         [day.createdFrom, day.createdTo],
@@ -181,7 +170,7 @@ describe.runIf(postgresAvailable)('the ledger on PostgreSQL: pages from the inde
     expect(totals?.count).toBe(432);
   });
   it("an export's pages (the whole ledger, oldest first): the first and one deep in it cost about the same", async () => {
-    const ledger = new SqlBalanceTransactionRepository(new PostgresRunner(pool));
+    const ledger = new SqlBalanceTransactionRepository(new PostgresRunner(scratch.pool));
     const owner = { businessId: 'biz_a', environment: 'test', order: 'oldest_first', limit: 100 } as const;
     const deepCursor = await cursorOf('txn_plan30000');
     const first = await planOf(owner);

@@ -1,14 +1,10 @@
 import { createHash } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ApiKey } from '../../reference-server/src/db/api-keys.ts';
 import type { UnappliedCreditRecord } from '../../reference-server/src/db/unapplied-credits.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
 import { openStoreTwins, type StoreTwins } from '../support/repository-twins.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 
 // One storage layer, two stores (issues 13 and 25). The same calls on the service's repositories over a real
 // SQLite file and over a real PostgreSQL 15, each asserted, must answer the same records: here businesses, API
@@ -20,21 +16,15 @@ const T0 = Date.parse('2026-11-23T12:00:00.000Z');
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
 describe.runIf(postgresAvailable)('merchant repositories: SQLite and PostgreSQL answer alike', () => {
-  let postgres: ScratchPostgres;
+  const scratch = useScratchDatabase();
   let twins: StoreTwins;
 
-  beforeAll(async () => {
-    postgres = await startPostgres();
-  });
   afterEach(async () => {
     await twins?.close();
   });
-  afterAll(async () => {
-    await postgres?.stop();
-  });
 
   it('businesses: insert, find, KYC approval (true for a known business, also a second time; false for none)', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const answers = await twins.both(async ({ repos }) => {
       await repos.businesses.insert({
         id: 'biz_pending',
@@ -86,7 +76,7 @@ describe.runIf(postgresAvailable)('merchant repositories: SQLite and PostgreSQL 
   });
 
   it('API keys: insert, findByHash, findWithOwner, active per environment and kind, revoke once', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const key = (id: string, environment: 'test' | 'live', kind: 'secret' | 'publishable', at: number) => ({
       id,
       businessId: 'biz_keys',
@@ -149,7 +139,7 @@ describe.runIf(postgresAvailable)('merchant repositories: SQLite and PostgreSQL 
   });
 
   it('portal sessions: insert, find with the key revocation, touch, rebind, remove, prune at the absolute end', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const session = (name: string, expiresAt: number) => ({
       idHash: sha256(`cookie-${name}`),
       businessId: 'biz_portal',
@@ -223,7 +213,7 @@ describe.runIf(postgresAvailable)('merchant repositories: SQLite and PostgreSQL 
   });
 
   it('unapplied credits: insert answers its seq, list oldest first by business with a limit; a transfer is recorded once', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const credit = (n: number, businessId: string | null): Omit<UnappliedCreditRecord, 'seq'> => ({
       id: `uc_${n}`,
       transferId: `trf_${n}`,
@@ -276,7 +266,7 @@ describe.runIf(postgresAvailable)('merchant repositories: SQLite and PostgreSQL 
   });
 
   it('audit log: entries recorded with a fresh aud_ id, listed oldest first, by business, with a limit', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const answers = await twins.both(async ({ repos }) => {
       await repos.auditLog.record({
         at: T0,

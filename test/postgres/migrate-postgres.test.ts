@@ -1,19 +1,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../reference-server/src/db/database.ts';
 import { readMigrations } from '../../reference-server/src/db/migrations.ts';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
 import { PostgresRunner } from '../../reference-server/src/db/postgres/postgres-runner.ts';
 import { SqlWebhookDeliveryRepository } from '../../reference-server/src/db/webhook-deliveries.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { openPool } from '../support/open-pool.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 
 // Issue 13: migrations as numbered SQL, run on start under an advisory lock so that instances starting together
 // do not race; the PostgreSQL schema holds what the SQLite one holds (same tables, columns, keys, uniqueness,
@@ -35,25 +32,20 @@ const POSTGRES_ONLY = ['rate_limit_windows', 'rate_limit_buckets', 'push_overflo
 const SQLITE_ONLY = ['storage_probe'];
 
 describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', () => {
-  let postgres: ScratchPostgres;
+  const scratch = useScratchDatabase();
   const pools: pg.Pool[] = [];
   const poolFor = (url: string) => {
-    const pool = new pg.Pool({ connectionString: url, max: 2 });
-    pool.on('error', () => {}); // an idle client's lost connection: nothing to do, the next query reconnects
+    const pool = openPool(url, { max: 2 });
     pools.push(pool);
     return pool;
   };
 
-  beforeAll(async () => {
-    postgres = await startPostgres();
-  });
   afterAll(async () => {
     await Promise.all(pools.map((pool) => pool.end()));
-    await postgres?.stop();
   });
 
   it('three instances starting together apply every migration exactly once; a later start applies none', async () => {
-    const url = await postgres.createDatabase('three_instances');
+    const url = await scratch.postgres.createDatabase('three_instances');
     const instances = [poolFor(url), poolFor(url), poolFor(url)];
     const names = readMigrations().map((migration) => migration.name);
     expect(names.length).toBeGreaterThanOrEqual(8);
@@ -75,7 +67,7 @@ describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', 
   });
 
   it('a failing migration rolls back whole, is not recorded, and the next start applies it once fixed', async () => {
-    const url = await postgres.createDatabase('failing_migration');
+    const url = await scratch.postgres.createDatabase('failing_migration');
     const pool = poolFor(url);
     const dir = mkdtempSync(join(tmpdir(), 'servicepay-pg-migrations-'));
     try {
@@ -123,7 +115,7 @@ describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', 
   });
 
   it('the schema has the tables, columns, keys, uniqueness, foreign keys and indexes of the SQLite schema', async () => {
-    const url = await postgres.createDatabase('compare_sqlite');
+    const url = await scratch.postgres.createDatabase('compare_sqlite');
     const pool = poolFor(url);
     await migratePostgres(pool);
     const sqliteSchema = describeSqlite();
@@ -144,7 +136,7 @@ describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', 
   it('011 clears every webhook excerpt stored before answers were withheld, and says why (the twin of SQLite 008)', async () => {
     // Issue 8: no row tells whether a stored excerpt came from a public receiver, so all of them go; see the
     // migration's header. Rows written as 010 left them: a loopback answer kept, a withheld one, no answer.
-    const url = await postgres.createDatabase('withhold_excerpts');
+    const url = await scratch.postgres.createDatabase('withhold_excerpts');
     const pool = poolFor(url);
     const before = readMigrations().filter((migration) => migration.version < 11);
     await migratePostgres(pool, { migrations: before });
@@ -200,7 +192,7 @@ describe.runIf(postgresAvailable)('PostgreSQL migrations on a real PostgreSQL', 
   });
 
   it('constraints hold as in SQLite: references unique per business and environment, money positive', async () => {
-    const url = await postgres.createDatabase('constraints');
+    const url = await scratch.postgres.createDatabase('constraints');
     const pool = poolFor(url);
     await migratePostgres(pool);
     await pool.query("INSERT INTO businesses (id, name, created_at) VALUES ('biz_1', 'Shop', 1)");

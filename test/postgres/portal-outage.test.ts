@@ -1,15 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { call } from '../support/api.ts';
 import { PortalClient } from '../support/portal-client.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 import { startServer } from '../support/server.ts';
 
 // Issue 35: the portal's errors go through the API's classifier. While PostgreSQL is down, a signed-in portal
@@ -20,19 +16,15 @@ import { startServer } from '../support/server.ts';
 reportIfPostgresMissing();
 
 describe.runIf(postgresAvailable)('a portal page while PostgreSQL is down', () => {
-  let postgres: ScratchPostgres;
+  const scratch = useScratchDatabase();
   const folder = mkdtempSync(join(tmpdir(), 'servicepay-portal-outage-'));
 
-  beforeAll(async () => {
-    postgres = await startPostgres();
-  });
   afterAll(async () => {
-    await postgres?.stop();
     rmSync(folder, { recursive: true, force: true });
   });
 
   it('answers 503 with Retry-After as a page, and the same session its page again once PostgreSQL is back', async () => {
-    const databaseUrl = await postgres.createDatabase('portal_outage');
+    const databaseUrl = await scratch.postgres.createDatabase('portal_outage');
     const server = await startServer({ databaseUrl }, { dbPath: join(folder, 'portal.db') });
     try {
       const shop = await server.createBusiness({ name: 'Outage Shop' });
@@ -41,7 +33,7 @@ describe.runIf(postgresAvailable)('a portal page while PostgreSQL is down', () =
       const keys = await portal.request('GET', '/portal/keys');
       expect(keys.status).toBe(200);
 
-      const restarting = postgres.restart({ downMs: 3_000 });
+      const restarting = scratch.postgres.restart({ downMs: 3_000 });
       await vi.waitFor(async () => expect((await portal.request('GET', '/portal/keys')).status).toBe(503), {
         timeout: 5_000,
         interval: 50,

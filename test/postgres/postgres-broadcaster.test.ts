@@ -1,5 +1,5 @@
 import type { StatusMessage } from '@servicepay/node/protocol';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionUpdate } from '../../reference-server/src/db/broadcaster.ts';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
@@ -9,12 +9,9 @@ import {
 } from '../../reference-server/src/db/postgres/postgres-broadcaster.ts';
 import type { Logger } from '../../reference-server/src/index.ts';
 import { eventually } from '../support/child-process.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { openPool } from '../support/open-pool.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 
 // Issue 13: "the push stream fed through LISTEN/NOTIFY behind the Broadcaster interface, so a transition committed
 // on instance A reaches a stream open on instance B", and "no connection leak … when the database restarts".
@@ -66,23 +63,19 @@ interface Instance {
 }
 
 describe.runIf(postgresAvailable)('PostgresBroadcaster: push across instances through LISTEN/NOTIFY', () => {
-  let postgres: ScratchPostgres;
+  const scratch = useScratchDatabase();
   let a: Instance;
   let b: Instance;
   const unsubscribes: Array<() => void> = [];
 
   const instance = async (name: string): Promise<Instance> => {
-    const pool = new pg.Pool({
-      connectionString: postgres.url,
-      max: 4,
-      application_name: `servicepay-${name}`,
-    });
-    pool.on('error', () => {}); // an idle client's lost connection (the restart test); the next query reconnects
+    // Its 'error' listener takes an idle client's lost connection (the restart tests); the next query reconnects.
+    const pool = openPool(scratch.url, { max: 4, application_name: `servicepay-${name}` });
     const gaps: string[] = [];
     const logger = recordingLogger();
     const broadcaster = new PostgresBroadcaster({
       pool,
-      connection: { connectionString: postgres.url },
+      connection: { connectionString: scratch.url },
       onGap: (reason) => gaps.push(reason),
       logger,
       reconnect: { initialMs: 50, maxMs: 400 },
@@ -128,8 +121,7 @@ describe.runIf(postgresAvailable)('PostgresBroadcaster: push across instances th
     ).rows[0]?.n ?? -1;
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    const setup = new pg.Pool({ connectionString: postgres.url, max: 1 });
+    const setup = openPool(scratch.url, { max: 1 });
     await migratePostgres(setup);
     await setup.end();
     a = await instance('a');
@@ -145,7 +137,6 @@ describe.runIf(postgresAvailable)('PostgresBroadcaster: push across instances th
       await each?.broadcaster.close();
       await each?.pool.end();
     }
-    await postgres?.stop();
   });
 
   it('an update published on A reaches the subscribers of that session on A and on B, each once, in order', async () => {
@@ -260,7 +251,7 @@ describe.runIf(postgresAvailable)('PostgresBroadcaster: push across instances th
     b.gaps.length = 0;
 
     // Down for a second: with 50–400 ms backoff each instance fails to reconnect several times first.
-    const restarted = postgres.restart({ downMs: 1_000 });
+    const restarted = scratch.postgres.restart({ downMs: 1_000 });
     await eventually(async () => (!a.broadcaster.listening && !b.broadcaster.listening) || undefined);
     // A publish while the database is down fails, and its own instance is told to replay.
     a.broadcaster.publish(update('ses_5', 61));
@@ -292,7 +283,7 @@ describe.runIf(postgresAvailable)('PostgresBroadcaster: push across instances th
     const onB = listen(b, 'ses_6');
     a.gaps.length = 0;
     b.gaps.length = 0;
-    await postgres.restart({ mode: 'immediate', downMs: 300 });
+    await scratch.postgres.restart({ mode: 'immediate', downMs: 300 });
     await eventually(async () => (a.gaps.length > 0 && b.gaps.length > 0) || undefined);
     expect([a.gaps, b.gaps]).toEqual([['reconnected'], ['reconnected']]);
     await a.broadcaster.publishIn(a.pool, update('ses_6', 70, 'successful'));

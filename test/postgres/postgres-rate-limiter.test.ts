@@ -1,5 +1,5 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type pg from 'pg';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
 import { PostgresRateLimiter } from '../../reference-server/src/db/postgres/postgres-rate-limiter.ts';
 import {
@@ -7,12 +7,8 @@ import {
   SlidingWindowLimiter,
 } from '../../reference-server/src/internal/sliding-window-limiter.ts';
 import { eventually } from '../support/child-process.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 
 // Issue 13: "the 150-per-minute limit counted across instances". Two limiters on two pools stand for two
 // instances of the service. The limiter counts per second (its TSDoc says exactly how): it decides as the
@@ -48,34 +44,21 @@ function randomWalk(seed: number): () => number {
 describe.runIf(postgresAvailable)(
   'PostgresRateLimiter: one budget across instances on a real PostgreSQL',
   () => {
-    let postgres: ScratchPostgres;
-    let poolA: pg.Pool;
-    let poolB: pg.Pool;
+    const scratch = useScratchDatabase({ pools: { poolA: { max: 8 }, poolB: { max: 8 } } });
 
     beforeAll(async () => {
-      postgres = await startPostgres();
-      poolA = new pg.Pool({ connectionString: postgres.url, max: 8 });
-      poolB = new pg.Pool({ connectionString: postgres.url, max: 8 });
-      for (const pool of [poolA, poolB]) pool.on('error', () => {});
-      await migratePostgres(poolA);
-    });
-
-    afterAll(async () => {
-      await poolA?.end();
-      await poolB?.end();
-      await postgres?.stop();
+      await migratePostgres(scratch.poolA);
     });
 
     /** Two instances' limiters of one name. */
     const instances = (name: string, limit: number, windowMs = WINDOW) =>
-      [poolA, poolB].map((pool) => new PostgresRateLimiter(pool, { name, limit, windowMs })) as [
-        PostgresRateLimiter,
-        PostgresRateLimiter,
-      ];
+      [scratch.poolA, scratch.poolB].map(
+        (pool) => new PostgresRateLimiter(pool, { name, limit, windowMs }),
+      ) as [PostgresRateLimiter, PostgresRateLimiter];
 
     const row = async (key: string) =>
       (
-        await poolA.query<{ seconds: string[]; counts: number[] }>(
+        await scratch.poolA.query<{ seconds: string[]; counts: number[] }>(
           'SELECT seconds, counts FROM rate_limit_buckets WHERE key = $1',
           [key],
         )
@@ -124,8 +107,16 @@ describe.runIf(postgresAvailable)(
           return pool.query(text, values);
         },
       });
-      const a = new PostgresRateLimiter(counting(poolA, 'a'), { name: 'api', limit: 150, windowMs: WINDOW });
-      const b = new PostgresRateLimiter(counting(poolB, 'b'), { name: 'api', limit: 150, windowMs: WINDOW });
+      const a = new PostgresRateLimiter(counting(scratch.poolA, 'a'), {
+        name: 'api',
+        limit: 150,
+        windowMs: WINDOW,
+      });
+      const b = new PostgresRateLimiter(counting(scratch.poolB, 'b'), {
+        name: 'api',
+        limit: 150,
+        windowMs: WINDOW,
+      });
       const decisions = await Promise.all(
         Array.from({ length: 240 }, (_, i) => (i % 2 === 0 ? a : b).hit('biz_batched:test', T0 + (i % 1000))),
       );
@@ -197,7 +188,7 @@ describe.runIf(postgresAvailable)(
       expect(expected.filter((decision) => !decision.allowed).length).toBeGreaterThan(30);
       expect(expected.filter((decision) => decision.allowed).length).toBeGreaterThan(150);
       // A peek counts nothing: the key only ever peeked at has no row.
-      const peeked = await poolA.query("SELECT 1 FROM rate_limit_buckets WHERE key = 'compare:k3'");
+      const peeked = await scratch.poolA.query("SELECT 1 FROM rate_limit_buckets WHERE key = 'compare:k3'");
       expect(peeked.rowCount).toBe(0);
     });
 
@@ -355,8 +346,12 @@ describe.runIf(postgresAvailable)(
     });
 
     it('keys and limiters are counted apart; prune drops only keys with no second left in the window', async () => {
-      const api = new PostgresRateLimiter(poolA, { name: 'apart', limit: 1, windowMs: WINDOW });
-      const checkout = new PostgresRateLimiter(poolB, { name: 'checkout', limit: 1, windowMs: WINDOW });
+      const api = new PostgresRateLimiter(scratch.poolA, { name: 'apart', limit: 1, windowMs: WINDOW });
+      const checkout = new PostgresRateLimiter(scratch.poolB, {
+        name: 'checkout',
+        limit: 1,
+        windowMs: WINDOW,
+      });
       expect((await api.hit('same-key', T0)).allowed).toBe(true);
       expect((await api.hit('other-key', T0 + 30_999)).allowed).toBe(true);
       expect((await checkout.hit('same-key', T0)).allowed).toBe(true);
@@ -364,7 +359,7 @@ describe.runIf(postgresAvailable)(
 
       const keys = async () =>
         (
-          await poolA.query(
+          await scratch.poolA.query(
             "SELECT key FROM rate_limit_buckets WHERE key LIKE 'apart:%' OR key LIKE 'checkout:%' ORDER BY key",
           )
         ).rows.map((each) => each.key);
@@ -391,7 +386,7 @@ describe.runIf(postgresAvailable)(
       expect(first).toEqual(expect.any(Number));
       expect((await b.hit('biz', T0 + 1)).credentialsVersion).toBe(first);
 
-      const other = await poolB.connect();
+      const other = await scratch.poolB.connect();
       try {
         await other.query('BEGIN');
         await other.query(
@@ -406,17 +401,17 @@ describe.runIf(postgresAvailable)(
       const afterInsert = (await a.hit('biz', T0 + 3)).credentialsVersion;
       expect(afterInsert).toBeGreaterThan(first ?? Number.POSITIVE_INFINITY);
 
-      await poolA.query("UPDATE businesses SET kyc_status = 'approved' WHERE id = 'biz_versions'");
+      await scratch.poolA.query("UPDATE businesses SET kyc_status = 'approved' WHERE id = 'biz_versions'");
       const afterApproval = (await b.hit('biz', T0 + 4)).credentialsVersion;
       expect(afterApproval).toBeGreaterThan(afterInsert ?? Number.POSITIVE_INFINITY);
 
-      await poolA.query(
+      await scratch.poolA.query(
         `INSERT INTO api_keys (id, business_id, environment, kind, key_hash, prefix, last4, created_at)
          VALUES ('key_versions', 'biz_versions', 'test', 'secret', '\\x00', 'sk_test_', 'abcd', 1)`,
       );
       const afterKey = (await a.hit('biz', T0 + 5)).credentialsVersion;
       expect(afterKey).toBeGreaterThan(afterApproval ?? Number.POSITIVE_INFINITY);
-      await poolB.query("UPDATE api_keys SET revoked_at = 9 WHERE id = 'key_versions'");
+      await scratch.poolB.query("UPDATE api_keys SET revoked_at = 9 WHERE id = 'key_versions'");
       expect((await a.hit('biz', T0 + 6)).credentialsVersion).toBeGreaterThan(
         afterKey ?? Number.POSITIVE_INFINITY,
       );
@@ -426,9 +421,9 @@ describe.runIf(postgresAvailable)(
       const [a, b] = instances('outage', 3);
       for (let i = 0; i < 3; i++) expect((await a.hit('biz', T0 + i)).allowed).toBe(true);
 
-      const restarting = postgres.restart({ downMs: 1_000 });
+      const restarting = scratch.postgres.restart({ downMs: 1_000 });
       await eventually(() =>
-        poolB.query('SELECT 1').then(
+        scratch.poolB.query('SELECT 1').then(
           () => undefined,
           () => true,
         ),
@@ -446,7 +441,7 @@ describe.runIf(postgresAvailable)(
       });
 
       // UNLOGGED: a crash empties the table (see its migration), which gives the key a fresh window.
-      await postgres.restart({ mode: 'immediate' });
+      await scratch.postgres.restart({ mode: 'immediate' });
       expect(decided(await a.hit('biz', T0 + 30))).toEqual({
         allowed: true,
         limit: 3,
@@ -459,7 +454,7 @@ describe.runIf(postgresAvailable)(
       const [a, b] = instances('known', 2);
       expect(a.peekKnown('k', T0)).toBeUndefined();
       expect(decided(await a.hit('k', T0 + 100))).toMatchObject({ allowed: true, remaining: 1 });
-      const asked = vi.spyOn(poolA, 'query');
+      const asked = vi.spyOn(scratch.poolA, 'query');
       try {
         // Same second: the allowance stands, even though the other instance spends the last place meanwhile
         // (the request's own hit then refuses it, and from then on this instance knows).
@@ -495,7 +490,7 @@ describe.runIf(postgresAvailable)(
 
     it('refuses a limiter it could not count: no place, not a PostgreSQL integer, a window of part seconds, a bad name', () => {
       const make = (options: { name?: string; limit?: number; windowMs?: number }) => () =>
-        new PostgresRateLimiter(poolA, { name: 'api', limit: 1, windowMs: WINDOW, ...options });
+        new PostgresRateLimiter(scratch.poolA, { name: 'api', limit: 1, windowMs: WINDOW, ...options });
       expect(make({ limit: 0 })).toThrow(/limit/);
       expect(make({ limit: 2 ** 31 })).toThrow(/limit/);
       expect(make({ limit: 1.5 })).toThrow(/limit/);

@@ -2,18 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { envelopeOf, RefundSchema } from '@servicepay/node/protocol';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentRefundRequest } from '../../reference-server/src/bank/bank-gateway.ts';
 import { randomBase62 } from '../../reference-server/src/internal/random.ts';
 import { call, paySession, retrieveSession } from '../support/api.ts';
 import { independentlyVerify, startReceiver } from '../support/checkout.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // Issue 26 on several instances: refunds of one session arriving at two instances at once never add up to more
@@ -25,8 +20,7 @@ reportIfPostgresMissing();
 const RefundEnvelope = envelopeOf(RefundSchema);
 
 describe.runIf(postgresAvailable)('refunds on two instances of one PostgreSQL', () => {
-  let postgres: ScratchPostgres;
-  let admin: pg.Pool;
+  const scratch = useScratchDatabase({ database: 'refunds', pools: { admin: { max: 2 } } });
   let a: RunningServer;
   let b: RunningServer;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -35,12 +29,8 @@ describe.runIf(postgresAvailable)('refunds on two instances of one PostgreSQL', 
   const folder = mkdtempSync(join(tmpdir(), 'servicepay-refund-instances-'));
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    const databaseUrl = await postgres.createDatabase('refunds');
-    admin = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    admin.on('error', () => {});
     const config = {
-      databaseUrl,
+      databaseUrl: scratch.url,
       bank: { secret: randomBase62(40) },
       rateLimit: { perMinute: 10_000 },
       sweepIntervalMs: 3_600_000,
@@ -59,12 +49,11 @@ describe.runIf(postgresAvailable)('refunds on two instances of one PostgreSQL', 
   afterAll(async () => {
     await receiver?.close();
     await Promise.all([a?.close(), b?.close()]);
-    await admin?.end();
-    await postgres?.stop();
     rmSync(folder, { recursive: true, force: true });
   });
 
-  const rows = async <T>(sql: string, values: unknown[] = []) => (await admin.query(sql, values)).rows as T[];
+  const rows = async <T>(sql: string, values: unknown[] = []) =>
+    (await scratch.admin.query(sql, values)).rows as T[];
   const refund = (server: RunningServer, sessionId: string, json: Record<string, unknown>) =>
     call(server.baseUrl, 'POST', `/api/widget/sessions/${sessionId}/refunds`, { token: key, json });
 

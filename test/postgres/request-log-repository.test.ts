@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type SqliteDatabase } from '../../reference-server/src/db/database.ts';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
@@ -9,12 +8,8 @@ import { postgresRepositoriesOn } from '../../reference-server/src/db/postgres/p
 import { repositoriesOn } from '../../reference-server/src/db/repositories.ts';
 import type { NewRequestLogEntry, RequestLogRepository } from '../../reference-server/src/db/request-log.ts';
 import { SqliteRunner } from '../../reference-server/src/db/sqlite-runner.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 
 // The request log's batch write on both stores as the service binds them: on PostgreSQL one statement per
 // batch (`PostgresRequestLogRepository`, each column an array parameter), on SQLite one per entry. Every entry
@@ -39,24 +34,20 @@ const entry = (index: number, businessId = 'biz_1'): NewRequestLogEntry => ({
 });
 
 describe.runIf(postgresAvailable)('the request log written in batches, on SQLite and on PostgreSQL', () => {
-  let postgres: ScratchPostgres;
-  let pool: pg.Pool;
+  const scratch = useScratchDatabase({ database: 'request_log', pools: { pool: { max: 4 } } });
   let folder: string;
   let sqlite: SqliteDatabase;
   const stores: Array<[string, () => RequestLogRepository]> = [
-    ['postgres', () => postgresRepositoriesOn(pool).requestLog],
+    ['postgres', () => postgresRepositoriesOn(scratch.pool).requestLog],
     ['sqlite', () => repositoriesOn(new SqliteRunner(sqlite)).requestLog],
   ];
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    pool = new pg.Pool({ connectionString: await postgres.createDatabase('request_log'), max: 4 });
-    pool.on('error', () => {});
-    await migratePostgres(pool);
+    await migratePostgres(scratch.pool);
     folder = mkdtempSync(join(tmpdir(), 'request-log-batches-'));
     sqlite = openDatabase(join(folder, 'servicepay.db'));
     for (const id of ['biz_1', 'biz_2']) {
-      await pool.query(
+      await scratch.pool.query(
         "INSERT INTO businesses (id, name, kyc_status, created_at) VALUES ($1, $1, 'approved', 1)",
         [id],
       );
@@ -67,8 +58,6 @@ describe.runIf(postgresAvailable)('the request log written in batches, on SQLite
   });
 
   afterAll(async () => {
-    await pool?.end();
-    await postgres?.stop();
     sqlite?.close();
     if (folder) rmSync(folder, { recursive: true, force: true });
   });
@@ -112,7 +101,7 @@ describe.runIf(postgresAvailable)('the request log written in batches, on SQLite
   // One statement is all or nothing on its own. (On SQLite the entries are one statement each; there the write
   // job's savepoint, in which the service always runs `insertMany`, takes back the ones before a failure.)
   it('postgres: a batch with an entry of an unknown business writes none of its entries', async () => {
-    const log = postgresRepositoriesOn(pool).requestLog;
+    const log = postgresRepositoriesOn(scratch.pool).requestLog;
     const before = await log.list({ businessId: 'biz_1', environment: 'test', limit: 1000 });
     await expect(log.insertMany([entry(9_001), entry(9_002, 'biz_missing')])).rejects.toMatchObject({
       code: '23503',

@@ -2,16 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BankNotification } from '@servicepay/node/protocol';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bankNotification, call, postNotification, testTransfer } from '../support/api.ts';
 import { independentlyVerify, openCheckout, openStream, startReceiver } from '../support/checkout.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // Issue 13: the whole service on PostgreSQL (SERVICEPAY_DATABASE_URL), one instance, on a real PostgreSQL 15:
@@ -21,9 +16,7 @@ import { type RunningServer, startServer } from '../support/server.ts';
 reportIfPostgresMissing();
 
 describe.runIf(postgresAvailable)('the service on PostgreSQL (one instance)', () => {
-  let postgres: ScratchPostgres;
-  let databaseUrl: string;
-  let admin: pg.Pool;
+  const scratch = useScratchDatabase({ database: 'service', pools: { admin: { max: 2 } } });
   let server: RunningServer;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let secretKey: string;
@@ -33,11 +26,7 @@ describe.runIf(postgresAvailable)('the service on PostgreSQL (one instance)', ()
   const dbPath = join(folder, 'bank.db');
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    databaseUrl = await postgres.createDatabase('service');
-    admin = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    admin.on('error', () => {});
-    server = await startServer({ databaseUrl, rateLimit: { perMinute: 10_000 } }, { dbPath });
+    server = await startServer({ databaseUrl: scratch.url, rateLimit: { perMinute: 10_000 } }, { dbPath });
     receiver = await startReceiver();
     secretKey = (await server.createBusiness({ name: 'Postgres Shop' })).keys.test.secretKey;
     endpoint = (
@@ -48,12 +37,11 @@ describe.runIf(postgresAvailable)('the service on PostgreSQL (one instance)', ()
   afterAll(async () => {
     await receiver?.close();
     await server?.close();
-    await admin?.end();
-    await postgres?.stop();
     rmSync(folder, { recursive: true, force: true });
   });
 
-  const rows = async <T>(sql: string, values: unknown[] = []) => (await admin.query(sql, values)).rows as T[];
+  const rows = async <T>(sql: string, values: unknown[] = []) =>
+    (await scratch.admin.query(sql, values)).rows as T[];
 
   it('keeps its data in PostgreSQL: the schema is migrated and the business and keys are rows there', async () => {
     const [migrations] = await rows<{ n: string }>('SELECT count(*) AS n FROM schema_migrations');
@@ -157,7 +145,7 @@ describe.runIf(postgresAvailable)('the service on PostgreSQL (one instance)', ()
   it('while the database is down the API answers 503 service_unavailable with Retry-After, and recovers by itself', async () => {
     const list = () => call(server.baseUrl, 'GET', '/api/widget/sessions?limit=1', { token: secretKey });
     expect((await list()).status).toBe(200);
-    const restarting = postgres.restart({ downMs: 2_000 });
+    const restarting = scratch.postgres.restart({ downMs: 2_000 });
     // Until the server is gone the pool's idle connections may still answer; wait for the outage itself.
     await vi.waitFor(async () => expect((await list()).status).toBe(503), { timeout: 5_000, interval: 50 });
     const down = await list();
@@ -186,7 +174,7 @@ describe.runIf(postgresAvailable)('the service on PostgreSQL (one instance)', ()
   it('a restart on the same database keeps sessions, keys and webhooks', async () => {
     const checkout = await openCheckout(server.baseUrl, secretKey, 5_000);
     await server.close();
-    server = await startServer({ databaseUrl, rateLimit: { perMinute: 10_000 } }, { dbPath });
+    server = await startServer({ databaseUrl: scratch.url, rateLimit: { perMinute: 10_000 } }, { dbPath });
     const session = await call(server.baseUrl, 'GET', `/api/widget/sessions/${checkout.sessionId}`, {
       token: secretKey,
     });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SessionStatus } from '@servicepay/node/protocol';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqlBusinessRepository } from '../../reference-server/src/db/businesses.ts';
 import { openDatabase, type SqliteDatabase } from '../../reference-server/src/db/database.ts';
@@ -24,12 +24,9 @@ import {
   sessionListStatement,
 } from '../../reference-server/src/db/sessions.ts';
 import { SqliteRunner } from '../../reference-server/src/db/sqlite-runner.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { openPool } from '../support/open-pool.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 
 // The repositories on the session path (one implementation, `db/<name>.ts`, issue 25). Every scenario runs on
 // both stores, over a real SQLite file and a real PostgreSQL, each asserted, then compared: what the service gets
@@ -151,8 +148,7 @@ async function preparePostgres(pool: pg.Pool): Promise<void> {
 }
 
 describe.runIf(postgresAvailable)('the session-path repositories on SQLite and on PostgreSQL', () => {
-  let postgres: ScratchPostgres;
-  let pool: pg.Pool;
+  const scratch = useScratchDatabase({ database: 'both_stores', pools: { pool: { max: 4 } } });
   let sqliteDir: string;
   let sqlite: SqliteDatabase;
   const stores = {} as Record<StoreName, SessionPath>;
@@ -166,18 +162,13 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
     }
     stores.sqlite = sqliteRepositories(sqlite);
 
-    postgres = await startPostgres();
-    pool = new pg.Pool({ connectionString: await postgres.createDatabase('both_stores'), max: 4 });
-    pool.on('error', () => {});
-    await preparePostgres(pool);
-    stores.postgres = postgresRepositories(pool);
+    await preparePostgres(scratch.pool);
+    stores.postgres = postgresRepositories(scratch.pool);
   });
 
   afterAll(async () => {
     sqlite?.close();
     if (sqliteDir) rmSync(sqliteDir, { recursive: true, force: true });
-    await pool?.end();
-    await postgres?.stop();
   });
 
   /**
@@ -905,21 +896,10 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
 });
 
 describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL only', () => {
-  let postgres: ScratchPostgres;
-  let pool: pg.Pool;
+  // 20 "instances" at once need 20 connections, plus the pool's reads.
+  const scratch = useScratchDatabase({ database: 'postgres_only', pools: { pool: { max: 24 } } });
 
-  beforeAll(async () => {
-    postgres = await startPostgres();
-    // 20 "instances" at once need 20 connections, plus the pool's reads.
-    pool = new pg.Pool({ connectionString: await postgres.createDatabase('postgres_only'), max: 24 });
-    pool.on('error', () => {});
-    await preparePostgres(pool);
-  });
-
-  afterAll(async () => {
-    await pool?.end();
-    await postgres?.stop();
-  });
+  beforeAll(() => preparePostgres(scratch.pool));
 
   /**
    * `count` write transactions on separate pool clients, as `count` instances would run them: each opens its
@@ -931,7 +911,7 @@ describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL o
     read: (repositories: SessionPath, index: number) => Promise<R>,
     write: (repositories: SessionPath, index: number) => Promise<W>,
   ): Promise<{ reads: R[]; writes: W[] }> {
-    const clients = await Promise.all(Array.from({ length: count }, () => pool.connect()));
+    const clients = await Promise.all(Array.from({ length: count }, () => scratch.pool.connect()));
     try {
       await Promise.all(clients.map((client) => client.query('BEGIN')));
       const reads = await Promise.all(clients.map((client, i) => read(postgresRepositories(client), i)));
@@ -949,7 +929,7 @@ describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL o
   }
 
   it('20 concurrent change(id, awaiting_payment → successful) from separate clients: exactly one true, its change kept', async () => {
-    const sessions = new SqlSessionRepository(new PostgresRunner(pool));
+    const sessions = new SqlSessionRepository(new PostgresRunner(scratch.pool));
     await sessions.insert(newSession('ses_race'));
     await sessions.change(
       'ses_race',
@@ -990,7 +970,7 @@ describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL o
   });
 
   it('20 concurrent markClientSecretUsed of one session: exactly one true', async () => {
-    const sessions = new SqlSessionRepository(new PostgresRunner(pool));
+    const sessions = new SqlSessionRepository(new PostgresRunner(scratch.pool));
     await sessions.insert(newSession('ses_secret_race'));
     const { writes } = await concurrently(
       20,
@@ -1009,7 +989,7 @@ describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL o
       statusCode: 201,
       responseBody: `sealed:${i}`,
     });
-    const keys = new SqlIdempotencyKeyRepository(new PostgresRunner(pool));
+    const keys = new SqlIdempotencyKeyRepository(new PostgresRunner(scratch.pool));
     for (const key of ['fresh', 'stale']) {
       if (key === 'stale') {
         await keys.remember({ scope: 'biz_a:test', key, createdAt: now - TTL - 1 }, answer(-1));
@@ -1070,7 +1050,7 @@ describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL o
     expect(writes).toContain('committed');
     expect(writes).toContainEqual({ refused: '23505', on: 'settled_transfers_pkey' });
     const winner = writes.indexOf('committed');
-    const rows = await pool.query(
+    const rows = await scratch.pool.query(
       `SELECT (SELECT count(*)::int FROM settled_transfers WHERE transfer_id = 'trf_race') AS transfers,
               (SELECT count(*)::int FROM bank_notifications WHERE id = 'ntf_race') AS notifications,
               (SELECT settled_at FROM settled_transfers WHERE transfer_id = 'trf_race') AS settled_at`,
@@ -1079,8 +1059,7 @@ describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL o
   });
 
   it('list reaches, for each filter, the index SQLite uses for it, and reads a page, not the table (EXPLAIN ANALYZE of the very statement list sends)', async () => {
-    const plans = new pg.Pool({ connectionString: await postgres.createDatabase('list_plans'), max: 2 });
-    plans.on('error', () => {});
+    const plans = openPool(await scratch.postgres.createDatabase('list_plans'), { max: 2 });
     try {
       await preparePostgres(plans);
       // 40,000 sessions: biz_a's 20,000 first, then biz_b's 20,000, each owner's test and live interleaved in
@@ -1178,13 +1157,13 @@ describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL o
   });
 
   it('a stored integer no JavaScript number holds exactly is refused on read, never rounded', async () => {
-    const sessions = new SqlSessionRepository(new PostgresRunner(pool));
+    const sessions = new SqlSessionRepository(new PostgresRunner(scratch.pool));
     await sessions.insert(newSession('ses_past_2_53', { reference: 'past-2-53' }));
     // Written by hand: no repository call can write it (a number cannot hold 2^53 + 1).
-    await pool.query("UPDATE sessions SET amount = 9007199254740993 WHERE id = 'ses_past_2_53'");
+    await scratch.pool.query("UPDATE sessions SET amount = 9007199254740993 WHERE id = 'ses_past_2_53'");
     await expect(sessions.find('ses_past_2_53')).rejects.toThrow(RangeError);
     // 2^53 + 2 is a number; it is kept, as any integer a number holds.
-    await pool.query("UPDATE sessions SET amount = 9007199254740994 WHERE id = 'ses_past_2_53'");
+    await scratch.pool.query("UPDATE sessions SET amount = 9007199254740994 WHERE id = 'ses_past_2_53'");
     expect((await sessions.find('ses_past_2_53'))?.amount).toBe(2 ** 53 + 2);
   });
 });

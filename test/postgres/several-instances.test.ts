@@ -2,18 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BankNotification } from '@servicepay/node/protocol';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { rollKey } from '../../reference-server/src/index.ts';
 import { randomBase62 } from '../../reference-server/src/internal/random.ts';
 import { bankNotification, call, postNotification, sessionParams, testTransfer } from '../support/api.ts';
 import { independentlyVerify, openCheckout, openStream, startReceiver } from '../support/checkout.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // Issue 13: several instances of the service behind one address, on one PostgreSQL. Two instances here run in
@@ -25,8 +20,7 @@ import { type RunningServer, startServer } from '../support/server.ts';
 reportIfPostgresMissing();
 
 describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
-  let postgres: ScratchPostgres;
-  let admin: pg.Pool;
+  const scratch = useScratchDatabase({ database: 'instances', pools: { admin: { max: 2 } } });
   let a: RunningServer;
   let b: RunningServer;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -39,11 +33,11 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
   const BUDGET = 300;
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    const databaseUrl = await postgres.createDatabase('instances');
-    admin = new pg.Pool({ connectionString: databaseUrl, max: 2 });
-    admin.on('error', () => {});
-    const config = { databaseUrl, bank: { secret: bankSecret }, rateLimit: { perMinute: BUDGET } };
+    const config = {
+      databaseUrl: scratch.url,
+      bank: { secret: bankSecret },
+      rateLimit: { perMinute: BUDGET },
+    };
     // Started together: each applies the migrations it finds missing, under the advisory lock.
     [a, b] = await Promise.all([
       startServer(config, { dbPath: join(folder, 'bank-a.db') }),
@@ -59,12 +53,11 @@ describe.runIf(postgresAvailable)('two instances on one PostgreSQL', () => {
   afterAll(async () => {
     await receiver?.close();
     await Promise.all([a?.close(), b?.close()]);
-    await admin?.end();
-    await postgres?.stop();
     rmSync(folder, { recursive: true, force: true });
   });
 
-  const rows = async <T>(sql: string, values: unknown[] = []) => (await admin.query(sql, values)).rows as T[];
+  const rows = async <T>(sql: string, values: unknown[] = []) =>
+    (await scratch.admin.query(sql, values)).rows as T[];
   const received = (sessionId: string) =>
     receiver.received.filter((r) => r.body.data.session.id === sessionId);
 

@@ -2,18 +2,13 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../reference-server/src/db/database.ts';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
 import { Table } from '../../reference-server/src/db/table.ts';
 import { ROOT } from '../support/child-process.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 
 // Issue 35: every `table()` declaration (db/table.ts) names exactly the columns its table has once migrated, on
 // both stores. Without this a column misspelt in a declaration, or added by a migration and not declared,
@@ -113,23 +108,14 @@ describe('every table() declaration matches the migrated columns', () => {
   });
 
   describe.runIf(postgresAvailable)('on a real PostgreSQL', () => {
-    let postgres: ScratchPostgres;
-    let pool: pg.Pool;
+    const scratch = useScratchDatabase({ pools: { pool: { max: 1 } } });
 
     beforeAll(async () => {
-      postgres = await startPostgres();
-      pool = new pg.Pool({ connectionString: postgres.url, max: 1 });
-      // The cluster's shutdown in afterAll can reach a client still closing: its FATAL must not be unhandled.
-      pool.on('error', () => {});
-      await migratePostgres(pool);
-    });
-    afterAll(async () => {
-      await pool?.end();
-      await postgres?.stop();
+      await migratePostgres(scratch.pool);
     });
 
     it('a database migrated from scratch', async () => {
-      const { rows } = await pool.query<{ table: string; column: string }>(
+      const { rows } = await scratch.pool.query<{ table: string; column: string }>(
         `SELECT table_name AS "table", column_name AS "column"
            FROM information_schema.columns WHERE table_schema = 'public'`,
       );

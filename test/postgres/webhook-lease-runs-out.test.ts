@@ -9,12 +9,8 @@ import { ManualClock } from '../../reference-server/src/internal/clock.ts';
 import type { Logger } from '../../reference-server/src/internal/logger.ts';
 import { call } from '../support/api.ts';
 import { type Received, startReceiver } from '../support/checkout.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // Issue 13 (docs/decisions/postgresql-and-instances.md, "Issue 13, step by step", step 3): an attempt that outlives its claim's lease (a
@@ -39,17 +35,15 @@ describe.runIf(postgresAvailable)('a webhook attempt that outlived its lease, on
   const logs: Logged[][] = [[], []];
   // Requests the receiver has not answered yet, in arrival order: the test answers each itself.
   const waiting: Array<{ received: Received; res: ServerResponse }> = [];
-  let postgres: ScratchPostgres;
+  const scratch = useScratchDatabase({ database: 'lease' });
   let servers: RunningServer[] = [];
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let secretKey: string;
   let endpointId: string;
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    const databaseUrl = await postgres.createDatabase('lease');
     // The standard schedule: a 10 s attempt timeout, a 60 s lease, retries from 1 min.
-    const config = { databaseUrl, webhooks: { schedule: 'standard' as const } };
+    const config = { databaseUrl: scratch.url, webhooks: { schedule: 'standard' as const } };
     servers = await Promise.all(
       [0, 1].map((n) =>
         startServer(config, { clock, logger: capture(logs[n] ?? []), dbPath: join(folder, `bank-${n}.db`) }),
@@ -69,7 +63,6 @@ describe.runIf(postgresAvailable)('a webhook attempt that outlived its lease, on
     for (const { res } of waiting.splice(0)) res.end();
     await receiver?.close();
     await Promise.all(servers.map((server) => server.close()));
-    await postgres?.stop();
     rmSync(folder, { recursive: true, force: true });
   });
 

@@ -1,5 +1,5 @@
-import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
 import { PostgresRunner } from '../../reference-server/src/db/postgres/postgres-runner.ts';
 import {
   type DueDelivery,
@@ -10,18 +10,15 @@ import {
   SqlWebhookEndpointRepository,
 } from '../../reference-server/src/db/webhook-endpoints.ts';
 import { eventually } from '../support/child-process.ts';
-import {
-  postgresAvailable,
-  reportIfPostgresMissing,
-  type ScratchPostgres,
-  startPostgres,
-} from '../support/postgres.ts';
+import { openPool } from '../support/open-pool.ts';
+import { postgresAvailable, reportIfPostgresMissing } from '../support/postgres.ts';
 import {
   openStoreTwins,
   type StoreTwins,
   seedSessionEvent,
   type TwinStore,
 } from '../support/repository-twins.ts';
+import { useScratchDatabase } from '../support/scratch-database.ts';
 
 // Issue 13: "the outbox drained by every instance with FOR UPDATE SKIP LOCKED, no delivery sent twice by two
 // instances, none lost". First the same scenarios on both stores (the one repository over a real SQLite file and
@@ -57,21 +54,15 @@ async function seedBusinesses(store: TwinStore): Promise<void> {
 }
 
 describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL answer alike', () => {
-  let postgres: ScratchPostgres;
+  const scratch = useScratchDatabase();
   let twins: StoreTwins;
 
-  beforeAll(async () => {
-    postgres = await startPostgres();
-  });
   afterEach(async () => {
     await twins?.close();
   });
-  afterAll(async () => {
-    await postgres?.stop();
-  });
 
   it('endpoints: insert, find, list newest first with a cursor and a url filter, count, update, rollSecret, recordFailure, disable, softDelete', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const answers = await twins.both(async (store) => {
       const { webhookEndpoints: endpoints } = store.repos;
       await seedBusinesses(store);
@@ -234,7 +225,7 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
   });
 
   it('enqueueForEvent: one delivery per enabled, live, subscribed endpoint of the business and environment; the count returned', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const answers = await twins.both(async (store) => {
       const { webhookEndpoints: endpoints, webhookDeliveries: deliveries } = store.repos;
       await seedBusinesses(store);
@@ -333,7 +324,7 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
   });
 
   it('due, retryAt, markSucceeded, markFailed, park, unpark and failPendingForEndpoint move each delivery alike', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const credit = JSON.stringify({ id: 'uc_1', amount: 500, reason: 'session_ended' });
     const answers = await twins.both(async (store) => {
       const { webhookEndpoints: endpoints, webhookDeliveries: deliveries } = store.repos;
@@ -527,7 +518,7 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
   });
 
   it('a failure applies only under the claim it was made under; a success whenever the delivery is pending', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const answers = await twins.both(async (store) => {
       const { webhookEndpoints: endpoints, webhookDeliveries: deliveries } = store.repos;
       await seedBusinesses(store);
@@ -614,7 +605,7 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
   });
 
   it('list filters by status and event, pages newest first by cursor; attemptsOf groups attempts oldest first, withheld answers kept apart', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const answers = await twins.both(async (store) => {
       const { webhookEndpoints: endpoints, webhookDeliveries: deliveries } = store.repos;
       await seedBusinesses(store);
@@ -743,27 +734,20 @@ describe.runIf(postgresAvailable)('webhook repositories: SQLite and PostgreSQL a
 });
 
 describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what it returns', () => {
-  let postgres: ScratchPostgres;
+  const scratch = useScratchDatabase();
   let twins: StoreTwins;
   const extraPools: pg.Pool[] = [];
 
   /** Another pool on the same database: another instance of the service. */
   const instancePool = () => {
-    const pool = new pg.Pool({ connectionString: twins.url, max: 4 });
-    pool.on('error', () => {});
+    const pool = openPool(twins.url, { max: 4 });
     extraPools.push(pool);
     return pool;
   };
 
-  beforeAll(async () => {
-    postgres = await startPostgres();
-  });
   afterEach(async () => {
     await Promise.all(extraPools.splice(0).map((pool) => pool.end()));
     await twins?.close();
-  });
-  afterAll(async () => {
-    await postgres?.stop();
   });
 
   /** One endpoint and `count` pending deliveries `wd_0001`…, all due at `T0`. */
@@ -795,7 +779,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
   }
 
   it('two instances draining 200 due deliveries at once get disjoint sets whose union is all 200', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const all = await seedDue(200);
     const instances = [instancePool(), instancePool()].map(
       (pool) => new SqlWebhookDeliveryRepository(new PostgresRunner(pool)),
@@ -828,7 +812,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
   });
 
   it('SKIP LOCKED: while one instance holds a claim uncommitted, another takes the rest at once, and never the held ones', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     const all = await seedDue(200);
     const client = await instancePool().connect();
     try {
@@ -848,7 +832,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
   });
 
   it('a claim never completed (its instance died) is due again when the lease ends, attempt count unchanged; nextDueAt says when', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     await seedDue(3);
     const leaseMs = 30_000;
     const dead = new SqlWebhookDeliveryRepository(new PostgresRunner(instancePool()), { leaseMs });
@@ -880,7 +864,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
   });
 
   it('an outcome recorded after a claim replaces the lease: retryAt sets the retry time (sooner or later than the lease), success and failure clear it', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     await seedDue(3);
     const deliveries = new SqlWebhookDeliveryRepository(new PostgresRunner(instancePool()));
     const first = await deliveries.due(T0, 10);
@@ -938,7 +922,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
   });
 
   it('conditional writes across instances: one disable and one soft delete win out of many, one outcome per delivery, and an update keeps failures recorded meanwhile', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     await seedDue(50);
     const [a, b] = [instancePool(), instancePool()];
     const endpointsOn = [
@@ -1002,7 +986,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
   });
 
   it('enqueueForEvent racing a disable on another instance queues nothing for the disabled endpoint, in either order', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     await seedDue(0);
     await seedSessionEvent(twins.postgres, {
       businessId: 'biz_a',
@@ -1094,7 +1078,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
   });
 
   it('retryAt on one instance waits for a disable committing on another and leaves the delivery parked', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     await seedDue(1);
     const worker = new SqlWebhookDeliveryRepository(new PostgresRunner(instancePool()));
     const [claim] = await worker.due(T0, 10);
@@ -1134,7 +1118,7 @@ describe.runIf(postgresAvailable)('webhook outbox on PostgreSQL: due claims what
   });
 
   it('an attempt that outlived its lease: its late failure is refused once another instance claimed the delivery, and the second claim’s applies', async () => {
-    twins = await openStoreTwins(postgres);
+    twins = await openStoreTwins(scratch.postgres);
     await seedDue(2);
     const leaseMs = 30_000;
     const [a, b] = [instancePool(), instancePool()].map(

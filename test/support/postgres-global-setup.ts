@@ -1,6 +1,6 @@
-import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
+import { openPool } from './open-pool.ts';
 import { startPostgres } from './postgres.ts';
 
 declare module 'vitest' {
@@ -31,7 +31,7 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const cluster = await startPostgres();
   const template = 'servicepay_migrated';
-  const pool = new pg.Pool({ connectionString: await cluster.createDatabase(template), max: 1 });
+  const pool = openPool(await cluster.createDatabase(template), { max: 1 });
   try {
     await migratePostgres(pool);
   } finally {

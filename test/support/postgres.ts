@@ -165,14 +165,19 @@ if (!registry[RUNNING]) {
 /**
  * Starts a scratch PostgreSQL cluster: `initdb` into a fresh temporary directory (trust authentication, the
  * socket in that directory, fsync off: nothing here must survive a power cut), `pg_ctl start` on a free
- * loopback port, and a database named `servicepay`. One per test file, in `beforeAll`; `stop()` in `afterAll`.
- * As root the server runs as the `postgres` system user, which owns the directory.
+ * loopback port, and a database named `servicepay`. One per test file, in `beforeAll`; `stop()` in `afterAll`
+ * (`useScratchDatabase`, test/support/scratch-database.ts, registers both, with a database and pools). As root
+ * the server runs as the `postgres` system user, which owns the directory.
  *
  * @example
- * let postgres: ScratchPostgres;
- * beforeAll(async () => { postgres = await startPostgres(); });
- * afterAll(() => postgres?.stop());
- * const pool = new pg.Pool({ connectionString: postgres.url });
+ * const postgres = await startPostgres();
+ * const pool = openPool(await postgres.createDatabase('orders'), { max: 2 });
+ * try {
+ *   await pool.query('SELECT 1');
+ * } finally {
+ *   await pool.end();
+ *   await postgres.stop();
+ * }
  */
 export async function startPostgres(): Promise<ScratchPostgres> {
   if (!postgresAvailable) throw new Error(`cannot start PostgreSQL: ${postgresMissingReason}`);

@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { openDatabase } from '../../reference-server/src/db/database.ts';
 import { migratePostgres } from '../../reference-server/src/db/postgres/migrate-postgres.ts';
 import { PostgresRunner } from '../../reference-server/src/db/postgres/postgres-runner.ts';
 import { type Repositories, repositoriesOn } from '../../reference-server/src/db/repositories.ts';
 import { SqliteRunner } from '../../reference-server/src/db/sqlite-runner.ts';
+import { openPool } from './open-pool.ts';
 import type { ScratchPostgres } from './postgres.ts';
 
 /** The repositories these suites compare, as the service sees them (`Repositories`, whichever store). */
@@ -68,8 +69,7 @@ export async function openStoreTwins(postgres: ScratchPostgres): Promise<StoreTw
 
   databases += 1;
   const url = await postgres.createDatabase(`twins_${process.pid}_${databases}`);
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
-  pool.on('error', () => {}); // an idle client's lost connection; the next query reconnects
+  const pool = openPool(url, { max: 4 });
   await migratePostgres(pool);
   const postgresStore: TwinStore = {
     name: 'postgres',

@@ -17,6 +17,7 @@ import {
   type Service,
   silentLogger,
 } from '../../reference-server/src/index.ts';
+import { openPool } from './open-pool.ts';
 import { type ScratchPostgres, startPostgres } from './postgres.ts';
 
 export interface RunningServer {
@@ -223,7 +224,7 @@ export function openStoreReader(target: { dbPath: string; databaseUrl: string | 
   return {
     async rows<T>(sql: string, ...params: unknown[]) {
       if (target.databaseUrl) {
-        pool ??= new pg.Pool({ connectionString: target.databaseUrl, max: 2, types: numericTypes });
+        pool ??= openPool(target.databaseUrl, { max: 2, types: numericTypes });
         return (await pool.query(toPostgresPlaceholders(sql), params)).rows as T[];
       }
       reader ??= new Database(target.dbPath, { readonly: true, fileMustExist: true });
