@@ -42,9 +42,18 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
+/** The listeners' timeouts `start` reads from the environment. */
+const TIMEOUT_VARIABLES = [
+  'SERVICEPAY_HEADERS_TIMEOUT_MS',
+  'SERVICEPAY_REQUEST_TIMEOUT_MS',
+  'SERVICEPAY_WIDGET_HEADERS_TIMEOUT_MS',
+  'SERVICEPAY_WIDGET_REQUEST_TIMEOUT_MS',
+];
+
 beforeEach(() => {
   vi.stubEnv('SERVICEPAY_API_URL', undefined);
   vi.stubEnv('SERVICEPAY_PORT', undefined);
+  for (const name of TIMEOUT_VARIABLES) vi.stubEnv(name, undefined);
   return () => vi.unstubAllEnvs();
 });
 
@@ -84,6 +93,36 @@ describe('main (in-process)', () => {
     ],
     ['a bad --limit', ['audit', 'list', '--limit', '0', '--db', dbPath], '--limit is a whole number'],
     [
+      'a header timeout longer than the default request timeout',
+      ['start', '--headers-timeout-ms', '40000', '--db', dbPath],
+      "--headers-timeout-ms (40000 ms) is longer than the default of --request-timeout-ms or SERVICEPAY_REQUEST_TIMEOUT_MS (30000 ms): a request's headers arrive within the request, so the header timeout must be at most the request timeout",
+    ],
+    [
+      "the widget hosts' pair, both by flag",
+      ['start', '--widget-headers-timeout-ms', '8000', '--widget-request-timeout-ms', '5000', '--db', dbPath],
+      '--widget-headers-timeout-ms (8000 ms) is longer than --widget-request-timeout-ms (5000 ms): ',
+    ],
+    [
+      'a zero timeout',
+      ['start', '--widget-request-timeout-ms', '0', '--db', dbPath],
+      '--widget-request-timeout-ms must be a whole number of milliseconds, at least 1 (got 0)',
+    ],
+    [
+      'a timeout with a unit',
+      ['start', '--request-timeout-ms', '30s', '--db', dbPath],
+      '--request-timeout-ms must be a whole number of milliseconds, at least 1 (got "30s")',
+    ],
+    [
+      'a negative timeout',
+      ['start', '--headers-timeout-ms=-5', '--db', dbPath],
+      '--headers-timeout-ms must be a whole number of milliseconds, at least 1 (got "-5")',
+    ],
+    [
+      'a fractional timeout',
+      ['start', '--widget-headers-timeout-ms', '2500.5', '--db', dbPath],
+      '--widget-headers-timeout-ms must be a whole number of milliseconds, at least 1 (got "2500.5")',
+    ],
+    [
       'a missing database',
       ['credits', 'list', '--db', join(folder, 'typo.db')],
       `no database at ${join(folder, 'typo.db')}`,
@@ -106,6 +145,23 @@ describe('main (in-process)', () => {
     expect(result.stderr.split('\n')[0]).toBe(
       'SERVICEPAY_API_URL must be an http(s) URL such as http://127.0.0.1:4242',
     );
+  });
+
+  it('start names the environment variable a bad timeout came from; a flag given beside it wins', async () => {
+    vi.stubEnv('SERVICEPAY_WIDGET_HEADERS_TIMEOUT_MS', '20000');
+    const fromVariable = await run(['start', '--db', dbPath]);
+    expect(fromVariable.code).toBe(2);
+    expect(fromVariable.stderr.split('\n')[0]).toBe(
+      "SERVICEPAY_WIDGET_HEADERS_TIMEOUT_MS (20000 ms) is longer than the default of --widget-request-timeout-ms or SERVICEPAY_WIDGET_REQUEST_TIMEOUT_MS (15000 ms): a request's headers arrive within the request, so the header timeout must be at most the request timeout",
+    );
+    // The flag's value replaces the variable's, which is then not checked: here the request timeout is bad.
+    vi.stubEnv('SERVICEPAY_WIDGET_REQUEST_TIMEOUT_MS', '30000');
+    const fromFlag = await run(['start', '--widget-request-timeout-ms', '19999', '--db', dbPath]);
+    expect(fromFlag.code).toBe(2);
+    expect(fromFlag.stderr.split('\n')[0]).toBe(
+      "SERVICEPAY_WIDGET_HEADERS_TIMEOUT_MS (20000 ms) is longer than --widget-request-timeout-ms (19999 ms): a request's headers arrive within the request, so the header timeout must be at most the request timeout",
+    );
+    expect(fromFlag.stdout).toBe('');
   });
 
   it('--help and no command print the usage and answer 0', async () => {

@@ -15,6 +15,7 @@ const USAGE = `servicepay-server: the ServicePay reference service
   servicepay-server start [--db PATH|--database-url URL] [--port N] [--test-widget-port N] [--live-widget-port N] [--webhook-schedule fast]
                          [--production] [--secrets-key-file PATH] [--trust-proxy LIST]
                          [--metrics-port N] [--metrics-host ADDRESS] [--log-level info|warn|error|silent]
+                         [--headers-timeout-ms N] [--request-timeout-ms N] [--widget-headers-timeout-ms N] [--widget-request-timeout-ms N]
   servicepay-server business create --name NAME [--kyc-approved] [--db PATH|--database-url URL] [--json]
   servicepay-server keys roll --business ID --environment test|live --kind secret|publishable [--db PATH|--database-url URL] [--json]
   servicepay-server kyc approve --business ID [--db PATH|--database-url URL]
@@ -31,7 +32,11 @@ books, in PostgreSQL; several instances may share it, and no SQLite file is open
 Environment: SERVICEPAY_DB, SERVICEPAY_DATABASE_URL, SERVICEPAY_DATABASE_POOL_SIZE (10), SERVICEPAY_BANK_SECRET,
 SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT, SERVICEPAY_LIVE_WIDGET_PORT, SERVICEPAY_SECRETS_KEY,
 SERVICEPAY_SECRETS_KEY_FILE, SERVICEPAY_TRUST_PROXY, SERVICEPAY_METRICS_PORT, SERVICEPAY_METRICS_HOST,
-SERVICEPAY_LOG_LEVEL, NODE_ENV=production (as --production).
+SERVICEPAY_LOG_LEVEL, SERVICEPAY_HEADERS_TIMEOUT_MS, SERVICEPAY_REQUEST_TIMEOUT_MS, SERVICEPAY_WIDGET_HEADERS_TIMEOUT_MS,
+SERVICEPAY_WIDGET_REQUEST_TIMEOUT_MS, NODE_ENV=production (as --production).
+--headers-timeout-ms (10000) and --request-timeout-ms (30000) bound how long a client may take to send a request's
+headers and the whole request to the API; --widget-headers-timeout-ms (10000) and --widget-request-timeout-ms (15000)
+the same on the widget hosts. Whole milliseconds from 1, each header timeout at most its request timeout.
 --metrics-port (or SERVICEPAY_METRICS_PORT) serves GET /metrics (Prometheus) on its own listener, bound to
 --metrics-host (127.0.0.1 by default), never on the API's port; without it no metrics are served.
 --trust-proxy (or SERVICEPAY_TRUST_PROXY) lists the load balancers whose X-Forwarded-For is believed:
@@ -52,6 +57,10 @@ const OPTIONS = {
   'metrics-port': { type: 'string' },
   'metrics-host': { type: 'string' },
   'log-level': { type: 'string' },
+  'headers-timeout-ms': { type: 'string' },
+  'request-timeout-ms': { type: 'string' },
+  'widget-headers-timeout-ms': { type: 'string' },
+  'widget-request-timeout-ms': { type: 'string' },
   name: { type: 'string' },
   'kyc-approved': { type: 'boolean' },
   json: { type: 'boolean' },

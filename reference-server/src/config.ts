@@ -78,7 +78,10 @@ export interface ServerConfig {
     /** Sessions one payment link may make in 10 rolling minutes, whoever asks: a link cannot flood its merchant. */
     linkSessionsPerLink: number;
   };
-  /** How long a client may take to send its request headers before 408 (slow-header attacks). */
+  /**
+   * How long a client may take to send its request headers before 408 (slow-header attacks). A whole number of
+   * milliseconds from 1, at most `requestTimeoutMs`: anything else is refused at start (`checkTimeouts`).
+   */
   headersTimeoutMs: number;
   /** How long a client may take to send its whole request, body included, before 408. */
   requestTimeoutMs: number;
@@ -98,7 +101,8 @@ export interface ServerConfig {
   widgetHeadersTimeoutMs: number;
   /**
    * How long a whole request to a widget host may take (15 s): a GET is complete with its headers, so this
-   * bounds only a payment link's form (at most 8 KB). At least `widgetHeadersTimeoutMs` (Node refuses less).
+   * bounds only a payment link's form (at most 8 KB). At least `widgetHeadersTimeoutMs`: less is refused at
+   * start (`checkTimeouts`), as a zero, negative or fractional value of either is.
    */
   widgetRequestTimeoutMs: number;
   /**
@@ -200,17 +204,88 @@ export function defaultConfig(): ServerConfig {
   };
 }
 
-/** Defaults, then overrides, one level deep for the grouped settings. */
+/**
+ * Defaults, then overrides, one level deep for the grouped settings. Timeouts the listeners cannot start with
+ * are refused here, before anything is opened (`checkTimeouts`).
+ *
+ * @example
+ * resolveConfig({ headersTimeoutMs: 5_000, requestTimeoutMs: 20_000 }).requestTimeoutMs; // 20000
+ */
 export function resolveConfig(overrides: ServerConfigOverrides = {}): ServerConfig {
   const base = defaultConfig();
   const { rateLimit, bank, webhooks, ...rest } = overrides;
-  return {
+  const config = {
     ...base,
     ...rest,
     rateLimit: { ...base.rateLimit, ...rateLimit },
     bank: { ...base.bank, ...bank },
     webhooks: { ...base.webhooks, ...webhooks },
   };
+  checkTimeouts(config);
+  return config;
+}
+
+/**
+ * The listeners' timeouts in pairs, the header timeout first: the API's, then the widget hosts'. Node counts a
+ * request's headers inside the request's own time, so each header timeout is at most its request timeout.
+ */
+export const TIMEOUT_PAIRS = [
+  ['headersTimeoutMs', 'requestTimeoutMs'],
+  ['widgetHeadersTimeoutMs', 'widgetRequestTimeoutMs'],
+] as const;
+
+/** One of the timeouts `checkTimeouts` refuses at start. */
+export type TimeoutSetting = (typeof TIMEOUT_PAIRS)[number][number];
+
+/**
+ * A setting the service cannot start with, said in one line that names the setting as it was given.
+ *
+ * @example
+ * try { resolveConfig({ headersTimeoutMs: 0 }); } catch (error) { if (error instanceof ConfigError) console.error(error.message); }
+ */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    /** The setting at fault, named as `checkTimeouts` was told to name it. */
+    readonly setting: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Refuses, with a `ConfigError`, timeouts the listeners would not start with or would start with unprotected:
+ * each must be a whole number of milliseconds from 1 (Node reads 0 as "never time out", and throws on a negative
+ * or fractional one), and each header timeout at most its request timeout (Node throws otherwise, from inside
+ * the listener's creation, with a stack naming its own option). `nameOf` says how each setting was given (a
+ * flag, an environment variable); by default the `createService` setting's name.
+ *
+ * @example
+ * checkTimeouts({ headersTimeoutMs: 40_000, requestTimeoutMs: 30_000, widgetHeadersTimeoutMs: 10_000, widgetRequestTimeoutMs: 15_000 });
+ * // ConfigError: headersTimeoutMs (40000 ms) is longer than requestTimeoutMs (30000 ms): …
+ */
+export function checkTimeouts(
+  values: Pick<ServerConfig, TimeoutSetting>,
+  nameOf: (setting: TimeoutSetting) => string = (setting) => setting,
+): void {
+  for (const setting of TIMEOUT_PAIRS.flat()) {
+    const value = values[setting];
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new ConfigError(
+        nameOf(setting),
+        `${nameOf(setting)} must be a whole number of milliseconds, at least 1 (got ${String(value)})`,
+      );
+    }
+  }
+  for (const [headers, request] of TIMEOUT_PAIRS) {
+    if (values[headers] > values[request]) {
+      throw new ConfigError(
+        nameOf(headers),
+        `${nameOf(headers)} (${values[headers]} ms) is longer than ${nameOf(request)} (${values[request]} ms): a request's headers arrive within the request, so the header timeout must be at most the request timeout`,
+      );
+    }
+  }
 }
 
 function poolSizeFromEnvironment(): number {

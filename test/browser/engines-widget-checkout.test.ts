@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../reference-server/src/index.ts';
 import { type CheckoutWorld, paidOnce, startCheckoutWorld } from './support/checkout-world.ts';
 import { type Engine, type EnginePage, type EngineScope, requireBinary } from './support/engine.ts';
 import {
@@ -16,19 +17,30 @@ import {
 import { describeEngines } from './support/engine-suite.ts';
 
 // Issue 36: the widget's checkout on a merchant page under the spec's CSP, paid, cancelled and expired in the
-// three engines payers use (Chromium, Firefox, WebKit), each driven by its own driver (support/engine-*.ts).
+// three engines payers use (Chromium, Firefox, WebKit), each driven by its own driver (support/engine-*.ts), and
+// its push stream refused by the service once the account was shown (the "can no longer follow" screen).
 // One real service and merchant site for the file, one browser per engine, a fresh page per test; each engine's
 // last test shows that its driver does see a CSP violation, a console error, sideways scrolling and an axe
 // violation, so "none" means none. Run one engine alone with `-t webkit` (or chromium, firefox).
 
 let world: CheckoutWorld;
+/**
+ * The service's clock in `laterWorld`, moved by hand: the time a checkout spends cut off from the service passes
+ * there at once, while each browser keeps its own clock.
+ */
+const clock = new ManualClock();
+/** A second service and merchant (another name, to see it in the payer's sentence) on that clock. */
+let laterWorld: CheckoutWorld;
 
 beforeAll(async () => {
-  world = await startCheckoutWorld();
+  [world, laterWorld] = await Promise.all([
+    startCheckoutWorld(),
+    startCheckoutWorld({ clock, merchantName: 'Bola Books' }),
+  ]);
 });
 
 afterAll(async () => {
-  await world?.close();
+  await Promise.all([world?.close(), laterWorld?.close()]);
 });
 
 const FRAME = 'servicepay-checkout >>> iframe';
@@ -40,10 +52,10 @@ function merchantLog(page: EnginePage): Promise<unknown[]> {
 }
 
 /** Opens the shop at `width` px and the checkout of a new 5,000.00 NGN session with its Pay button. */
-async function openCheckout(engine: Engine, width: number) {
+async function openCheckout(engine: Engine, width: number, on: CheckoutWorld = world) {
   const page = await engine.open({ width, height: 844 });
-  await page.goto(world.shopUrl());
-  const session = await world.createSession(500_000);
+  await page.goto(on.shopUrl());
+  const session = await on.createSession(500_000);
   await page.main.evaluate((secret: string) => {
     document.getElementById('pay')?.setAttribute('data-secret', secret);
   }, session.clientSecret);
@@ -156,6 +168,59 @@ describeEngines("the widget's checkout on a merchant page with the spec's CSP", 
     expect(await axeViolations(ending.frame)).toEqual([]);
     await expectClean(ending.page, ending.frame);
     await ending.page.close();
+  });
+
+  it(`${name}: the push stream's reconnect is refused by the service (401 widget_token_expired: the network cut outlasted the session's lifetime, the service's clock moved by hand); the payer reads that Bola Books is told when the money arrives, and nothing says the payment failed`, async () => {
+    const { page, frame, session } = await openCheckout(engine(), 390, laterWorld);
+    const streamState = () =>
+      frame.evaluate(
+        () =>
+          (document.querySelector('servicepay-frame-app') as unknown as { streamState: string }).streamState,
+      );
+    await until('the push stream open', async () => ((await streamState()) === 'open' ? true : undefined));
+    // The connection drops, and by the time the widget reconnects (about a second later for the browser) the
+    // session's two hours are over for the service: its widget token has expired with it. Both happen in this
+    // one turn of the test's event loop, so no reconnect can come between them.
+    laterWorld.server.dropConnections();
+    clock.advance(2 * 60 * 60_000 + 60_000);
+
+    await waitForText(frame, 'h1', 'Something went wrong');
+    expect(await readText(frame, '.lead')).toBe(
+      'We can no longer follow this payment here. If you already sent the money, it is safe: Bola Books is told as soon as it arrives.',
+    );
+    // No word of a failed, refused, cancelled or ended payment, and no reconnect to offer: the token stays expired.
+    const screen = (await readText(frame, 'servicepay-frame-app')) ?? '';
+    expect(screen).not.toMatch(/fail|declin|refus|cancel|ended|expired|not received|Try again/i);
+    expect(await merchantLog(page)).toEqual([]);
+    await expectNoSidewaysScroll(page, frame, 390);
+    await page.screenshot('widget-following-stopped-390');
+    expect(await axeViolations(frame)).toEqual([]);
+    // The service ended the session meanwhile (its sweeper, on the same clock); the widget could not hear it.
+    await until('the session expired on the service', async () =>
+      (await laterWorld.sessionStatus(session.id)) === 'expired' ? true : undefined,
+    );
+    expect(await pageCspViolations(page, frame)).toEqual([]);
+
+    // The way back tells the merchant's page why the checkout stopped following: the stream was refused (401).
+    await frame.click({ css: 'button', text: 'Back to Bola Books' });
+    await waitForGone(page.main, OVERLAY, 6_000);
+    expect(await merchantLog(page)).toEqual([
+      {
+        callback: 'onError',
+        payload: {
+          message: expect.stringContaining(`push stream of session ${session.id} was refused (401)`),
+        },
+      },
+    ]);
+    // The browser's own lines for the stream the service cut, then refused, and nothing else. Chromium reports
+    // the service's answer to the reconnect itself: 401 (Firefox and WebKit log no failed fetch).
+    const cut = /^error: Failed to load resource: net::ERR_INCOMPLETE_CHUNKED_ENCODING \(.*\/events\)$/;
+    const refused =
+      /^error: Failed to load resource: the server responded with a status of 401 .*\/events\)$/;
+    const problems = await page.problems();
+    if (name === 'chromium') expect(problems).toContainEqual(expect.stringMatching(refused));
+    expect(problems.filter((line) => !cut.test(line) && !refused.test(line))).toEqual([]);
+    await page.close();
   });
 
   it(`${name}: the driver sees what goes wrong: CSP violations and console errors in the page and the frame, sideways scrolling, an axe violation`, async () => {

@@ -23,8 +23,15 @@ const dbPath = join(folder, 'servicepay.db');
 
 type Run = { code: number | null; stdout: string; stderr: string };
 
-/** The settings `transfer` reads, cleared so the runner's own environment cannot change what a test sees. */
-const CLEAN_ENV = { SERVICEPAY_API_URL: undefined, SERVICEPAY_PORT: undefined };
+/** The settings `transfer` and `start` read, cleared so the runner's own environment cannot change what a test sees. */
+const CLEAN_ENV = {
+  SERVICEPAY_API_URL: undefined,
+  SERVICEPAY_PORT: undefined,
+  SERVICEPAY_HEADERS_TIMEOUT_MS: undefined,
+  SERVICEPAY_REQUEST_TIMEOUT_MS: undefined,
+  SERVICEPAY_WIDGET_HEADERS_TIMEOUT_MS: undefined,
+  SERVICEPAY_WIDGET_REQUEST_TIMEOUT_MS: undefined,
+};
 
 function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<Run> {
   return new Promise((resolve) => {
@@ -289,6 +296,48 @@ describe('servicepay-server', () => {
       `Port ${new URL(baseUrl).port} is in use (another server?): stop it, or set --port or SERVICEPAY_PORT.`,
     );
   });
+
+  it.each([
+    [
+      "the API's pair, from the environment",
+      [],
+      { SERVICEPAY_HEADERS_TIMEOUT_MS: '40000', SERVICEPAY_REQUEST_TIMEOUT_MS: '30000' },
+      'SERVICEPAY_HEADERS_TIMEOUT_MS (40000 ms) is longer than SERVICEPAY_REQUEST_TIMEOUT_MS (30000 ms): ',
+    ],
+    [
+      "the widget hosts' pair, by flags",
+      ['--widget-headers-timeout-ms', '12000', '--widget-request-timeout-ms', '11000'],
+      {},
+      '--widget-headers-timeout-ms (12000 ms) is longer than --widget-request-timeout-ms (11000 ms): ',
+    ],
+    [
+      'a zero request timeout, from the environment',
+      [],
+      { SERVICEPAY_REQUEST_TIMEOUT_MS: '0' },
+      'SERVICEPAY_REQUEST_TIMEOUT_MS must be a whole number of milliseconds, at least 1 (got 0)',
+    ],
+  ])(
+    'start refuses a bad timeout (%s) before anything starts: exit 2, one line naming the setting, no stack, no database',
+    async (_what, flags, env, reason) => {
+      const freshFolder = mkdtempSync(join(tmpdir(), 'servicepay-cli-timeouts-'));
+      const run = await cli(
+        ['start', '--db', join(freshFolder, 'servicepay.db'), '--port', '0', ...flags],
+        env,
+      );
+      expect(run.code).toBe(2);
+      const [first, second] = run.stderr.split('\n');
+      expect(first).toContain(reason);
+      expect(first).toMatch(/^(--|SERVICEPAY_)/);
+      expect(second).toBe(''); // then the usage text, as for every usage mistake
+      expect(run.stderr).toContain('--headers-timeout-ms N');
+      expect(run.stderr).not.toContain('    at ');
+      expect(run.stderr).not.toContain('ERR_OUT_OF_RANGE');
+      expect(run.stdout).toBe('');
+      // Nothing was opened: no database file, no development secrets key.
+      expect(readdirSync(freshFolder)).toEqual([]);
+      rmSync(freshFolder, { recursive: true, force: true });
+    },
+  );
 
   it.each([
     ['no --name', ['business', 'create', '--db', '__DB__']],

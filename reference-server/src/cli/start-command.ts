@@ -6,9 +6,10 @@ import { createService } from '../service.ts';
 import { port } from './command-arguments.ts';
 import { CommandFailed, UsageError } from './command-errors.ts';
 import { databaseUrl, dbPath, type StoreFlags } from './command-store.ts';
+import { type TimeoutFlags, timeouts } from './timeout-flags.ts';
 
 /** The flags `start` reads (each also has an environment variable, named in the usage text). */
-export interface StartFlags extends StoreFlags {
+export interface StartFlags extends StoreFlags, TimeoutFlags {
   readonly port?: string | undefined;
   readonly 'test-widget-port'?: string | undefined;
   readonly 'live-widget-port'?: string | undefined;
@@ -55,6 +56,8 @@ export async function start(values: StartFlags): Promise<void> {
   if (schedule !== undefined && schedule !== 'fast' && schedule !== 'standard') {
     throw new UsageError('--webhook-schedule is fast or standard');
   }
+  // Read before the service is built, so that a bad timeout is one line here, not Node's stack from a listener.
+  const listenerTimeouts = timeouts(values);
   const service = createService({
     dbPath: dbPath(values),
     databaseUrl: databaseUrl(values),
@@ -76,6 +79,7 @@ export async function start(values: StartFlags): Promise<void> {
     metricsPort: metricsPort(values),
     metricsHost: values['metrics-host'] ?? process.env.SERVICEPAY_METRICS_HOST ?? defaults.metricsHost,
     logLevel: logLevel(values),
+    ...listenerTimeouts,
   });
   let started: Awaited<ReturnType<typeof service.start>>;
   try {

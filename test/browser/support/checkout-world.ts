@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import type { FrameLocator, Page } from 'playwright-core';
-import type { ServerConfigOverrides } from '../../../reference-server/src/index.ts';
+import type { Clock, ServerConfigOverrides } from '../../../reference-server/src/index.ts';
 import { buildWidget } from '../../../widget/scripts/build.ts';
 import { type RunningServer, startServer } from '../../support/server.ts';
 import { type MerchantSite, shopPage, startMerchantSite } from './merchant-site.ts';
@@ -72,15 +72,21 @@ export interface CheckoutWorld {
   close(): Promise<void>;
 }
 
-/** The real reference server with its widget hosts, a business with KYC, and a merchant site with the spec's CSP. */
+/**
+ * The real reference server with its widget hosts, a business with KYC, and a merchant site with the spec's CSP.
+ * `clock`: the service's clock (a `ManualClock` moves the service's time without waiting; the browsers keep theirs).
+ */
 export async function startCheckoutWorld(
-  options: { config?: ServerConfigOverrides; merchantName?: string } = {},
+  options: { config?: ServerConfigOverrides; merchantName?: string; clock?: Clock } = {},
 ): Promise<CheckoutWorld> {
   await ensureWidgetBuilt();
-  const server = await startServer({
-    rateLimit: { perMinute: 100_000, widgetPerMinutePerAddress: 100_000 },
-    ...options.config,
-  });
+  const server = await startServer(
+    {
+      rateLimit: { perMinute: 100_000, widgetPerMinutePerAddress: 100_000 },
+      ...options.config,
+    },
+    options.clock ? { clock: options.clock } : {},
+  );
   const merchantName = options.merchantName ?? 'Ada Stores';
   const business = await server.createBusiness({ name: merchantName, kycApproved: true });
   const site = await startMerchantSite(server.baseUrl);
