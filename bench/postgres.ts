@@ -16,7 +16,8 @@
  * folder).
  *
  * `BENCH_CONNECTIONS` (50), `BENCH_DURATION_MS` per run (5000), `BENCH_ROUNDS` (2), `BENCH_PAYMENTS` per kind
- * per round (150). `BENCH_PROFILE=1` adds where a create's time goes (support/postgres-profile.ts): one more
+ * per round (500: 1,000 samples per path, so the p99 is the tenth-worst sample, not the third; with 300 the ratio
+ * of two p99s moved between 1.40× and 3.4× from run to run on one machine). `BENCH_PROFILE=1` adds where a create's time goes (support/postgres-profile.ts): one more
  * create run on SQLite and on PostgreSQL, the CPU each side spent per create, `pg_stat_statements` per create
  * and per payment, and the PostgreSQL server's CPU profile (`--cpu-prof`) summarised by self time.
  *
@@ -50,7 +51,7 @@ import { reportTarget } from './support/targets.ts';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION_MS = Number(process.env.BENCH_DURATION_MS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 150);
+const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 500);
 const WARMUP_MS = 1000;
 const PROFILE = process.env.BENCH_PROFILE === '1';
 
