@@ -12,7 +12,8 @@
  * Settings: the flags and variables of `servicepay-server start` (`--db`/`SERVICEPAY_DB`, `--database-url`/
  * `SERVICEPAY_DATABASE_URL`, `--port`/`SERVICEPAY_PORT`, `--test-widget-port`/`SERVICEPAY_TEST_WIDGET_PORT`,
  * `--live-widget-port`/`SERVICEPAY_LIVE_WIDGET_PORT`, `--webhook-schedule`, `--secrets-key-file`/
- * `SERVICEPAY_SECRETS_KEY_FILE`, `SERVICEPAY_SECRETS_KEY`, `--trust-proxy`/`SERVICEPAY_TRUST_PROXY`), read
+ * `SERVICEPAY_SECRETS_KEY_FILE`, `SERVICEPAY_SECRETS_KEY`, `--trust-proxy`/`SERVICEPAY_TRUST_PROXY`, the
+ * listeners' four timeouts, `--headers-timeout-ms`/`SERVICEPAY_HEADERS_TIMEOUT_MS` and its siblings), read
  * the same way and passed to the same `createService`, plus `--shop-port`/`SHOP_PORT`; the banner names the
  * database it runs on (the SQLite file, or PostgreSQL without its password). Not `--production`: npm start is
  * the development setup (it keeps the development keys in a file), a deployment runs `servicepay-server start`.
@@ -31,6 +32,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
 import { PortInUseError, SHOP_NAME, type Shop, startShop } from '../examples/express-shop/src/index.ts';
+import { UsageError as CliUsageError } from '../reference-server/src/cli/command-errors.ts';
+import { timeouts } from '../reference-server/src/cli/timeout-flags.ts';
 import { createBusiness, createService, silentLogger } from '../reference-server/src/index.ts';
 import { isPostgresUrl, storeLocation } from '../reference-server/src/internal/database-url.ts';
 import { sha256 } from '../reference-server/src/internal/random.ts';
@@ -51,11 +54,13 @@ const PARENT_CHECK_MS = 250;
 
 const USAGE = `npm start [-- --db PATH|--database-url URL] [--port N] [--test-widget-port N] [--live-widget-port N]
                [--shop-port N] [--webhook-schedule fast|standard] [--secrets-key-file PATH] [--trust-proxy LIST]
-               [--no-build]
+               [--headers-timeout-ms MS] [--request-timeout-ms MS] [--widget-headers-timeout-ms MS]
+               [--widget-request-timeout-ms MS] [--no-build]
 
 Environment: SERVICEPAY_DB, SERVICEPAY_DATABASE_URL, SERVICEPAY_PORT, SERVICEPAY_TEST_WIDGET_PORT,
 SERVICEPAY_LIVE_WIDGET_PORT, SHOP_PORT, SERVICEPAY_SECRETS_KEY, SERVICEPAY_SECRETS_KEY_FILE, SERVICEPAY_TRUST_PROXY,
-as servicepay-server start reads them. npm start is for development; deploy with servicepay-server start --production.`;
+SERVICEPAY_HEADERS_TIMEOUT_MS, SERVICEPAY_REQUEST_TIMEOUT_MS, SERVICEPAY_WIDGET_HEADERS_TIMEOUT_MS,
+SERVICEPAY_WIDGET_REQUEST_TIMEOUT_MS, as servicepay-server start reads them. npm start is for development; deploy with servicepay-server start --production.`;
 
 class UsageError extends Error {}
 
@@ -81,6 +86,10 @@ function readSettings() {
       'webhook-schedule': { type: 'string' },
       'secrets-key-file': { type: 'string' },
       'trust-proxy': { type: 'string' },
+      'headers-timeout-ms': { type: 'string' },
+      'request-timeout-ms': { type: 'string' },
+      'widget-headers-timeout-ms': { type: 'string' },
+      'widget-request-timeout-ms': { type: 'string' },
       'no-build': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -104,7 +113,15 @@ function readSettings() {
       throw new UsageError(`SERVICEPAY_TRUST_PROXY (--trust-proxy): ${error.message}`);
     throw error;
   }
+  let listenerTimeouts: ReturnType<typeof timeouts>;
+  try {
+    listenerTimeouts = timeouts(values);
+  } catch (error) {
+    if (error instanceof CliUsageError) throw new UsageError(error.message);
+    throw error;
+  }
   const settings = {
+    listenerTimeouts,
     dbPath: values.db ?? process.env.SERVICEPAY_DB ?? 'data/servicepay.db',
     databaseUrl,
     trustedProxies,
@@ -203,6 +220,7 @@ async function main(): Promise<void> {
       trustedProxies: settings.trustedProxies,
       webhooks: { schedule: settings.schedule },
       secretsKeyFile: settings.secretsKeyFile,
+      ...settings.listenerTimeouts,
     },
     // The banner and the shop's lines are what a developer reads; the service's JSON request log is not.
     { logger: silentLogger },

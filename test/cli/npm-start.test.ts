@@ -270,6 +270,16 @@ describe('npm start', () => {
     );
   });
 
+  it('refuses a header timeout longer than its request timeout, as servicepay-server start does, before it opens anything', async () => {
+    const child = npmStart({ SERVICEPAY_HEADERS_TIMEOUT_MS: '40000' });
+    expect(await child.exited).toBe(2);
+    expect(child.output().split('\n')[0]).toBe(
+      'SERVICEPAY_HEADERS_TIMEOUT_MS (40000 ms) is longer than the default of --request-timeout-ms or ' +
+        "SERVICEPAY_REQUEST_TIMEOUT_MS (30000 ms): a request's headers arrive within the request, so the header " +
+        'timeout must be at most the request timeout',
+    );
+  });
+
   it('says in one line why it cannot start, with SERVICEPAY_SECRETS_KEY as servicepay-server takes it', async () => {
     const child = npmStart({ SERVICEPAY_SECRETS_KEY: 'too-short' });
     expect(await child.exited).toBe(1);
