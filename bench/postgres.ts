@@ -16,8 +16,7 @@
  * folder).
  *
  * `BENCH_CONNECTIONS` (50), `BENCH_DURATION_MS` per run (5000), `BENCH_ROUNDS` (2), `BENCH_PAYMENTS` per kind
- * per round (500: 1,000 samples per path, so the p99 is the tenth-worst sample, not the third; with 300 the ratio
- * of two p99s moved between 1.40× and 3.4× from run to run on one machine). `BENCH_PROFILE=1` adds where a create's time goes (support/postgres-profile.ts): one more
+ * per round (500: with 1,000 samples a path's p99 is its tenth-worst, not its third-worst as with 300). `BENCH_PROFILE=1` adds where a create's time goes (support/postgres-profile.ts): one more
  * create run on SQLite and on PostgreSQL, the CPU each side spent per create, `pg_stat_statements` per create
  * and per payment, and the PostgreSQL server's CPU profile (`--cpu-prof`) summarised by self time.
  *
