@@ -85,19 +85,15 @@ final class Settlement {
 		if ( $paid !== $expected || $paid_in !== $currency ) {
 			$hold_claim = 'amount-mismatch:' . $session_id;
 			if ( SettlementClaim::take( $hold_claim, $order->get_id() ) ) {
-				$before = $order->get_status();
-				$order->update_status(
-					'on-hold',
-					sprintf(
-						/* translators: 1: session id, 2: reference, 3: amount paid, 4: its currency, 5: order total, 6: order currency */
-						__( 'ServicePay session %1$s (reference %2$s) was paid %3$s %4$s, but this order is %5$s %6$s. The order was not marked paid: check the amounts and refund or complete it by hand.', 'servicepay-woocommerce' ),
-						$session_id,
-						$reference,
-						Money::from_minor( $paid, $paid_in ),
-						$paid_in,
-						Money::from_minor( $expected, $currency ),
-						$currency
-					)
+				$note = sprintf(
+					/* translators: 1: session id, 2: reference, 3: amount paid, 4: its currency, 5: order total, 6: order currency */
+					__( 'ServicePay session %1$s (reference %2$s) was paid %3$s %4$s, but this order is %5$s %6$s. The order was not marked paid: check the amounts and refund or complete it by hand.', 'servicepay-woocommerce' ),
+					$session_id,
+					$reference,
+					Money::from_minor( $paid, $paid_in ),
+					$paid_in,
+					Money::from_minor( $expected, $currency ),
+					$currency
 				);
 				Logger::error(
 					'paid session does not match the order total',
@@ -110,7 +106,7 @@ final class Settlement {
 						'orderCurrency' => $currency,
 					)
 				);
-				if ( ! StoredOrder::kept_status( $order, $before ) ) {
+				if ( ! StatusChange::once( $order, $hold_claim, 'on-hold', static fn () => $order->update_status( 'on-hold', $note ) ) ) {
 					// Left pending, the order could be paid again: let the next delivery or the check hold it.
 					SettlementClaim::release( $hold_claim );
 					throw new \RuntimeException( 'The order could not be put on hold; it will be retried.' );
@@ -153,17 +149,22 @@ final class Settlement {
 		try {
 			$order->update_meta_data( OrderSessions::SESSION_ID, $session_id );
 			$order->update_meta_data( OrderSessions::REFERENCE, $reference );
-			$order->add_order_note(
-				sprintf(
-					/* translators: 1: amount, 2: currency, 3: session id, 4: reference */
-					__( 'ServicePay payment of %1$s %2$s received by bank transfer. Session: %3$s. Reference: %4$s.', 'servicepay-woocommerce' ),
-					Money::from_minor( $paid, $currency ),
-					$currency,
-					$session_id,
-					$reference
-				)
+			// What payment_complete() sets besides the status, set beforehand (it keeps them): a request that stores
+			// the paid status alone, after another one ran its transition (see StatusChange), writes them with it.
+			$order->set_transaction_id( $session_id );
+			if ( ! $order->get_date_paid( 'edit' ) ) {
+				$order->set_date_paid( time() );
+			}
+			$note      = sprintf(
+				/* translators: 1: amount, 2: currency, 3: session id, 4: reference */
+				__( 'ServicePay payment of %1$s %2$s received by bank transfer. Session: %3$s. Reference: %4$s.', 'servicepay-woocommerce' ),
+				Money::from_minor( $paid, $currency ),
+				$currency,
+				$session_id,
+				$reference
 			);
-			$completed = $order->payment_complete( $session_id ) && StoredOrder::kept_status( $order, $before );
+			$paid_as   = apply_filters( 'woocommerce_payment_complete_order_status', $order->needs_processing() ? 'processing' : 'completed', $order->get_id(), $order );
+			$completed = StatusChange::once( $order, $session_claim, $paid_as, static fn () => $order->payment_complete( $session_id ), $note );
 		} catch ( \Throwable $error ) {
 			$completed = false;
 			Logger::error( 'payment_complete threw', array( 'orderId' => $order->get_id(), 'error' => $error->getMessage() ) );
@@ -172,7 +173,7 @@ final class Settlement {
 			$fresh = StoredOrder::read( $order->get_id() );
 			if ( $fresh instanceof \WC_Order && $fresh->has_status( $before ) ) {
 				// The database still holds the order unpaid: give the claims back so the next delivery or the check
-				// settles it (if WooCommerce's status change ran, its note and mail then come twice: the lesser harm).
+				// settles it (storing the status alone if WooCommerce's status change ran here: see StatusChange).
 				SettlementClaim::release( $claim );
 				SettlementClaim::release( $session_claim );
 				throw new \RuntimeException( 'The order could not be marked paid; it will be retried.' );
@@ -307,16 +308,12 @@ final class Settlement {
 			return self::IGNORED;
 		}
 		if ( 'expired' === $status ) {
-			$before = $order->get_status();
-			$order->update_status(
-				'failed',
-				sprintf(
-					/* translators: %s: session id */
-					__( 'ServicePay session %s expired before the transfer arrived. The customer can pay again from their account.', 'servicepay-woocommerce' ),
-					$session_id
-				)
+			$note = sprintf(
+				/* translators: %s: session id */
+				__( 'ServicePay session %s expired before the transfer arrived. The customer can pay again from their account.', 'servicepay-woocommerce' ),
+				$session_id
 			);
-			if ( ! StoredOrder::kept_status( $order, $before ) ) {
+			if ( ! StatusChange::once( $order, $claim, 'failed', static fn () => $order->update_status( 'failed', $note ) ) ) {
 				SettlementClaim::release( $claim );
 				throw new \RuntimeException( 'The order could not be marked failed; it will be retried.' );
 			}

@@ -5,6 +5,7 @@
 
 namespace ServicePay\WooCommerce\Tests\Scheduler;
 
+use ServicePay\WooCommerce\Orders\Settlement;
 use ServicePay\WooCommerce\Orders\SettlementClaim;
 use ServicePay\WooCommerce\Scheduler\SessionCheck;
 use ServicePay\WooCommerce\Tests\StubService;
@@ -93,6 +94,27 @@ final class SessionCheckTest extends WordPressTestCase {
 		$this->assertSame( $session_id, $stored->get_transaction_id() );
 		$this->assertSame( 1, $this->notes_containing( $this->order->get_id(), 'received by bank transfer' ) );
 		$this->assertSame( 4, $this->stock_of( $this->order ) );
+		$this->assertSame( 0, $this->next_check() );
+	}
+
+	public function test_a_check_after_a_settlement_whose_paid_status_the_database_lost_stores_it_without_a_second_note_or_mail(): void {
+		$this->order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
+		$email       = 'check-' . $this->order->get_id() . '@example.com';
+		$this->order->set_billing_email( $email );
+		$this->order->save();
+		$session = $this->session_of( $this->order, 'successful' );
+		// An earlier request (a webhook the service then stopped delivering, say) settled the order, and the
+		// database lost the paid status, written twice: WooCommerce had written its notes, sent its mails and
+		// reduced the stock; the settlement gave its claims back.
+		[ $result ] = $this->with_status_dropped( 'processing', 100, fn () => Settlement::apply( $this->order, $session, 'evt_lost' ) );
+		$this->assertInstanceOf( \RuntimeException::class, $result );
+		wp_cache_flush();
+		$this->assertSame( 'pending', wc_get_order( $this->order->get_id() )->get_status() );
+
+		SessionCheck::run( $this->order->get_id() );
+
+		// The check stores the paid status alone: one payment note, one of each mail, and no further check.
+		$this->assert_paid_once( $this->order, $session, $email );
 		$this->assertSame( 0, $this->next_check() );
 	}
 }

@@ -160,10 +160,31 @@ final class WebhookControllerTest extends WordPressTestCase {
 
 		// The service delivers again: the claims are free, and this delivery settles the order.
 		$this->assertSame( array( 200, true, 'settled' ), $this->received( $this->deliver_signed( $body ) ) );
-		$this->assert_paid_once_after_a_failed_holder( $order, $session, $email );
+		$this->assert_paid_once( $order, $session, $email );
 		// A replay of the settled event is answered 200 and changes nothing.
 		$this->assertSame( array( 200, true, 'already_paid' ), $this->received( $this->deliver_signed( $body ) ) );
-		$this->assert_paid_once_after_a_failed_holder( $order, $session, $email );
+		$this->assert_paid_once( $order, $session, $email );
+	}
+
+	public function test_the_redelivery_after_a_settlement_whose_paid_status_the_database_lost_stores_it_without_a_second_note_or_mail(): void {
+		[ $order, $session, $email ] = $this->paid_order();
+		$body                        = $this->event_of( $session );
+		// The other request (the payer's return) saves the order paid after 3.5 s, longer than the 2 s a delivery
+		// waits, and the database loses that write: WooCommerce still writes its notes, sends its mails and
+		// reduces the stock, then the settlement gives the claims back with the order pending.
+		$this->start_settler( $order, $session, 3500, '', 'fail-paid' );
+
+		$this->assertSame( 500, $this->deliver_signed( $body )[0] );
+		$this->assertSame( 'threw: The order could not be marked paid; it will be retried.', $this->finish_settler() );
+		$this->assertSame( 'pending', $this->stored( $order )->get_status() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'received by bank transfer' ) );
+		$this->assertSame( 1, $this->emails_to( $email ) );
+
+		// The redelivery settles it by storing the paid status alone.
+		$this->assertSame( array( 200, true, 'settled' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assert_paid_once( $order, $session, $email );
+		$this->assertSame( array( 200, true, 'already_paid' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assert_paid_once( $order, $session, $email );
 	}
 
 	public function test_a_delivery_racing_a_settlement_slower_than_the_wait_is_answered_500_and_its_redelivery_200_already_paid(): void {
