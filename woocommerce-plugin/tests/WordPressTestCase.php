@@ -24,14 +24,18 @@ abstract class WordPressTestCase extends TestCase {
 	/**
 	 * A pending order of the gateway with one product line and a current session.
 	 *
-	 * @param string $total      Order total.
-	 * @param string $session_id The session the order has.
-	 * @param string $currency   Currency.
+	 * @param string $total        Order total.
+	 * @param string $session_id   The session the order has.
+	 * @param string $currency     Currency.
+	 * @param bool   $downloadable Whether the product is virtual and downloadable (WooCommerce then completes a
+	 *                             paid order instead of processing it).
 	 */
-	protected function order_with_session( string $total, string $session_id, string $currency = 'USD' ): \WC_Order {
+	protected function order_with_session( string $total, string $session_id, string $currency = 'USD', bool $downloadable = false ): \WC_Order {
 		$product = new \WC_Product_Simple();
 		$product->set_name( 'Claim test product' );
 		$product->set_regular_price( $total );
+		$product->set_virtual( $downloadable );
+		$product->set_downloadable( $downloadable );
 		$product->set_manage_stock( true );
 		$product->set_stock_quantity( 5 );
 		$product->save();

@@ -236,21 +236,20 @@ final class Settlement {
 	}
 
 	/**
-	 * Whether the order, as the database holds it now, still waits for this session's money: a status
-	 * payment_complete() accepts, never paid (no date paid) and no transaction id from this session. apply()
-	 * answers `already_paid` for such an order when another request held the session's claim for longer than
-	 * its 2 s wait (or died holding it): that request may still fail and give the claim back, so the webhook asks
-	 * to be delivered again rather than answer 200, and the scheduled check comes back.
+	 * Whether the order, as the database holds it now, still waits for a payment: a status payment_complete()
+	 * accepts and never paid (no date paid). apply() answers `already_paid` for such an order when another
+	 * request held the session's claim for longer than its 2 s wait (or died holding it): that request may still
+	 * fail and give the claim back, so the webhook asks to be delivered again rather than answer 200, and the
+	 * scheduled check comes back. A transaction id alone does not count as paid: on an order with neither status
+	 * nor date paid it was typed into the order screen or left by a save whose status the database lost.
 	 *
-	 * @param int    $order_id   Order id.
-	 * @param string $session_id The session that was reported paid.
+	 * @param int $order_id Order id.
 	 */
-	public static function awaits_payment( int $order_id, string $session_id ): bool {
+	public static function awaits_payment( int $order_id ): bool {
 		$order = StoredOrder::read( $order_id );
 		return $order instanceof \WC_Order
 			&& self::payable( $order )
-			&& null === $order->get_date_paid( 'edit' )
-			&& $order->get_transaction_id( 'edit' ) !== $session_id;
+			&& null === $order->get_date_paid( 'edit' );
 	}
 
 	/**

@@ -65,10 +65,30 @@ final class SessionCheckTest extends WordPressTestCase {
 		return is_int( $next ) ? $next : 0;
 	}
 
-	public function test_a_paid_session_whose_claim_another_request_still_holds_is_checked_again_and_then_settled_once(): void {
+	/**
+	 * Whether the unpaid order carries the session's id as its transaction id (typed into the order screen, or
+	 * left by a save whose status write the database lost): WooCommerce still does not count it paid.
+	 *
+	 * @return array<string,array{0:bool}>
+	 */
+	public function transaction_ids(): array {
+		return array(
+			'no transaction id'                 => array( false ),
+			'the session as its transaction id' => array( true ),
+		);
+	}
+
+	/**
+	 * @dataProvider transaction_ids
+	 */
+	public function test_a_paid_session_whose_claim_another_request_still_holds_is_checked_again_and_then_settled_once( bool $recorded ): void {
 		global $wpdb;
 		$this->order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
 		$session_id  = (string) $this->order->get_meta( '_servicepay_session_id' );
+		if ( $recorded ) {
+			$this->order->set_transaction_id( $session_id );
+			$this->order->save();
+		}
 		// Simulated: another request claimed the session ten seconds ago (past the 2 s a request waits for it)
 		// and has not stored anything yet; it may still fail and give the claim back.
 		$claim = 'session-paid:' . $session_id;
