@@ -47,7 +47,7 @@ final class Settlement {
 	 *                           answers 500, so it comes again).
 	 */
 	public static function apply( \WC_Order $order, array $session, string $event_id = '' ): string {
-		$order      = self::stored( $order->get_id() );
+		$order      = StoredOrder::read( $order->get_id() );
 		$session_id = (string) ( $session['id'] ?? '' );
 		if ( ! $order instanceof \WC_Order || ! OrderSessions::owns( $order, $session_id ) ) {
 			Logger::warning( 'session does not belong to the order', array( 'sessionId' => $session_id ) );
@@ -85,19 +85,15 @@ final class Settlement {
 		if ( $paid !== $expected || $paid_in !== $currency ) {
 			$hold_claim = 'amount-mismatch:' . $session_id;
 			if ( SettlementClaim::take( $hold_claim, $order->get_id() ) ) {
-				$before = $order->get_status();
-				$order->update_status(
-					'on-hold',
-					sprintf(
-						/* translators: 1: session id, 2: reference, 3: amount paid, 4: its currency, 5: order total, 6: order currency */
-						__( 'ServicePay session %1$s (reference %2$s) was paid %3$s %4$s, but this order is %5$s %6$s. The order was not marked paid: check the amounts and refund or complete it by hand.', 'servicepay-woocommerce' ),
-						$session_id,
-						$reference,
-						Money::from_minor( $paid, $paid_in ),
-						$paid_in,
-						Money::from_minor( $expected, $currency ),
-						$currency
-					)
+				$note = sprintf(
+					/* translators: 1: session id, 2: reference, 3: amount paid, 4: its currency, 5: order total, 6: order currency */
+					__( 'ServicePay session %1$s (reference %2$s) was paid %3$s %4$s, but this order is %5$s %6$s. The order was not marked paid: check the amounts and refund or complete it by hand.', 'servicepay-woocommerce' ),
+					$session_id,
+					$reference,
+					Money::from_minor( $paid, $paid_in ),
+					$paid_in,
+					Money::from_minor( $expected, $currency ),
+					$currency
 				);
 				Logger::error(
 					'paid session does not match the order total',
@@ -110,7 +106,7 @@ final class Settlement {
 						'orderCurrency' => $currency,
 					)
 				);
-				if ( ! self::status_stored( $order, $before ) ) {
+				if ( ! StatusChange::once( $order, $hold_claim, 'on-hold', static fn () => $order->update_status( 'on-hold', $note ) ) ) {
 					// Left pending, the order could be paid again: let the next delivery or the check hold it.
 					SettlementClaim::release( $hold_claim );
 					throw new \RuntimeException( 'The order could not be put on hold; it will be retried.' );
@@ -153,26 +149,31 @@ final class Settlement {
 		try {
 			$order->update_meta_data( OrderSessions::SESSION_ID, $session_id );
 			$order->update_meta_data( OrderSessions::REFERENCE, $reference );
-			$order->add_order_note(
-				sprintf(
-					/* translators: 1: amount, 2: currency, 3: session id, 4: reference */
-					__( 'ServicePay payment of %1$s %2$s received by bank transfer. Session: %3$s. Reference: %4$s.', 'servicepay-woocommerce' ),
-					Money::from_minor( $paid, $currency ),
-					$currency,
-					$session_id,
-					$reference
-				)
+			// What payment_complete() sets besides the status, set beforehand (it keeps them): a request that stores
+			// the paid status alone, after another one ran its transition (see StatusChange), writes them with it.
+			$order->set_transaction_id( $session_id );
+			if ( ! $order->get_date_paid( 'edit' ) ) {
+				$order->set_date_paid( time() );
+			}
+			$note      = sprintf(
+				/* translators: 1: amount, 2: currency, 3: session id, 4: reference */
+				__( 'ServicePay payment of %1$s %2$s received by bank transfer. Session: %3$s. Reference: %4$s.', 'servicepay-woocommerce' ),
+				Money::from_minor( $paid, $currency ),
+				$currency,
+				$session_id,
+				$reference
 			);
-			$completed = $order->payment_complete( $session_id ) && self::status_stored( $order, $before );
+			$paid_as   = apply_filters( 'woocommerce_payment_complete_order_status', $order->needs_processing() ? 'processing' : 'completed', $order->get_id(), $order );
+			$completed = StatusChange::once( $order, $session_claim, $paid_as, static fn () => $order->payment_complete( $session_id ), $note );
 		} catch ( \Throwable $error ) {
 			$completed = false;
 			Logger::error( 'payment_complete threw', array( 'orderId' => $order->get_id(), 'error' => $error->getMessage() ) );
 		}
 		if ( ! $completed ) {
-			$fresh = self::stored( $order->get_id() );
+			$fresh = StoredOrder::read( $order->get_id() );
 			if ( $fresh instanceof \WC_Order && $fresh->has_status( $before ) ) {
 				// The database still holds the order unpaid: give the claims back so the next delivery or the check
-				// settles it (if WooCommerce's status change ran, its note and mail then come twice: the lesser harm).
+				// settles it (storing the status alone if WooCommerce's status change ran here: see StatusChange).
 				SettlementClaim::release( $claim );
 				SettlementClaim::release( $session_claim );
 				throw new \RuntimeException( 'The order could not be marked paid; it will be retried.' );
@@ -180,47 +181,6 @@ final class Settlement {
 		}
 		Logger::info( 'order paid', array( 'orderId' => $order->get_id(), 'sessionId' => $session_id ) );
 		return self::SETTLED;
-	}
-
-	/**
-	 * Whether the status this request gave the order reached the database, writing it once more when it did not.
-	 *
-	 * WooCommerce saves the order row with an upsert whose failure it reads as "0 rows changed" and goes on: the
-	 * status change's notes, mails and stock change then follow for an order the database still holds in its old
-	 * status. SQLite does this when another request holds the write lock; a MySQL deadlock can too. So the order
-	 * is read back, and a lost status is written again through the data store alone: WC_Order::save() would run
-	 * the transition (and send its mails) a second time. The status counts as stored once the database no longer
-	 * holds the old one (another request may have moved the order on since, e.g. from processing to completed).
-	 *
-	 * @param \WC_Order $changed The order as this request changed it (payment_complete() also set its
-	 *                           transaction id and date paid; for other changes those are as stored).
-	 * @param string    $before  Its status before the change.
-	 */
-	private static function status_stored( \WC_Order $changed, string $before ): bool {
-		if ( $changed->has_status( $before ) ) {
-			return true; // Nothing changed, nothing to lose.
-		}
-		$stored = self::stored( $changed->get_id() );
-		if ( ! $stored instanceof \WC_Order ) {
-			return false;
-		}
-		if ( ! $stored->has_status( $before ) ) {
-			return true;
-		}
-		Logger::error(
-			'the order status was not stored; writing it again',
-			array(
-				'orderId' => $changed->get_id(),
-				'status'  => $stored->get_status(),
-				'wanted'  => $changed->get_status( 'edit' ),
-			)
-		);
-		$stored->set_transaction_id( $changed->get_transaction_id( 'edit' ) );
-		$stored->set_date_paid( $changed->get_date_paid( 'edit' ) );
-		$stored->set_status( $changed->get_status( 'edit' ) );
-		$stored->get_data_store()->update( $stored );
-		$again = self::stored( $changed->get_id() );
-		return $again instanceof \WC_Order && ! $again->has_status( $before );
 	}
 
 	/**
@@ -240,7 +200,7 @@ final class Settlement {
 		$before   = $order->get_status();
 		$deadline = microtime( true ) + ( SettlementClaim::recent( $claim, 5 ) ? 2.0 : 0.0 );
 		while ( true ) {
-			$stored = self::stored( $order->get_id() );
+			$stored = StoredOrder::read( $order->get_id() );
 			if ( ! $stored instanceof \WC_Order || ! $stored->has_status( $before ) ) {
 				return false;
 			}
@@ -267,7 +227,7 @@ final class Settlement {
 	 * @throws \RuntimeException On the second give-up, or when the order is gone.
 	 */
 	private static function settle_again( \WC_Order $order, array $session, bool $retried ): string {
-		$fresh = self::stored( $order->get_id() );
+		$fresh = StoredOrder::read( $order->get_id() );
 		if ( $retried || ! $fresh instanceof \WC_Order ) {
 			throw new \RuntimeException( 'Another request gave the settlement up; it will be retried.' );
 		}
@@ -276,21 +236,20 @@ final class Settlement {
 	}
 
 	/**
-	 * Whether the order, as the database holds it now, still waits for this session's money: a status
-	 * payment_complete() accepts, never paid (no date paid) and no transaction id from this session. apply()
-	 * answers `already_paid` for such an order when another request held the session's claim for longer than
-	 * its 2 s wait (or died holding it): that request may still fail and give the claim back, so the webhook asks
-	 * to be delivered again rather than answer 200, and the scheduled check comes back.
+	 * Whether the order, as the database holds it now, still waits for a payment: a status payment_complete()
+	 * accepts and never paid (no date paid). apply() answers `already_paid` for such an order when another
+	 * request held the session's claim for longer than its 2 s wait (or died holding it): that request may still
+	 * fail and give the claim back, so the webhook asks to be delivered again rather than answer 200, and the
+	 * scheduled check comes back. A transaction id alone does not count as paid: on an order with neither status
+	 * nor date paid it was typed into the order screen or left by a save whose status the database lost.
 	 *
-	 * @param int    $order_id   Order id.
-	 * @param string $session_id The session that was reported paid.
+	 * @param int $order_id Order id.
 	 */
-	public static function awaits_payment( int $order_id, string $session_id ): bool {
-		$order = self::stored( $order_id );
+	public static function awaits_payment( int $order_id ): bool {
+		$order = StoredOrder::read( $order_id );
 		return $order instanceof \WC_Order
 			&& self::payable( $order )
-			&& null === $order->get_date_paid( 'edit' )
-			&& $order->get_transaction_id( 'edit' ) !== $session_id;
+			&& null === $order->get_date_paid( 'edit' );
 	}
 
 	/**
@@ -300,22 +259,6 @@ final class Settlement {
 	 */
 	private static function payable( \WC_Order $order ): bool {
 		return $order->has_status( apply_filters( 'woocommerce_valid_order_statuses_for_payment_complete', array( 'on-hold', 'pending', 'failed', 'cancelled' ), $order ) );
-	}
-
-	/**
-	 * The order as the database holds it now, not as this request first read it: WooCommerce keeps the orders
-	 * a request reads in a cache for the rest of it, and another request may have changed the order meanwhile.
-	 *
-	 * @param int $order_id Order id.
-	 * @return \WC_Order|null
-	 */
-	private static function stored( int $order_id ): ?\WC_Order {
-		if ( class_exists( \Automattic\WooCommerce\Caches\OrderCache::class ) && function_exists( 'wc_get_container' ) ) {
-			wc_get_container()->get( \Automattic\WooCommerce\Caches\OrderCache::class )->remove( $order_id );
-		}
-		clean_post_cache( $order_id );
-		$order = wc_get_order( $order_id );
-		return $order instanceof \WC_Order ? $order : null;
 	}
 
 	/**
@@ -364,16 +307,12 @@ final class Settlement {
 			return self::IGNORED;
 		}
 		if ( 'expired' === $status ) {
-			$before = $order->get_status();
-			$order->update_status(
-				'failed',
-				sprintf(
-					/* translators: %s: session id */
-					__( 'ServicePay session %s expired before the transfer arrived. The customer can pay again from their account.', 'servicepay-woocommerce' ),
-					$session_id
-				)
+			$note = sprintf(
+				/* translators: %s: session id */
+				__( 'ServicePay session %s expired before the transfer arrived. The customer can pay again from their account.', 'servicepay-woocommerce' ),
+				$session_id
 			);
-			if ( ! self::status_stored( $order, $before ) ) {
+			if ( ! StatusChange::once( $order, $claim, 'failed', static fn () => $order->update_status( 'failed', $note ) ) ) {
 				SettlementClaim::release( $claim );
 				throw new \RuntimeException( 'The order could not be marked failed; it will be retried.' );
 			}

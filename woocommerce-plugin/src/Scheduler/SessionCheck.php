@@ -77,7 +77,7 @@ final class SessionCheck {
 		$status = SessionConfirmer::confirm( $order );
 		// A paid session whose order is still unpaid: another request held its claim longer than the settlement
 		// waits and may yet fail, so look again rather than stop with the order pending.
-		$unpaid = 'successful' === $status && Settlement::awaits_payment( $order->get_id(), OrderSessions::current( $order ) );
+		$unpaid = 'successful' === $status && Settlement::awaits_payment( $order->get_id() );
 		if ( $unpaid || in_array( $status, array( 'pending', 'awaiting_payment', 'mismatch', '' ), true ) ) {
 			$ends = OrderSessions::expires_at( $order );
 			// Once past the session's end (plus a margin for the service's sweeper), stop asking.

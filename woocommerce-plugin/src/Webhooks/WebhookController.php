@@ -99,7 +99,7 @@ final class WebhookController {
 			Logger::error( 'webhook could not be applied', array( 'eventId' => $event['id'], 'orderId' => $order_id, 'error' => $error->getMessage() ) );
 			return self::answer( 500, array( 'code' => 'servicepay_retry', 'message' => 'Not applied; deliver again.' ) );
 		}
-		if ( Settlement::ALREADY_PAID === $result && ! str_starts_with( $type, 'refund.' ) && Settlement::awaits_payment( $order_id, $session['id'] ) ) {
+		if ( Settlement::ALREADY_PAID === $result && ! str_starts_with( $type, 'refund.' ) && Settlement::awaits_payment( $order_id ) ) {
 			// Another request holds the session's claim and had not paid the order when this one stopped waiting;
 			// it may yet fail and give the claim back. A 200 would end the deliveries with the order unpaid.
 			Logger::warning( 'webhook found the order claimed but not paid', array( 'eventId' => $event['id'], 'orderId' => $order_id ) );

@@ -102,25 +102,31 @@ final class SettlementTest extends WordPressTestCase {
 	/**
 	 * The session, the order status it calls for, what apply() answers once that is stored (the name of the
 	 * Settlement constant: PHPUnit calls providers while it collects tests, also in the run without WordPress,
-	 * where loading Settlement would end the process), and whether the order is then paid (its transaction id
-	 * the session's).
+	 * where loading Settlement would end the process), whether the order is then paid (its transaction id
+	 * the session's), the plugin's note on it, WooCommerce's note of the change, and how many different mails
+	 * WooCommerce sends about it (paid and on hold: the payer's and the shop's "new order"; failed: the shop's).
 	 *
-	 * @return array<string,array{0:string,1:array<string,mixed>,2:string,3:string,4:bool}>
+	 * @return array<string,array{0:string,1:array<string,mixed>,2:string,3:string,4:bool,5:string,6:string,7:int}>
 	 */
 	public function outcomes(): array {
 		return array(
-			'paid'                    => array( 'successful', array(), 'processing', 'SETTLED', true ),
-			'held for another amount' => array( 'successful', array( 'amount' => 2499 ), 'on-hold', 'AMOUNT_MISMATCH', false ),
-			'failed when it expired'  => array( 'expired', array(), 'failed', 'NOTED', false ),
+			'paid'                    => array( 'successful', array(), 'processing', 'SETTLED', true, 'received by bank transfer', 'Pending payment to Processing', 2 ),
+			'held for another amount' => array( 'successful', array( 'amount' => 2499 ), 'on-hold', 'AMOUNT_MISMATCH', false, 'was paid 24.99 USD', 'Pending payment to On hold', 2 ),
+			'failed when it expired'  => array( 'expired', array(), 'failed', 'NOTED', false, 'expired before the transfer arrived', 'Pending payment to Failed', 1 ),
 		);
 	}
 
 	/**
+	 * WooCommerce runs the status change (its note, mails, stock change) though the database lost the status;
+	 * the request that retries stores the status without running it again.
+	 *
 	 * @dataProvider outcomes
 	 * @param array<string,mixed> $extra Overrides of the session.
 	 */
-	public function test_a_status_the_database_keeps_dropping_is_answered_for_a_retry_that_stores_it( string $session_status, array $extra, string $status, string $outcome, bool $paid ): void {
-		$order   = $this->order_with_session( '25.00', $this->session_id() );
+	public function test_a_status_the_database_keeps_dropping_is_answered_for_a_retry_that_stores_it_without_a_second_note_or_mail( string $session_status, array $extra, string $status, string $outcome, bool $paid, string $note, string $transition, int $mails ): void {
+		$order = $this->order_with_session( '25.00', $this->session_id() );
+		$order->set_billing_email( 'dropping-' . $order->get_id() . '@example.com' );
+		$order->save();
 		$session = $this->session_of( $order, $session_status, $extra );
 
 		[ $result, $dropped ] = $this->with_status_dropped( $status, 100, static fn () => Settlement::apply( $order, $session, 'evt_dropped' ) );
@@ -129,12 +135,18 @@ final class SettlementTest extends WordPressTestCase {
 		$this->assertInstanceOf( \RuntimeException::class, $result );
 		wp_cache_flush();
 		$this->assertSame( 'pending', wc_get_order( $order->get_id() )->get_status() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), $transition ), 'WooCommerce ran the change' );
+		$this->assertCount( $mails, $this->mails_about( $order ) );
 
 		$this->assertSame( constant( Settlement::class . '::' . $outcome ), Settlement::apply( $order, $session, 'evt_dropped' ) );
 		wp_cache_flush();
 		$stored = wc_get_order( $order->get_id() );
 		$this->assertSame( $status, $stored->get_status() );
 		$this->assertSame( $paid ? $session['id'] : '', $stored->get_transaction_id() );
+		$this->assertSame( $paid, null !== $stored->get_date_paid() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), $note ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), $transition ) );
+		$this->assert_each_note_and_mail_once( $stored, $mails );
 	}
 
 	public function test_an_order_paid_while_another_request_holds_the_write_lock_ends_processing(): void {

@@ -5,6 +5,7 @@
 
 namespace ServicePay\WooCommerce\Tests\Scheduler;
 
+use ServicePay\WooCommerce\Orders\Settlement;
 use ServicePay\WooCommerce\Orders\SettlementClaim;
 use ServicePay\WooCommerce\Scheduler\SessionCheck;
 use ServicePay\WooCommerce\Tests\StubService;
@@ -64,10 +65,30 @@ final class SessionCheckTest extends WordPressTestCase {
 		return is_int( $next ) ? $next : 0;
 	}
 
-	public function test_a_paid_session_whose_claim_another_request_still_holds_is_checked_again_and_then_settled_once(): void {
+	/**
+	 * Whether the unpaid order carries the session's id as its transaction id (typed into the order screen, or
+	 * left by a save whose status write the database lost): WooCommerce still does not count it paid.
+	 *
+	 * @return array<string,array{0:bool}>
+	 */
+	public function transaction_ids(): array {
+		return array(
+			'no transaction id'                 => array( false ),
+			'the session as its transaction id' => array( true ),
+		);
+	}
+
+	/**
+	 * @dataProvider transaction_ids
+	 */
+	public function test_a_paid_session_whose_claim_another_request_still_holds_is_checked_again_and_then_settled_once( bool $recorded ): void {
 		global $wpdb;
 		$this->order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
 		$session_id  = (string) $this->order->get_meta( '_servicepay_session_id' );
+		if ( $recorded ) {
+			$this->order->set_transaction_id( $session_id );
+			$this->order->save();
+		}
 		// Simulated: another request claimed the session ten seconds ago (past the 2 s a request waits for it)
 		// and has not stored anything yet; it may still fail and give the claim back.
 		$claim = 'session-paid:' . $session_id;
@@ -93,6 +114,27 @@ final class SessionCheckTest extends WordPressTestCase {
 		$this->assertSame( $session_id, $stored->get_transaction_id() );
 		$this->assertSame( 1, $this->notes_containing( $this->order->get_id(), 'received by bank transfer' ) );
 		$this->assertSame( 4, $this->stock_of( $this->order ) );
+		$this->assertSame( 0, $this->next_check() );
+	}
+
+	public function test_a_check_after_a_settlement_whose_paid_status_the_database_lost_stores_it_without_a_second_note_or_mail(): void {
+		$this->order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
+		$email       = 'check-' . $this->order->get_id() . '@example.com';
+		$this->order->set_billing_email( $email );
+		$this->order->save();
+		$session = $this->session_of( $this->order, 'successful' );
+		// An earlier request (a webhook the service then stopped delivering, say) settled the order, and the
+		// database lost the paid status, written twice: WooCommerce had written its notes, sent its mails and
+		// reduced the stock; the settlement gave its claims back.
+		[ $result ] = $this->with_status_dropped( 'processing', 100, fn () => Settlement::apply( $this->order, $session, 'evt_lost' ) );
+		$this->assertInstanceOf( \RuntimeException::class, $result );
+		wp_cache_flush();
+		$this->assertSame( 'pending', wc_get_order( $this->order->get_id() )->get_status() );
+
+		SessionCheck::run( $this->order->get_id() );
+
+		// The check stores the paid status alone: one payment note, one of each mail, and no further check.
+		$this->assert_paid_once( $this->order, $session, $email );
 		$this->assertSame( 0, $this->next_check() );
 	}
 }

@@ -6,6 +6,7 @@
 namespace ServicePay\WooCommerce\Tests\Webhooks;
 
 use ServicePay\WooCommerce\Orders\OrderSessions;
+use ServicePay\WooCommerce\Orders\SettlementClaim;
 use ServicePay\WooCommerce\Tests\SlowSettler;
 use ServicePay\WooCommerce\Tests\WordPressTestCase;
 use ServicePay\WooCommerce\Webhooks\EndpointStore;
@@ -160,10 +161,31 @@ final class WebhookControllerTest extends WordPressTestCase {
 
 		// The service delivers again: the claims are free, and this delivery settles the order.
 		$this->assertSame( array( 200, true, 'settled' ), $this->received( $this->deliver_signed( $body ) ) );
-		$this->assert_paid_once_after_a_failed_holder( $order, $session, $email );
+		$this->assert_paid_once( $order, $session, $email );
 		// A replay of the settled event is answered 200 and changes nothing.
 		$this->assertSame( array( 200, true, 'already_paid' ), $this->received( $this->deliver_signed( $body ) ) );
-		$this->assert_paid_once_after_a_failed_holder( $order, $session, $email );
+		$this->assert_paid_once( $order, $session, $email );
+	}
+
+	public function test_the_redelivery_after_a_settlement_whose_paid_status_the_database_lost_stores_it_without_a_second_note_or_mail(): void {
+		[ $order, $session, $email ] = $this->paid_order();
+		$body                        = $this->event_of( $session );
+		// The other request (the payer's return) saves the order paid after 3.5 s, longer than the 2 s a delivery
+		// waits, and the database loses that write: WooCommerce still writes its notes, sends its mails and
+		// reduces the stock, then the settlement gives the claims back with the order pending.
+		$this->start_settler( $order, $session, 3500, '', 'fail-paid' );
+
+		$this->assertSame( 500, $this->deliver_signed( $body )[0] );
+		$this->assertSame( 'threw: The order could not be marked paid; it will be retried.', $this->finish_settler() );
+		$this->assertSame( 'pending', $this->stored( $order )->get_status() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'received by bank transfer' ) );
+		$this->assertSame( 1, $this->emails_to( $email ) );
+
+		// The redelivery settles it by storing the paid status alone.
+		$this->assertSame( array( 200, true, 'settled' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assert_paid_once( $order, $session, $email );
+		$this->assertSame( array( 200, true, 'already_paid' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assert_paid_once( $order, $session, $email );
 	}
 
 	public function test_a_delivery_racing_a_settlement_slower_than_the_wait_is_answered_500_and_its_redelivery_200_already_paid(): void {
@@ -213,6 +235,56 @@ final class WebhookControllerTest extends WordPressTestCase {
 		$stored = $this->stored( $order );
 		$this->assertSame( 'cancelled', $stored->get_status() );
 		$this->assertSame( $session['id'], $stored->get_transaction_id() );
+	}
+
+	public function test_a_payment_for_an_order_the_shop_marked_processing_by_hand_without_a_date_paid_is_answered_200_not_retried(): void {
+		// A download (WooCommerce completes such an order when paid, so marking it processing sets no date paid),
+		// marked processing on the order screen before the transfer arrived: not a status payment_complete()
+		// accepts, so ServicePay's payment cannot settle it, however often it is delivered.
+		$order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ), 'USD', true );
+		$this->assertFalse( $order->needs_processing() );
+		$order->update_status( 'processing', '', true );
+		$marked = $this->stored( $order );
+		$this->assertSame( 'processing', $marked->get_status() );
+		$this->assertNull( $marked->get_date_paid() );
+		$this->assertSame( '', $marked->get_transaction_id() );
+		$body = $this->event_of( $this->session_of( $marked, 'successful' ) );
+
+		// 200, not the retryable 500 (which would have the service deliver it again and again for nothing): the
+		// shop owner is asked once to refund the payment.
+		$this->assertSame( array( 200, true, 'already_paid' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assertSame( array( 200, true, 'already_paid' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), 'A second ServicePay payment arrived' ) );
+		$stored = $this->stored( $order );
+		$this->assertSame( 'processing', $stored->get_status() );
+		$this->assertNull( $stored->get_date_paid() );
+		$this->assertSame( 0, $this->notes_containing( $order->get_id(), 'received by bank transfer' ) );
+	}
+
+	public function test_an_unpaid_order_carrying_the_session_as_its_transaction_id_is_answered_500_while_another_request_holds_the_claim(): void {
+		global $wpdb;
+		[ $order, $session, $email ] = $this->paid_order();
+		// The session's id recorded as the order's transaction id while the order is still pending with no date
+		// paid: typed into the order screen's "Transaction ID", or left by a save whose status write the database
+		// lost (on posts storage the id is meta of its own). WooCommerce does not count the order paid.
+		$order->set_transaction_id( $session['id'] );
+		$order->save();
+		// Another request claimed the session ten seconds ago (past the 2 s a delivery waits) and has not stored
+		// the order paid: it may still give up.
+		$claim = 'session-paid:' . $session['id'];
+		$this->assertTrue( SettlementClaim::take( $claim, $order->get_id() ) );
+		$wpdb->update( SettlementClaim::table(), array( 'created_at' => gmdate( 'Y-m-d H:i:s', time() - 10 ) ), array( 'claim_key' => $claim ) );
+		$body = $this->event_of( $session );
+
+		// Not 200 already_paid, which would end the deliveries with the order unpaid: the retryable 500.
+		[ $status, $answer ] = $this->deliver_signed( $body );
+		$this->assertSame( array( 500, 'servicepay_retry' ), array( $status, $answer['code'] ?? null ) );
+		$this->assertSame( 'pending', $this->stored( $order )->get_status() );
+
+		// That request gave up (its claim back, the order unchanged): the redelivery settles the order once.
+		SettlementClaim::release( $claim );
+		$this->assertSame( array( 200, true, 'settled' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assert_paid_once( $order, $session, $email );
 	}
 
 	/**

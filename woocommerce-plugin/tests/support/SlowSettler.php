@@ -29,8 +29,10 @@ trait SlowSettler {
 	 * @param array<string,mixed> $session      The paid session.
 	 * @param int                 $milliseconds How long it keeps the claim before saving the order.
 	 * @param string              $claim        The claim it holds meanwhile (default: the paid session's).
-	 * @param string              $fail         '' to succeed; `fail`: its payment_complete() then throws; `fail-hold`:
-	 *                                          its writes of the on-hold status are then lost (simulated failures).
+	 * @param string              $fail         '' to succeed; `fail`: its payment_complete() then throws; `fail-paid`,
+	 *                                          `fail-hold`: its writes of the processing or on-hold status are then
+	 *                                          lost, after which WooCommerce still runs the status change (simulated
+	 *                                          failures).
 	 */
 	private function start_settler( \WC_Order $order, array $session, int $milliseconds, string $claim = '', string $fail = '' ): void {
 		$this->signals = sys_get_temp_dir() . '/servicepay-wait-' . bin2hex( random_bytes( 6 ) );

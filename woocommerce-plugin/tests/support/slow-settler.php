@@ -1,22 +1,28 @@
 <?php
 /**
  * Another request settling an order slowly: the webhook that took the claim while the payer's return arrives.
- * Usage: php slow-settler.php <signal dir> <order id> <session JSON> <milliseconds> [fail|fail-hold]
+ * Usage: php slow-settler.php <signal dir> <order id> <session JSON> <milliseconds> [fail|fail-paid|fail-hold]
  * Loads WordPress, touches <dir>/ready, waits for <dir>/go, then runs Settlement::apply() for real. The first time
  * WooCommerce is about to save the order (after the claims are taken, before the new status is written), it
  * touches <dir>/claimed and sleeps <milliseconds>. With `fail` it does so as payment_complete() starts, then
  * throws, which payment_complete() reads as a failure (false): the order stays pending and the settlement gives
- * its claims back, as when the database keeps refusing the paid status. With `fail-hold` (a session of another
- * amount) it sleeps as it first saves the order on hold, then drops every write of the on-hold status, as the
- * database refusing it would: the settlement gives its hold claim back and throws. Touches <dir>/done when apply()
- * returned, and prints one JSON line: what apply() answered.
+ * its claims back, as when the database keeps refusing the paid status. With `fail-paid` it sleeps as it first
+ * saves the order paid, then drops every write of the processing status, as the database refusing it would:
+ * WooCommerce still runs the status change (its note, mails, stock change), and the settlement gives its claims
+ * back and throws. `fail-hold` (a session of another amount) does the same to the on-hold status: the settlement
+ * gives its hold claim back and throws. Touches <dir>/done when apply() returned, and prints one JSON line: what
+ * apply() answered.
  *
  * @package ServicePay\WooCommerce
  */
 
 [ , $dir, $order_id, $session_json, $milliseconds ] = $argv;
-$fail      = 'fail' === ( $argv[5] ?? '' );
-$fail_hold = 'fail-hold' === ( $argv[5] ?? '' );
+$fail = 'fail' === ( $argv[5] ?? '' );
+// The status whose writes the database is made to lose (quoted as in WooCommerce's statements), '' for none.
+$lost = array(
+	'fail-paid' => "'wc-processing'",
+	'fail-hold' => "'wc-on-hold'",
+)[ $argv[5] ?? '' ] ?? '';
 require __DIR__ . '/load-wordpress.php';
 
 touch( $dir . '/ready' );
@@ -27,7 +33,7 @@ while ( ! file_exists( $dir . '/go' ) && microtime( true ) < $deadline ) {
 $slowed = false;
 add_action(
 	$fail ? 'woocommerce_pre_payment_complete' : 'woocommerce_before_order_object_save',
-	static function () use ( &$slowed, $dir, $milliseconds, $fail, $fail_hold ): void {
+	static function () use ( &$slowed, $dir, $milliseconds, $fail, $lost ): void {
 		if ( $slowed ) {
 			return;
 		}
@@ -37,13 +43,13 @@ add_action(
 		if ( $fail ) {
 			throw new \Exception( 'simulated: the order could not be saved' );
 		}
-		if ( $fail_hold ) {
+		if ( '' !== $lost ) {
 			global $wpdb;
 			$wpdb->suppress_errors( true );
 			$order_row = '/^\s*(INSERT\s+INTO|UPDATE)\s+`?' . preg_quote( $wpdb->prefix, '/' ) . '(wc_orders|posts)\b/i';
 			add_filter(
 				'query',
-				static fn ( $query ) => is_string( $query ) && str_contains( $query, "'wc-on-hold'" ) && preg_match( $order_row, $query )
+				static fn ( $query ) => is_string( $query ) && str_contains( $query, $lost ) && preg_match( $order_row, $query )
 					? 'SELECT 1 FROM servicepay_test_dropped_statement'
 					: $query
 			);
