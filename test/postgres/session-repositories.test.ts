@@ -821,6 +821,81 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
     });
   });
 
+  it('bank notifications: findContext reads the recorded results, the account and its session in one statement, each as its own read gives it (issue 38)', async () => {
+    const seen = await onBothStores(
+      async ({ sessions, virtualAccounts, bankNotifications, settledTransfers }) => {
+        await sessions.insert(newSession('ses_context', { metadata: { orderId: 'A-1', gift: 'yes' } }));
+        await virtualAccounts.insert({
+          accountNumber: '9900000301',
+          sessionId: 'ses_context',
+          bankName: 'Simulated Bank',
+          accountName: 'ServicePay / Shop A',
+          createdAt: T0,
+          expiresAt: T0 + 30 * MINUTE,
+        });
+        const about = { id: 'ntf_context', transferId: 'trf_context', accountNumber: '9900000301' };
+        const before = await bankNotifications.findContext(about);
+        await settledTransfers.insert({
+          transferId: 'trf_context',
+          accountNumber: '9900000301',
+          sessionId: 'ses_context',
+          amount: 250_000,
+          currency: 'NGN',
+          bankOutcome: 'credited',
+          result: 'credited',
+          source: 'notification',
+          settledAt: T0,
+        });
+        await bankNotifications.insert({
+          ...about,
+          sessionId: 'ses_context',
+          amount: 250_000,
+          currency: 'NGN',
+          bankOutcome: 'credited',
+          result: 'mismatch',
+          receivedAt: T0,
+        });
+        await virtualAccounts.close('9900000301', T0 + 1_000);
+        const after = await bankNotifications.findContext(about);
+        // Each part on its own: another notification of the transfer, an account nobody opened.
+        const otherNotification = await bankNotifications.findContext({ ...about, id: 'ntf_other' });
+        const unknownAccount = await bankNotifications.findContext({
+          id: 'ntf_nowhere',
+          transferId: 'trf_nowhere',
+          accountNumber: '9900000399',
+        });
+        return {
+          before,
+          after,
+          otherNotification,
+          unknownAccount,
+          account: await virtualAccounts.find('9900000301'),
+          session: await sessions.find('ses_context'),
+        };
+      },
+    );
+    expect(seen.before.known).toBeUndefined();
+    expect(seen.before.settled).toBeUndefined();
+    expect(seen.before.account).toStrictEqual({ ...seen.account, closedAt: null });
+    expect(seen.before.session).toStrictEqual(seen.session);
+    expect(seen.session?.metadata).toEqual({ orderId: 'A-1', gift: 'yes' });
+    expect(Buffer.isBuffer(seen.before.session?.clientSecretHash)).toBe(true);
+    expect(seen.after).toStrictEqual({
+      known: 'mismatch',
+      settled: 'credited',
+      account: seen.account,
+      session: seen.session,
+    });
+    expect(seen.account?.closedAt).toBe(T0 + 1_000);
+    expect(seen.otherNotification).toStrictEqual({ ...seen.after, known: undefined });
+    expect(seen.unknownAccount).toStrictEqual({
+      known: undefined,
+      settled: undefined,
+      account: undefined,
+      session: undefined,
+    });
+  });
+
   it('money: amounts up to Number.MAX_SAFE_INTEGER and their currencies come back exactly; zero and fractions are refused', async () => {
     const LARGEST = Number.MAX_SAFE_INTEGER; // 9_007_199_254_740_991, the contract's maximum amount
     const seen = await onBothStores(async ({ sessions, bankNotifications, settledTransfers }) => {

@@ -63,15 +63,17 @@ export class BankNotificationProcessor {
 
   private decideOnce(notification: BankNotification): Promise<ProcessedNotification> {
     return this.store.writes.run(async (tx, context) => {
-      const known = await tx.bankNotifications.findResult(notification.id);
+      const { transfer } = notification;
+      // The four reads of the decision in one statement (one round trip on PostgreSQL, inside the transaction).
+      const { known, account, session, settled } = await tx.bankNotifications.findContext({
+        id: notification.id,
+        transferId: transfer.id,
+        accountNumber: transfer.accountNumber,
+      });
       if (known) return { result: known, duplicate: true };
 
       const now = this.clock.now();
-      const { transfer } = notification;
-      const account = await tx.virtualAccounts.find(transfer.accountNumber);
-      const session = account && (await tx.sessions.find(account.sessionId));
       if (session) notificationMatched(notification.id, session.id);
-      const settled = await tx.settledTransfers.findResult(transfer.id);
       const result = settled ?? (await this.decide(tx, context, notification, account, session, now));
       if (settled === undefined) {
         await tx.settledTransfers.insert({

@@ -1,5 +1,7 @@
+import { type SessionRecord, sessions } from './sessions.ts';
 import { type SqlRunner, sql } from './sql.ts';
 import { column, type RecordOf, table } from './table.ts';
+import { type VirtualAccountRecord, virtualAccounts } from './virtual-accounts.ts';
 
 /** What the service made of a bank notification. */
 export type NotificationResult = 'credited' | 'mismatch' | 'not_credited' | 'unapplied' | 'unknown_account';
@@ -28,11 +30,35 @@ export interface BankNotificationRepository {
   insert(record: BankNotificationRecord): Promise<void>;
   /** The result recorded for a notification id already processed. */
   findResult(id: string): Promise<NotificationResult | undefined>;
+  /**
+   * Everything a notification's decision reads, in one statement: the result already recorded for its id
+   * (`known`), the one recorded for its transfer by any notification (`settled`), the account it names, and the
+   * session that account was opened for. *Why one:* on PostgreSQL each read is a round trip inside the payment's
+   * transaction, on the way to the payer's push (issue 38).
+   */
+  findContext(about: { id: string; transferId: string; accountNumber: string }): Promise<NotificationContext>;
+}
+
+/** What `findContext` found; each part undefined when there is none. */
+export interface NotificationContext {
+  known: NotificationResult | undefined;
+  settled: NotificationResult | undefined;
+  account: VirtualAccountRecord | undefined;
+  session: SessionRecord | undefined;
 }
 
 const statements = {
   insert: sql(bankNotifications.insert()),
   find: sql<{ result: NotificationResult }>('SELECT result FROM bank_notifications WHERE id = @id'),
+  // One row whatever exists: the two results as subqueries, the account and its session outer-joined to it.
+  findContext: sql<Record<string, unknown>>(
+    `SELECT (SELECT result FROM bank_notifications WHERE id = @id) AS "known",
+       (SELECT result FROM settled_transfers WHERE transfer_id = @transferId) AS "settled",
+       ${virtualAccounts.select('va', 'account.')}, ${sessions.select('s', 'session.')}
+     FROM (SELECT 1 AS one) AS here
+     LEFT JOIN virtual_accounts va ON va.account_number = @accountNumber
+     LEFT JOIN sessions s ON s.id = va.session_id`,
+  ),
 };
 
 /** `BankNotificationRepository` on either store. */
@@ -45,5 +71,19 @@ export class SqlBankNotificationRepository implements BankNotificationRepository
 
   async findResult(id: string): Promise<NotificationResult | undefined> {
     return (await this.db.get(statements.find, { id }))?.result;
+  }
+
+  async findContext(about: {
+    id: string;
+    transferId: string;
+    accountNumber: string;
+  }): Promise<NotificationContext> {
+    const row = (await this.db.get(statements.findContext, about)) ?? {};
+    return {
+      known: (row.known ?? undefined) as NotificationResult | undefined,
+      settled: (row.settled ?? undefined) as NotificationResult | undefined,
+      account: virtualAccounts.decodePrefixed(row, 'account.'),
+      session: sessions.decodePrefixed(row, 'session.'),
+    };
   }
 }

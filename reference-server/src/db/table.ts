@@ -99,15 +99,29 @@ export class Table<C extends Columns> {
   /**
    * Every column, as `business_id AS "businessId"`, prefixed with `alias.` when given. Named, never `*`: a
    * column added by a newer instance's migration leaves an older instance's prepared statements as they were.
+   * `as` puts a prefix on every answer's name (`s.id AS "session.id"`), for a read that joins tables whose
+   * columns share names; `decodePrefixed` takes them back out.
    */
-  select(alias?: string): string {
+  select(alias?: string, as = ''): string {
     const prefix = alias ? `${alias}.` : '';
     return this.keys
       .map((key) => {
         const name = this.column(key);
-        return name === key ? `${prefix}${name}` : `${prefix}${name} AS "${key}"`;
+        return name === key && as === '' ? `${prefix}${name}` : `${prefix}${name} AS "${as}${key}"`;
       })
       .join(', ');
+  }
+
+  /**
+   * The record a row carries under `select(alias, as)`'s names, or undefined when its first column is null (the
+   * row of an outer join that found none: a table's first column is its key).
+   */
+  decodePrefixed(row: Record<string, unknown>, as: string): RecordOf<C> | undefined {
+    const first = this.keys[0];
+    if (first === undefined || row[`${as}${first}`] == null) return undefined;
+    const record: Record<string, unknown> = {};
+    for (const key of this.keys) record[key] = row[`${as}${key}`];
+    return this.decode(record);
   }
 
   /** `INSERT INTO t (every column but the generated ones) VALUES (@each)`; `tail` adds ON CONFLICT/RETURNING. */
