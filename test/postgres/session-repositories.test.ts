@@ -821,7 +821,7 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
     });
   });
 
-  it('bank notifications: findContext reads the recorded results, the account and its session in one statement, each as its own read gives it (issue 38)', async () => {
+  it('bank notifications: findContext reads the recorded results, the account and its session (one statement on PostgreSQL), each as its own read gives it (issue 38)', async () => {
     const seen = await onBothStores(
       async ({ sessions, virtualAccounts, bankNotifications, settledTransfers }) => {
         await sessions.insert(newSession('ses_context', { metadata: { orderId: 'A-1', gift: 'yes' } }));

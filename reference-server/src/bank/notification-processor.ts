@@ -64,7 +64,7 @@ export class BankNotificationProcessor {
   private decideOnce(notification: BankNotification): Promise<ProcessedNotification> {
     return this.store.writes.run(async (tx, context) => {
       const { transfer } = notification;
-      // The four reads of the decision in one statement (one round trip on PostgreSQL, inside the transaction).
+      // The four reads of the decision together: one statement, one round trip, on PostgreSQL (issue 38).
       const { known, account, session, settled } = await tx.bankNotifications.findContext({
         id: notification.id,
         transferId: transfer.id,

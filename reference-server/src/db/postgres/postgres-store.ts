@@ -3,6 +3,7 @@ import { type Repositories, repositoriesOn } from '../repositories.ts';
 import type { Store } from '../store.ts';
 import type { WebhookDeliveryOptions } from '../webhook-deliveries.ts';
 import { PostgresApiKeyRepository } from './postgres-api-key-repository.ts';
+import { PostgresBankNotificationRepository } from './postgres-bank-notification-repository.ts';
 import { PostgresRequestLogRepository } from './postgres-request-log-repository.ts';
 import { PostgresRunner, type Queryable } from './postgres-runner.ts';
 import { PostgresSessionRepository } from './postgres-session-repository.ts';
@@ -48,8 +49,9 @@ export function createPostgresStore(pool: pg.Pool, options: PostgresStoreOptions
 
 /**
  * Every repository on PostgreSQL over the pool or a write job's client: `repositoriesOn`, with the sessions'
- * one-statement create (`PostgresSessionRepository`) and the request log's one-statement batch
- * (`PostgresRequestLogRepository`).
+ * one-statement create (`PostgresSessionRepository`), the request log's one-statement batch
+ * (`PostgresRequestLogRepository`) and a bank notification's reads in one statement
+ * (`PostgresBankNotificationRepository`).
  *
  * @example
  * const repositories = postgresRepositoriesOn(pool);
@@ -60,6 +62,7 @@ export function postgresRepositoriesOn(db: Queryable, options: WebhookDeliveryOp
     ...repositoriesOn(runner, options),
     sessions: new PostgresSessionRepository(runner),
     requestLog: new PostgresRequestLogRepository(runner),
+    bankNotifications: new PostgresBankNotificationRepository(runner),
   };
 }
 
