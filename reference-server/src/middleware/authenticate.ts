@@ -103,7 +103,7 @@ async function identifyKey(
   // Asked for every request, and answered as committed now: a key rolled by this process or by the CLI on the
   // same file stops at once (on SQLite a remembered key is checked against a change counter first:
   // `ApiKeyRepository.findWithOwner`; on PostgreSQL one from memory is confirmed by the budget's hit, see
-  // `requireApiKey`). Within one request, refuseOverBudget's lookup of the same token is that one.
+  // `keyCaller`). Within one request, refuseOverBudget's lookup of the same token is that one.
   const early = earlyLookups.get(req);
   const lookup = early && early.token === token ? early : await lookUpKey(deps.store, token, sha256(token));
   const caller = await callerOf(deps, req, res, lookup.found, { track: true });
