@@ -28,8 +28,12 @@ const findWithVersion = sql<OwnedKeyRow & { credentialsVersion: number }>(
  * uncommitted.
  *
  * @example
- * const recalled = keys.recall(hash); // { found, credentialsVersion } | undefined: to be confirmed
- * const found = recalled?.found ?? (await keys.findWithOwner(hash));
+ * const recalled = keys.recall(hash); // { found, credentialsVersion } | undefined, no round trip
+ * const decision = await limiter.hit(budget, now); // its statement reads the version too
+ * const found =
+ *   recalled && decision.credentialsVersion === recalled.credentialsVersion
+ *     ? recalled.found
+ *     : await keys.findWithOwner(hash);
  */
 export class PostgresApiKeyRepository extends SqlApiKeyRepository {
   private readonly recalled = new BoundedMap<string, RecalledKey>(REMEMBERED_KEYS_MAX);
