@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import type { SessionStatus } from '@servicepay/node/protocol';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { notificationContext } from '../../reference-server/src/bank/notification-context.ts';
+import type { NotificationAbout } from '../../reference-server/src/db/bank-notifications.ts';
 import { SqlBusinessRepository } from '../../reference-server/src/db/businesses.ts';
 import { openDatabase, type SqliteDatabase } from '../../reference-server/src/db/database.ts';
 import {
@@ -821,59 +823,59 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
     });
   });
 
-  it('bank notifications: findContext reads the recorded results, the account and its session (one statement on PostgreSQL), each as its own read gives it (issue 38)', async () => {
-    const seen = await onBothStores(
-      async ({ sessions, virtualAccounts, bankNotifications, settledTransfers }) => {
-        await sessions.insert(newSession('ses_context', { metadata: { orderId: 'A-1', gift: 'yes' } }));
-        await virtualAccounts.insert({
-          accountNumber: '9900000301',
-          sessionId: 'ses_context',
-          bankName: 'Simulated Bank',
-          accountName: 'ServicePay / Shop A',
-          createdAt: T0,
-          expiresAt: T0 + 30 * MINUTE,
-        });
-        const about = { id: 'ntf_context', transferId: 'trf_context', accountNumber: '9900000301' };
-        const before = await bankNotifications.findContext(about);
-        await settledTransfers.insert({
-          transferId: 'trf_context',
-          accountNumber: '9900000301',
-          sessionId: 'ses_context',
-          amount: 250_000,
-          currency: 'NGN',
-          bankOutcome: 'credited',
-          result: 'credited',
-          source: 'notification',
-          settledAt: T0,
-        });
-        await bankNotifications.insert({
-          ...about,
-          sessionId: 'ses_context',
-          amount: 250_000,
-          currency: 'NGN',
-          bankOutcome: 'credited',
-          result: 'mismatch',
-          receivedAt: T0,
-        });
-        await virtualAccounts.close('9900000301', T0 + 1_000);
-        const after = await bankNotifications.findContext(about);
-        // Each part on its own: another notification of the transfer, an account nobody opened.
-        const otherNotification = await bankNotifications.findContext({ ...about, id: 'ntf_other' });
-        const unknownAccount = await bankNotifications.findContext({
-          id: 'ntf_nowhere',
-          transferId: 'trf_nowhere',
-          accountNumber: '9900000399',
-        });
-        return {
-          before,
-          after,
-          otherNotification,
-          unknownAccount,
-          account: await virtualAccounts.find('9900000301'),
-          session: await sessions.find('ses_context'),
-        };
-      },
-    );
+  it('bank notifications: notificationContext reads the recorded results, the account and its session (one statement on PostgreSQL), each as its own read gives it (issue 38)', async () => {
+    const seen = await onBothStores(async (repositories) => {
+      const { sessions, virtualAccounts, bankNotifications, settledTransfers } = repositories;
+      const findContext = (about: NotificationAbout) => notificationContext(repositories, about);
+      await sessions.insert(newSession('ses_context', { metadata: { orderId: 'A-1', gift: 'yes' } }));
+      await virtualAccounts.insert({
+        accountNumber: '9900000301',
+        sessionId: 'ses_context',
+        bankName: 'Simulated Bank',
+        accountName: 'ServicePay / Shop A',
+        createdAt: T0,
+        expiresAt: T0 + 30 * MINUTE,
+      });
+      const about = { id: 'ntf_context', transferId: 'trf_context', accountNumber: '9900000301' };
+      const before = await findContext(about);
+      await settledTransfers.insert({
+        transferId: 'trf_context',
+        accountNumber: '9900000301',
+        sessionId: 'ses_context',
+        amount: 250_000,
+        currency: 'NGN',
+        bankOutcome: 'credited',
+        result: 'credited',
+        source: 'notification',
+        settledAt: T0,
+      });
+      await bankNotifications.insert({
+        ...about,
+        sessionId: 'ses_context',
+        amount: 250_000,
+        currency: 'NGN',
+        bankOutcome: 'credited',
+        result: 'mismatch',
+        receivedAt: T0,
+      });
+      await virtualAccounts.close('9900000301', T0 + 1_000);
+      const after = await findContext(about);
+      // Each part on its own: another notification of the transfer, an account nobody opened.
+      const otherNotification = await findContext({ ...about, id: 'ntf_other' });
+      const unknownAccount = await findContext({
+        id: 'ntf_nowhere',
+        transferId: 'trf_nowhere',
+        accountNumber: '9900000399',
+      });
+      return {
+        before,
+        after,
+        otherNotification,
+        unknownAccount,
+        account: await virtualAccounts.find('9900000301'),
+        session: await sessions.find('ses_context'),
+      };
+    });
     expect(seen.before.known).toBeUndefined();
     expect(seen.before.settled).toBeUndefined();
     expect(seen.before.account).toStrictEqual({ ...seen.account, closedAt: null });

@@ -9,6 +9,7 @@ import type { Clock } from '../internal/clock.ts';
 import { LedgerEntries } from '../ledger/ledger-entries.ts';
 import { bankNotificationStarted, notificationMatched } from '../metrics/metrics.ts';
 import { isTerminal } from '../views/session-status.ts';
+import { notificationContext } from './notification-context.ts';
 import type { UnappliedCredits } from './unapplied-credits.ts';
 
 /**
@@ -65,7 +66,7 @@ export class BankNotificationProcessor {
     return this.store.writes.run(async (tx, context) => {
       const { transfer } = notification;
       // The four reads of the decision together: one statement, one round trip, on PostgreSQL (issue 38).
-      const { known, account, session, settled } = await tx.bankNotifications.findContext({
+      const { known, account, session, settled } = await notificationContext(tx, {
         id: notification.id,
         transferId: transfer.id,
         accountNumber: transfer.accountNumber,

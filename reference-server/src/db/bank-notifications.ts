@@ -1,7 +1,7 @@
-import { type SessionRecord, sessions } from './sessions.ts';
+import type { SessionRecord } from './sessions.ts';
 import { type SqlRunner, sql } from './sql.ts';
 import { column, type RecordOf, table } from './table.ts';
-import { type VirtualAccountRecord, virtualAccounts } from './virtual-accounts.ts';
+import type { VirtualAccountRecord } from './virtual-accounts.ts';
 
 /** What the service made of a bank notification. */
 export type NotificationResult = 'credited' | 'mismatch' | 'not_credited' | 'unapplied' | 'unknown_account';
@@ -31,15 +31,25 @@ export interface BankNotificationRepository {
   /** The result recorded for a notification id already processed. */
   findResult(id: string): Promise<NotificationResult | undefined>;
   /**
-   * Everything a notification's decision reads, in one statement: the result already recorded for its id
-   * (`known`), the one recorded for its transfer by any notification (`settled`), the account it names, and the
-   * session that account was opened for. *Why one:* on PostgreSQL each read is a round trip inside the payment's
-   * transaction, on the way to the payer's push (issue 38).
+   * Everything a notification's decision reads, in one statement, where each read would be a round trip inside
+   * the payment's transaction (PostgreSQL: `PostgresBankNotificationRepository`, issue 38). Absent on SQLite,
+   * where the reads are function calls: `notificationContext` then asks each repository.
    */
-  findContext(about: { id: string; transferId: string; accountNumber: string }): Promise<NotificationContext>;
+  findContext?(about: NotificationAbout): Promise<NotificationContext>;
 }
 
-/** What `findContext` found; each part undefined when there is none. */
+/** The notification whose decision is read: its id, its transfer's, the account it names. */
+export interface NotificationAbout {
+  id: string;
+  transferId: string;
+  accountNumber: string;
+}
+
+/**
+ * What a notification's decision reads: the result recorded for its id (`known`), the one recorded for its
+ * transfer by any notification (`settled`), the account it names and the session that account was opened for;
+ * each undefined when there is none.
+ */
 export interface NotificationContext {
   known: NotificationResult | undefined;
   settled: NotificationResult | undefined;
@@ -50,13 +60,6 @@ export interface NotificationContext {
 const statements = {
   insert: sql(bankNotifications.insert()),
   find: sql<{ result: NotificationResult }>('SELECT result FROM bank_notifications WHERE id = @id'),
-  settled: sql<{ result: NotificationResult }>(
-    'SELECT result FROM settled_transfers WHERE transfer_id = @transferId',
-  ),
-  account: sql<VirtualAccountRecord>(
-    `SELECT ${virtualAccounts.select()} FROM virtual_accounts WHERE account_number = @accountNumber`,
-  ),
-  session: sql<SessionRecord>(`SELECT ${sessions.select()} FROM sessions WHERE id = @id`),
 };
 
 /** `BankNotificationRepository` on either store. */
@@ -69,24 +72,5 @@ export class SqlBankNotificationRepository implements BankNotificationRepository
 
   async findResult(id: string): Promise<NotificationResult | undefined> {
     return (await this.db.get(statements.find, { id }))?.result;
-  }
-
-  /**
-   * Four statements here: on SQLite each is a function call, not a round trip, and one joined statement measured
-   * slower than the four (45 against 10 µs). PostgreSQL's repository sends one
-   * (`PostgresBankNotificationRepository`).
-   */
-  async findContext(about: {
-    id: string;
-    transferId: string;
-    accountNumber: string;
-  }): Promise<NotificationContext> {
-    const account = await this.db.get(statements.account, { accountNumber: about.accountNumber });
-    return {
-      known: (await this.db.get(statements.find, { id: about.id }))?.result,
-      settled: (await this.db.get(statements.settled, { transferId: about.transferId }))?.result,
-      account,
-      session: account && sessions.decode(await this.db.get(statements.session, { id: account.sessionId })),
-    };
   }
 }

@@ -1,4 +1,8 @@
-import { type NotificationContext, SqlBankNotificationRepository } from '../bank-notifications.ts';
+import {
+  type NotificationAbout,
+  type NotificationContext,
+  SqlBankNotificationRepository,
+} from '../bank-notifications.ts';
 import { sessions } from '../sessions.ts';
 import { sql } from '../sql.ts';
 import { virtualAccounts } from '../virtual-accounts.ts';
@@ -25,12 +29,8 @@ const findContext = sql<Record<string, unknown>>(
  * const { known, settled, account, session } = await new PostgresBankNotificationRepository(runner).findContext(about);
  */
 export class PostgresBankNotificationRepository extends SqlBankNotificationRepository {
-  override async findContext(about: {
-    id: string;
-    transferId: string;
-    accountNumber: string;
-  }): Promise<NotificationContext> {
-    const row = (await this.db.get(findContext, about)) ?? {};
+  async findContext(about: NotificationAbout): Promise<NotificationContext> {
+    const row = (await this.db.get(findContext, { ...about })) ?? {};
     return {
       known: (row.known ?? undefined) as NotificationContext['known'],
       settled: (row.settled ?? undefined) as NotificationContext['settled'],
