@@ -1,6 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api.ts';
-import { type IdleConnection, idleConnections, requestFrom } from '../support/loopback-connections.ts';
+import {
+  expectRefusalPage,
+  type IdleConnection,
+  idleConnections,
+  requestFrom,
+} from '../support/loopback-connections.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // The widget hosts cap the connections one address holds, as the API server does and with its mechanism
@@ -43,19 +48,6 @@ async function hold(url: string, address: string, count: number): Promise<IdleCo
   const held: IdleConnection[] = [];
   for (let i = 0; i < count; i++) held.push(await connections.open(portOf(url), address));
   return held;
-}
-
-/** The refusal as written on the wire: status line and headers, and the body. */
-function expectRefusalPage(answer: string): void {
-  const [head = '', body = ''] = answer.split('\r\n\r\n');
-  expect(head).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
-  expect(head).toMatch(/\r\nRetry-After: 1\r\n/);
-  expect(head).toMatch(/\r\nContent-Type: text\/html; charset=utf-8\r\n/);
-  expect(head).toMatch(/\r\nCache-Control: no-store\r\n/);
-  expect(head).toMatch(/\r\nConnection: close$/);
-  const length = /\r\nContent-Length: (\d+)\r\n/.exec(head)?.[1];
-  expect(Number(length)).toBe(Buffer.byteLength(body));
-  expect(body).toContain('<h1>Too many connections</h1>');
 }
 
 describe("the connections one address may hold on a widget host (the API's maxConnectionsPerAddress)", () => {

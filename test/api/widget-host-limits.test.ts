@@ -5,7 +5,12 @@ import { dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/api.ts';
 import { openLinkPage, submitLinkForm } from '../support/link-page.ts';
-import { type IdleConnection, idleConnections, requestFrom } from '../support/loopback-connections.ts';
+import {
+  expectRefusalPage,
+  type IdleConnection,
+  idleConnections,
+  requestFrom,
+} from '../support/loopback-connections.ts';
 import { type RunningServer, startServer } from '../support/server.ts';
 
 // The widget hosts' total connection cap (`widgetMaxConnections`) and header/request timeouts
@@ -36,14 +41,7 @@ afterEach(() => {
 
 /** The refusal as written on the wire, and which cap it names (`total`: the checkout's, `address`: the network's). */
 function refusalOf(answer: string): 'total' | 'address' | undefined {
-  const [head = '', body = ''] = answer.split('\r\n\r\n');
-  expect(head).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
-  expect(head).toMatch(/\r\nRetry-After: 1\r\n/);
-  expect(head).toMatch(/\r\nContent-Type: text\/html; charset=utf-8\r\n/);
-  expect(head).toMatch(/\r\nCache-Control: no-store\r\n/);
-  expect(head).toMatch(/\r\nConnection: close$/);
-  expect(Number(/\r\nContent-Length: (\d+)\r\n/.exec(head)?.[1])).toBe(Buffer.byteLength(body));
-  expect(body).toContain('<h1>Too many connections</h1>');
+  const body = expectRefusalPage(answer);
   if (body.includes('The checkout has too many connections open')) return 'total';
   if (body.includes('This network has too many connections')) return 'address';
   return undefined;

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { expect } from 'vitest';
 
 // Real loopback sockets for the per-address connection caps: 127.0.0.1 and 127.0.0.2 are two addresses of this
 // machine (all of 127/8 is), so one can hold or flood connections while the other is served.
@@ -93,4 +94,25 @@ export function requestFrom(
     req.on('error', () => resolve({ status: 0, text: '' }));
     req.end(options.body);
   });
+}
+
+/**
+ * Checks the page a widget host writes to a connection it refuses (a cap reached), as written on the wire: 503,
+ * `Retry-After: 1`, HTML, not cached, the connection closed, a `Content-Length` that is the whole body. Returns
+ * the body, whose sentence says which cap refused it.
+ *
+ * @example
+ * expect(expectRefusalPage(socket.answer())).toContain('This network has too many connections');
+ */
+export function expectRefusalPage(answer: string): string {
+  const [head = '', body = ''] = answer.split('\r\n\r\n');
+  expect(head).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+  expect(head).toMatch(/\r\nRetry-After: 1\r\n/);
+  expect(head).toMatch(/\r\nContent-Type: text\/html; charset=utf-8\r\n/);
+  expect(head).toMatch(/\r\nCache-Control: no-store\r\n/);
+  expect(head).toMatch(/\r\nConnection: close$/);
+  const length = /\r\nContent-Length: (\d+)\r\n/.exec(head)?.[1];
+  expect(Number(length)).toBe(Buffer.byteLength(body));
+  expect(body).toContain('<h1>Too many connections</h1>');
+  return body;
 }
