@@ -94,6 +94,36 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
     );
   });
 
+  it('statements a job sends together (the pool pipelines) run in the order sent, in its transaction; one that fails rolls all back', async () => {
+    const writes = queue();
+    const together = await writes.run((tx) =>
+      Promise.all([
+        tx.rows("INSERT INTO counters (id, value) VALUES ('p1', 1)"),
+        tx.rows("UPDATE counters SET value = value + 1 WHERE id = 'p1' RETURNING value"),
+        tx.rows("INSERT INTO journal (job) VALUES ('p1')"),
+        // Sent with the writes before it, answered after them: it sees them, as the next statement would.
+        tx.rows<{ value: number; jobs: number }>(
+          "SELECT value, (SELECT count(*)::int FROM journal WHERE job = 'p1') AS jobs FROM counters WHERE id = 'p1'",
+        ),
+      ]),
+    );
+    expect(together[1]).toEqual([{ value: 2 }]);
+    expect(together[3]).toEqual([{ value: 2, jobs: 1 }]);
+
+    // The second statement fails: the job rejects with its error (not the "transaction is aborted" of the one
+    // behind it), and the first statement, already run, is rolled back with the rest.
+    const failed = writes.run((tx) =>
+      Promise.all([
+        tx.rows("INSERT INTO journal (job) VALUES ('p2')"),
+        tx.rows("INSERT INTO counters (id, value) VALUES ('p2', NULL)"),
+        tx.rows("INSERT INTO journal (job) VALUES ('p3')"),
+      ]),
+    );
+    await expect(failed).rejects.toMatchObject({ code: '23502', column: 'value' });
+    expect(await committed('SELECT job FROM journal ORDER BY seq')).toEqual([{ job: 'p1' }]);
+    expect(await committed('SELECT id, value FROM counters')).toEqual([{ id: 'p1', value: 2 }]);
+  });
+
   it('a burst of jobs far beyond the pool waits its turn: none fails for the time it queued for a client', async () => {
     // A pool of 2 whose connect gives up after 300 ms, and 200 jobs of about 10 ms each sent at once: about a
     // second of work. Left to queue in the pool, every job still waiting for a client after 300 ms failed

@@ -395,7 +395,7 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
     expect(seen.otherOwnerLive).toEqual(['ses_list_biz_c_live_9', 'ses_list_biz_c_live_4']);
   });
 
-  it('sessions: change applies only to the session as read (status and account), and says whether it did', async () => {
+  it('sessions: change applies only to the session as read (status and account), and returns the session as changed', async () => {
     const seen = await onBothStores(async ({ sessions }) => {
       await sessions.insert(newSession('ses_change'));
       const toAwaiting: SessionChange = {
@@ -472,15 +472,21 @@ describe.runIf(postgresAvailable)('the session-path repositories on SQLite and o
         final: await sessions.find('ses_change'),
       };
     });
+    // Refused changes return nothing; an applied one returns the whole row as a read after it would.
     expect(seen).toMatchObject({
-      first: true,
-      again: false,
-      staleAccount: false,
-      mismatch: true,
-      paid: true,
-      cancelAfterPaid: false,
-      unknown: false,
+      again: undefined,
+      staleAccount: undefined,
+      cancelAfterPaid: undefined,
+      unknown: undefined,
     });
+    expect(seen.first).toEqual(seen.afterAwaiting);
+    expect(seen.mismatch).toMatchObject({
+      status: 'mismatch',
+      updatedAt: T0 + 3_000,
+      mismatchReceived: 200_000,
+      paidAt: null,
+    });
+    expect(seen.paid).toEqual(seen.final);
     expect(seen.afterAwaiting).toMatchObject({
       status: 'awaiting_payment',
       updatedAt: T0 + 1_000,
@@ -1005,7 +1011,7 @@ describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL o
     }
   }
 
-  it('20 concurrent change(id, awaiting_payment → successful) from separate clients: exactly one true, its change kept', async () => {
+  it('20 concurrent change(id, awaiting_payment → successful) from separate clients: exactly one gets the session back, its change kept', async () => {
     const sessions = new SqlSessionRepository(new PostgresRunner(scratch.pool));
     await sessions.insert(newSession('ses_race'));
     await sessions.change(
@@ -1038,7 +1044,8 @@ describe.runIf(postgresAvailable)('the session-path repositories on PostgreSQL o
     // Every instance read awaiting_payment: a read-then-write would have paid the session 20 times.
     expect(reads).toEqual(Array(20).fill('awaiting_payment'));
     expect(writes.filter(Boolean)).toHaveLength(1);
-    const winner = writes.indexOf(true);
+    const winner = writes.findIndex(Boolean);
+    expect(writes[winner]).toEqual(await sessions.find('ses_race'));
     expect(await sessions.find('ses_race')).toMatchObject({
       status: 'successful',
       updatedAt: T0 + 100 + winner,

@@ -123,7 +123,8 @@ export function useWriteQueueHarness(): WriteQueueHarness {
   // An idle client whose connection is lost is reported to onPoolError (a database restart); the pool drops it.
   const scratch = useScratchDatabase({
     database: 'write_queue',
-    pools: { poolA: { max: POOL_SIZE }, poolB: { max: POOL_SIZE } },
+    // Pipelined, as the service's pool is (db/backend.ts): BEGIN travels with the job's first statement.
+    pools: { poolA: { max: POOL_SIZE, pipeline: true }, poolB: { max: POOL_SIZE, pipeline: true } },
     onPoolError,
   });
   let admin: pg.Client;

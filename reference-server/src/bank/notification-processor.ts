@@ -76,8 +76,11 @@ export class BankNotificationProcessor {
       const now = this.clock.now();
       if (session) notificationMatched(notification.id, session.id);
       const result = settled ?? (await this.decide(tx, context, notification, account, session, now));
-      if (settled === undefined) {
-        await tx.settledTransfers.insert({
+      // The records of what was decided, sent together (one round trip on PostgreSQL's pipelined connection,
+      // issue 38) and run in this order: the settled transfer, the ledger's entries of it (once, as the
+      // settling is), the notification. A transfer already settled gets the notification's record alone.
+      const settling = settled === undefined && [
+        tx.settledTransfers.insert({
           transferId: transfer.id,
           accountNumber: transfer.accountNumber,
           sessionId: session?.id ?? null,
@@ -87,26 +90,23 @@ export class BankNotificationProcessor {
           result,
           source: 'notification',
           settledAt: now,
-        });
-        // The ledger's entries of this transfer, in the job that settles it: once, as the settling is.
-        await LedgerEntries.transferSettled(tx, {
-          transfer,
-          session,
+        }),
+        LedgerEntries.transferSettled(tx, { transfer, session, result, now }),
+      ];
+      await Promise.all([
+        ...(settling || []),
+        tx.bankNotifications.insert({
+          id: notification.id,
+          transferId: transfer.id,
+          accountNumber: transfer.accountNumber,
+          sessionId: session?.id ?? null,
+          amount: transfer.amount,
+          currency: transfer.currency,
+          bankOutcome: transfer.outcome,
           result,
-          now,
-        });
-      }
-      await tx.bankNotifications.insert({
-        id: notification.id,
-        transferId: transfer.id,
-        accountNumber: transfer.accountNumber,
-        sessionId: session?.id ?? null,
-        amount: transfer.amount,
-        currency: transfer.currency,
-        bankOutcome: transfer.outcome,
-        result,
-        receivedAt: now,
-      });
+          receivedAt: now,
+        }),
+      ]);
       return { result, duplicate: settled !== undefined };
     });
   }

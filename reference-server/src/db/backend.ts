@@ -131,6 +131,9 @@ function openPostgresBackend(url: string, poolSize: number, options: BackendOpti
     connectionString: url,
     connectionTimeoutMillis: 5_000,
     max: options.forCommand ? 2 : poolSize,
+    // A client writes a statement without waiting for the answers before it: a write job's BEGIN and its
+    // first statement, or statements it sends together, cost one round trip (PostgresWriteQueue, issue 38).
+    pipeline: true,
   });
   // An idle client that loses its connection is dropped by the pool; the next checkout connects again.
   pool.on('error', (error) =>

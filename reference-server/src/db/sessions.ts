@@ -130,10 +130,12 @@ export interface SessionRepository {
   /** Marks the client secret exchanged; false when it already was (by this instance or another). */
   markClientSecretUsed(id: string, at: number): Promise<boolean>;
   /**
-   * Applies a change only if the session is still as `expected` (status and account); false when it was not.
-   * One statement whose row count is the answer: of N concurrent transitions from one state exactly one applies.
+   * Applies a change only if the session is still as `expected` (status and account), and returns the session
+   * as changed; undefined, changing nothing, when it was not as expected (or does not exist). One statement
+   * (`UPDATE … RETURNING`): of N concurrent transitions from one state exactly one applies, and the one that did
+   * needs no second read of the row (issue 38: a round trip fewer per transition on PostgreSQL).
    */
-  change(id: string, expected: SessionExpectation, change: SessionChange): Promise<boolean>;
+  change(id: string, expected: SessionExpectation, change: SessionChange): Promise<SessionRecord | undefined>;
   /**
    * Brings an open session's end forward to `at` (test mode's "expire now"); false when the session has ended
    * or already ends by then. The sweeper's own code then ends it as at its natural end.
@@ -246,10 +248,11 @@ const statements = {
     'UPDATE sessions SET client_secret_used_at = @at WHERE id = @id AND client_secret_used_at IS NULL',
   ),
   // Guarded by the session as read: a transition that lost a race changes nothing.
-  change: sql(
+  change: sql<SessionRecord>(
     `UPDATE sessions SET status = @status, updated_at = @updatedAt, account_number = @accountNumber,
        mismatch_received = @mismatchReceived, paid_at = @paidAt
-     WHERE id = @id AND status = @expectedStatus AND account_number IS NOT DISTINCT FROM @expectedAccountNumber`,
+     WHERE id = @id AND status = @expectedStatus AND account_number IS NOT DISTINCT FROM @expectedAccountNumber
+     RETURNING ${sessions.select()}`,
   ),
   expireAt: sql(
     `UPDATE sessions SET expires_at = @at
@@ -275,8 +278,8 @@ const statements = {
  * `SessionRepository` on either store.
  *
  * @example
- * const changed = await new SqlSessionRepository(tx).change('ses_1', { status: 'awaiting_payment', accountNumber },
- *   { status: 'successful', updatedAt: now, accountNumber, mismatchReceived: null, paidAt: now });
+ * const paid = await new SqlSessionRepository(tx).change('ses_1', { status: 'awaiting_payment', accountNumber },
+ *   { status: 'successful', updatedAt: now, accountNumber, mismatchReceived: null, paidAt: now }); // or undefined
  */
 export class SqlSessionRepository implements SessionRepository {
   constructor(protected readonly db: SqlRunner) {}
@@ -309,14 +312,18 @@ export class SqlSessionRepository implements SessionRepository {
     return (await this.db.run(statements.markClientSecretUsed, { id, at })) === 1;
   }
 
-  async change(id: string, expected: SessionExpectation, change: SessionChange): Promise<boolean> {
+  async change(
+    id: string,
+    expected: SessionExpectation,
+    change: SessionChange,
+  ): Promise<SessionRecord | undefined> {
     const params = {
       id,
       expectedStatus: expected.status,
       expectedAccountNumber: expected.accountNumber,
       ...change,
     };
-    return (await this.db.run(statements.change, params)) === 1;
+    return sessions.decode(await this.db.get(statements.change, params));
   }
 
   async expireAt(id: string, at: number): Promise<boolean> {

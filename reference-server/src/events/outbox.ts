@@ -1,5 +1,5 @@
 import { WebhookEventTypeSchema } from '@servicepay/node/protocol';
-import type { EventRecord } from '../db/events.ts';
+import type { NewEvent } from '../db/events.ts';
 import type { Repositories, WriteContext } from '../db/repositories.ts';
 import { newId } from '../internal/random.ts';
 
@@ -28,8 +28,11 @@ export class WebhookOutbox {
     this.listener = listener;
   }
 
-  /** Returns how many deliveries were queued. */
-  async enqueue(tx: Repositories, context: WriteContext, event: EventRecord): Promise<number> {
+  /**
+   * Returns how many deliveries were queued. Takes the event as inserted or about to be (its id is known
+   * before its insert): sent behind the event's insert in one round trip, the deliveries still follow it.
+   */
+  async enqueue(tx: Repositories, context: WriteContext, event: NewEvent): Promise<number> {
     if (!WEBHOOK_EVENT_TYPES.has(event.type)) return 0;
     const queued = await tx.webhookDeliveries.enqueueForEvent(newId('wd'), {
       eventId: event.id,

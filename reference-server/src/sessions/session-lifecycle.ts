@@ -216,30 +216,30 @@ export class SessionLifecycle {
       const paid = await this.settle(tx, context, session, options.closed, now);
       if (paid) return paid;
     }
-    const changed = await tx.sessions.change(session.id, session, {
+    const updated = await tx.sessions.change(session.id, session, {
       status: to,
       updatedAt: now,
       accountNumber,
       mismatchReceived: options.mismatchReceived ?? session.mismatchReceived,
       paidAt: to === 'successful' ? now : session.paidAt,
     });
-    if (!changed) throw new WriteConflict('session_not_active', 'The session changed meanwhile; try again.');
+    if (!updated) throw new WriteConflict('session_not_active', 'The session changed meanwhile; try again.');
 
-    if (closing) {
+    // Sent together, run in this order (one round trip on PostgreSQL's pipelined connection, issue 38): the
+    // account is read after its closing, so the view shows it closed.
+    const [, , account, business] = await Promise.all([
       // Paid: the bank closed the account with the credit itself (single use, `BankGateway.closeAccount`), so
       // the bank is asked nothing more here.
-      await tx.virtualAccounts.close(previousAccount, now);
-    }
-
-    const updated = await tx.sessions.find(session.id);
-    if (!updated) throw new Error(`session ${session.id} vanished inside its transition`);
-    // A one-time payment link closes with its first payment, in the payment's own transaction.
-    if (to === 'successful' && updated.paymentLinkId !== null) {
-      await tx.paymentLinks.completeIfSingleUse(updated.paymentLinkId, now);
-    }
-    const account = accountNumber === null ? undefined : await tx.virtualAccounts.find(accountNumber);
+      closing ? tx.virtualAccounts.close(previousAccount, now) : undefined,
+      // A one-time payment link closes with its first payment, in the payment's own transaction.
+      to === 'successful' && updated.paymentLinkId !== null
+        ? tx.paymentLinks.completeIfSingleUse(updated.paymentLinkId, now)
+        : undefined,
+      accountNumber === null ? undefined : tx.virtualAccounts.find(accountNumber),
+      tx.businesses.find(updated.businessId),
+    ]);
     const view = toSessionView(updated, account);
-    const event = await tx.events.insert({
+    const event = {
       id: newId('evt'),
       businessId: updated.businessId,
       environment: updated.environment,
@@ -248,14 +248,14 @@ export class SessionLifecycle {
       reason,
       payload: JSON.stringify(view),
       createdAt: now,
-    });
-    await this.outbox.enqueue(tx, context, event);
+    };
+    // The deliveries name the event by id, known before its insert: both leave together, the event first.
+    const [{ seq }] = await Promise.all([tx.events.insert(event), this.outbox.enqueue(tx, context, event)]);
     if (isTerminal(to)) context.afterCommit(() => sessionEnded(updated.environment, to));
 
-    const merchantName = (await tx.businesses.find(updated.businessId))?.name ?? '';
-    const message = toStatusMessage(view, merchantName, reason);
+    const message = toStatusMessage(view, business?.name ?? '', reason);
     // Delivered at commit, never for a rollback (on PostgreSQL the NOTIFY is part of this transaction).
-    await this.broadcaster.publishOnCommit(context, { sessionId: updated.id, seq: event.seq, message });
+    await this.broadcaster.publishOnCommit(context, { sessionId: updated.id, seq, message });
     return updated;
   }
 }

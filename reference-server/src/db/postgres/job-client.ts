@@ -22,10 +22,11 @@ export class JobClient {
   /** The first serialization failure, deadlock or duplicate key, even if the job caught it. */
   retryableStatement: unknown;
   /**
-   * A statement was sent and neither its answer nor the server's error has come back. Not set by a statement
-   * refused because the connection was already known lost: that one never left.
+   * Statements sent whose answer (or the server's error) has not come back: several at once when the job sends
+   * them together on a pipelined client. Not counted: a statement refused because the connection was already
+   * known lost, which never left.
    */
-  unanswered = false;
+  private awaited = 0;
   readonly effects: Array<() => void> = [];
   readonly queryable: Queryable;
   readonly context: WriteContext;
@@ -50,6 +51,19 @@ export class JobClient {
       },
       connection: this.queryable,
     };
+  }
+
+  /** A statement was sent and its answer, or the server's error, has not come back. */
+  get unanswered(): boolean {
+    return this.awaited > 0;
+  }
+
+  /**
+   * The client writes a statement without waiting for the answers to those before it (`pipeline: true` on
+   * the pool): statements the job sends together leave together.
+   */
+  get pipelined(): boolean {
+    return (this.client as unknown as { pipeline?: boolean }).pipeline === true;
   }
 
   /** The job is over: its queryable and `afterCommit` refuse from now on. */
@@ -77,17 +91,17 @@ export class JobClient {
       this.failedStatement ??= this.lost;
       return Promise.reject(this.lost);
     }
-    this.unanswered = true;
+    this.awaited++;
     return (this.client.query(text as pg.QueryConfig, values) as Promise<unknown>).then(
       (answer) => {
-        this.unanswered = false;
+        this.awaited--;
         return answer;
       },
       (error: unknown) => {
         this.failedStatement ??= error;
         // Known here, even if the job swallows the error and returns before the socket's end is seen.
         if (connectionLost(error)) this.lost ??= error as Error;
-        else if (sqlState(error) !== undefined) this.unanswered = false;
+        else if (sqlState(error) !== undefined) this.awaited--;
         if (isRetryable(error) || isUniqueViolation(error)) this.retryableStatement ??= error;
         throw error;
       },

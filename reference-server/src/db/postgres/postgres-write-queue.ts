@@ -73,6 +73,13 @@ const cutInFlight = (cause: unknown): Attempt<never> => ({
  * A job that caught a failed statement and returned anyway is told so: PostgreSQL answers such a `COMMIT`
  * with `ROLLBACK`, and the job rejects rather than report writes that did not happen.
  *
+ * **Pipelined.** On a pool made with `pipeline: true` (the service's, `db/backend.ts`), `BEGIN` is written
+ * without waiting for its answer, so it travels with the job's first statement, and statements a job sends
+ * together (`Promise.all`) go out together: one round trip where each cost one. PostgreSQL still runs them
+ * one after another, in the order they were sent, in the job's transaction. A `BEGIN` that fails fails the
+ * statements behind it, and the attempt ends as one whose `BEGIN` failed. Without `pipeline`, `BEGIN` is
+ * awaited first and the statements of a job are sent one at a time, as before.
+ *
  * **One-statement jobs** (`WriteOptions.oneStatement`, the session create) skip `BEGIN` and `COMMIT`: the
  * statement is its own transaction, one round trip instead of three (`attemptOneStatement`). Its outcome is
  * unknown only when the connection broke while the statement was in flight; one lost before it went out fails
@@ -94,7 +101,7 @@ const cutInFlight = (cause: unknown): Attempt<never> => ({
  *   onEffectError: (error) => logger.error('after-commit effect failed', { error: String(error) }),
  * });
  * const paid = await writes.run(async (tx, context) => {
- *   // A conditional update: of 50 duplicate notifications on any instances, one sees `true`.
+ *   // A conditional update: of 50 duplicate notifications on any instances, one gets the session as changed.
  *   const won = await tx.sessions.change(id, 'awaiting_payment', {
  *     status: 'successful', updatedAt: now, accountNumber, mismatchReceived: null, paidAt: now,
  *   });
@@ -150,17 +157,23 @@ export class PostgresWriteQueue<R> implements Writes<R> {
     const { client } = job;
     let releaseError: Error | undefined;
     try {
-      await client.query(this.begin);
+      // Pipelined: not awaited, so it leaves with the job's first statement; its failure is thrown below.
+      const begun = client.query(this.begin);
+      if (!job.pipelined) await begun;
+      else begun.catch(() => undefined);
       let value: T;
       try {
         value = await Promise.resolve().then(() => work(this.bind(job.queryable), job.context));
       } catch (error) {
         job.close();
+        // The job's statements failed because BEGIN did: the attempt is one whose BEGIN failed (below).
+        await begun;
         releaseError = await this.rollback(client, () => job.lost);
         const retry = isRetryable(error) || job.retryableStatement !== undefined;
         return { outcome: retry ? 'retry' : 'failed', error };
       }
       job.close();
+      await begun;
       if (job.lost) {
         // The job returned although its connection is gone: nothing was committed.
         releaseError = job.lost;
@@ -199,7 +212,7 @@ export class PostgresWriteQueue<R> implements Writes<R> {
       }
       return { outcome: 'committed', value, effects: job.effects };
     } catch (error) {
-      // BEGIN failed: the connection broke or the server refused.
+      // BEGIN failed: the connection broke or the server refused. Pipelined, the job ran and saw it fail too.
       releaseError = job.lost ?? (connectionLost(error) ? (error as Error) : undefined);
       return { outcome: 'failed', error };
     } finally {
