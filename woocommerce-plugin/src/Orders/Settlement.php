@@ -106,8 +106,14 @@ final class Settlement {
 						'orderCurrency' => $currency,
 					)
 				);
-				if ( ! StatusChange::once( $order, $hold_claim, 'on-hold', static fn () => $order->update_status( 'on-hold', $note ) ) ) {
-					// Left pending, the order could be paid again: let the next delivery or the check hold it.
+				// An order on hold already (the shop held it, or another of its sessions was paid another amount)
+				// changes no status, so WooCommerce would write no note: the shop owner gets this one all the same.
+				$held = $order->has_status( 'on-hold' )
+					? StatusChange::note_once( $order, $hold_claim, $note )
+					: StatusChange::once( $order, $hold_claim, 'on-hold', static fn () => $order->update_status( 'on-hold', $note ) );
+				if ( ! $held ) {
+					// Left pending, the order could be paid again; held without its note, the owner does not know why:
+					// the next delivery or the check does it again.
 					SettlementClaim::release( $hold_claim );
 					throw new \RuntimeException( 'The order could not be put on hold; it will be retried.' );
 				}

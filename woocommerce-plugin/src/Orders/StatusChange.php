@@ -72,4 +72,34 @@ final class StatusChange {
 		}
 		return $changed && StoredOrder::kept_status( $order, $before );
 	}
+
+	/**
+	 * The order has the status `$cause` calls for already (a payment of another amount for an order on hold):
+	 * WooCommerce runs no transition for an unchanged status, so the note that would have come with it is
+	 * written here, once for that cause, under the same `announced:<cause>` claim (an earlier request that ran
+	 * the transition for it, its status since lost, wrote the note already).
+	 *
+	 * @param \WC_Order $order The order as this request read it.
+	 * @param string    $cause The claim this request holds for the change (`amount-mismatch:<session>`).
+	 * @param string    $note  The note the change carries.
+	 * @return bool Whether the note is on the order (false: not written, the caller gives its claim back).
+	 */
+	public static function note_once( \WC_Order $order, string $cause, string $note ): bool {
+		$announced = 'announced:' . $cause;
+		try {
+			if ( ! SettlementClaim::take( $announced, $order->get_id() ) ) {
+				return true;
+			}
+		} catch ( \RuntimeException $error ) {
+			Logger::error( 'could not record the note', array( 'orderId' => $order->get_id(), 'error' => $error->getMessage() ) );
+			return false;
+		}
+		if ( $order->add_order_note( $note ) ) {
+			return true;
+		}
+		// Unwritten, it must not count as written: the retry writes it.
+		SettlementClaim::release( $announced );
+		Logger::error( 'the note was not stored', array( 'orderId' => $order->get_id(), 'cause' => $cause ) );
+		return false;
+	}
 }
