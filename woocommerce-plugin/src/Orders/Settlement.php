@@ -36,6 +36,12 @@ final class Settlement {
 	public const IGNORED = 'ignored';
 
 	/**
+	 * Recorded (as a claim, never given back) once a payment's paid status is stored, `stored:paid:<order id>`:
+	 * what awaits_payment() decides on.
+	 */
+	private const STORED_PAID = 'stored:paid:';
+
+	/**
 	 * Applies a session to its order.
 	 *
 	 * @param \WC_Order           $order    Order (read again here: callers may hold a stale copy).
@@ -185,6 +191,13 @@ final class Settlement {
 				throw new \RuntimeException( 'The order could not be marked paid; it will be retried.' );
 			}
 		}
+		try {
+			SettlementClaim::take( self::STORED_PAID . $order->get_id(), $order->get_id() );
+		} catch ( \RuntimeException $error ) {
+			// The order is paid as stored (in a status payment_complete() no longer accepts), which awaits_payment()
+			// sees without the record, unless the shop owner moves it back to such a status.
+			Logger::error( 'could not record the stored payment', array( 'orderId' => $order->get_id(), 'error' => $error->getMessage() ) );
+		}
 		Logger::info( 'order paid', array( 'orderId' => $order->get_id(), 'sessionId' => $session_id ) );
 		return self::SETTLED;
 	}
@@ -243,11 +256,13 @@ final class Settlement {
 
 	/**
 	 * Whether the order, as the database holds it now, still waits for a payment: a status payment_complete()
-	 * accepts and never paid (no date paid). apply() answers `already_paid` for such an order when another
-	 * request held the session's claim for longer than its 2 s wait (or died holding it): that request may still
-	 * fail and give the claim back, so the webhook asks to be delivered again rather than answer 200, and the
-	 * scheduled check comes back. A transaction id alone does not count as paid: on an order with neither status
-	 * nor date paid it was typed into the order screen or left by a save whose status the database lost.
+	 * accepts, and no settlement of the plugin's ever stored it paid (`stored:paid:<order>`). apply() answers
+	 * `already_paid` for such an order when another request held the session's claim for longer than its 2 s wait
+	 * (or died holding it): that request may still fail and give the claim back, so the webhook asks to be
+	 * delivered again rather than answer 200, and the scheduled check comes back. Neither the date paid nor the
+	 * transaction id counts as paid: a save whose status the database lost can keep either (under HPOS the date
+	 * paid is in another table than the status; on posts storage the transaction id is meta), and the id can be
+	 * typed into the order screen. The status (read past the caches) and the record cannot tell another story.
 	 *
 	 * @param int $order_id Order id.
 	 */
@@ -255,7 +270,7 @@ final class Settlement {
 		$order = StoredOrder::read( $order_id );
 		return $order instanceof \WC_Order
 			&& self::payable( $order )
-			&& null === $order->get_date_paid( 'edit' );
+			&& ! SettlementClaim::exists( self::STORED_PAID . $order_id );
 	}
 
 	/**
