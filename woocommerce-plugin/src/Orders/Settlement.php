@@ -123,7 +123,7 @@ final class Settlement {
 					SettlementClaim::release( $hold_claim );
 					throw new \RuntimeException( 'The order could not be put on hold; it will be retried.' );
 				}
-			} elseif ( ! $order->has_status( 'on-hold' ) && self::await_other_request( $order, $hold_claim ) ) {
+			} elseif ( self::await_other_request( $order, $hold_claim, $order->has_status( 'on-hold' ) ? 'announced:' . $hold_claim : '' ) ) {
 				return self::settle_again( $order, $session, $retried );
 			}
 			return self::AMOUNT_MISMATCH;
@@ -211,16 +211,20 @@ final class Settlement {
 	 * hold") then would be false, and a webhook answered 200 is not delivered again. So the wait ends as soon as
 	 * the claim is gone with the order unchanged (even before it began), and says so: the caller settles again.
 	 *
+	 * An order on hold already keeps its status when a payment of another amount holds it: the holder is done once
+	 * it recorded its note (`$done`).
+	 *
 	 * @param \WC_Order $order The order as this request read it.
 	 * @param string    $claim The claim the other request holds.
+	 * @param string    $done  A claim the holder takes once done when the order keeps its status; '' for none.
 	 * @return bool Whether the holder gave the claim up and the order is still in the status this request read.
 	 */
-	private static function await_other_request( \WC_Order $order, string $claim ): bool {
+	private static function await_other_request( \WC_Order $order, string $claim, string $done = '' ): bool {
 		$before   = $order->get_status();
 		$deadline = microtime( true ) + ( SettlementClaim::recent( $claim, 5 ) ? 2.0 : 0.0 );
 		while ( true ) {
 			$stored = StoredOrder::read( $order->get_id() );
-			if ( ! $stored instanceof \WC_Order || ! $stored->has_status( $before ) ) {
+			if ( ! $stored instanceof \WC_Order || ! $stored->has_status( $before ) || ( '' !== $done && SettlementClaim::exists( $done ) ) ) {
 				return false;
 			}
 			// Read after the order: a holder gives its claims back only once the database holds the order unchanged.

@@ -8,6 +8,7 @@ namespace ServicePay\WooCommerce\Tests\Orders;
 use ServicePay\WooCommerce\Orders\OrderSessions;
 use ServicePay\WooCommerce\Orders\Settlement;
 use ServicePay\WooCommerce\Orders\SettlementClaim;
+use ServicePay\WooCommerce\Tests\SlowSettler;
 use ServicePay\WooCommerce\Tests\Support\Concurrently;
 use ServicePay\WooCommerce\Tests\WordPressTestCase;
 
@@ -21,7 +22,16 @@ require_once __DIR__ . '/../support/Concurrently.php';
  */
 final class SettlementHoldTest extends WordPressTestCase {
 
+	use SlowSettler;
+
 	private const HELD_NOTE = 'was paid 24.99 USD, but this order is 25.00 USD';
+
+	protected function tearDown(): void {
+		if ( null !== $this->settler ) {
+			$this->finish_settler();
+		}
+		parent::tearDown();
+	}
 
 	/** A 25.00 USD order the shop owner put on hold, as the database holds it. */
 	private function held_order(): \WC_Order {
@@ -92,6 +102,24 @@ final class SettlementHoldTest extends WordPressTestCase {
 		wp_cache_flush();
 		$this->assertSame( 'on-hold', wc_get_order( $order->get_id() )->get_status() );
 		$this->assertSame( 1, $this->notes_containing( $order->get_id(), self::HELD_NOTE ) );
+	}
+
+	public function test_a_return_racing_a_delivery_whose_note_the_database_refuses_writes_it_itself_once(): void {
+		$order   = $this->held_order();
+		$session = $this->session_of( $order, 'successful', array( 'amount' => 2499 ) );
+		// The other request (the webhook) holds the hold claim and is about to write the note, which the database
+		// then refuses after 1 s: it gives the claim back and is answered 500.
+		$this->start_settler( $order, $session, 1000, 'amount-mismatch:' . $session['id'], 'fail-note' );
+
+		// The payer's return waits for it rather than answer as if the note were written, and writes it itself.
+		$this->assertSame( Settlement::AMOUNT_MISMATCH, Settlement::apply( $order, $session, '' ) );
+		$this->assertSame( 'threw: The order could not be put on hold; it will be retried.', $this->finish_settler() );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), self::HELD_NOTE ) );
+
+		// The webhook's redelivery finds it written.
+		$this->assertSame( Settlement::AMOUNT_MISMATCH, Settlement::apply( $order, $session, 'evt_slow' ) );
+		$this->assertSame( 1, $this->notes_containing( $order->get_id(), self::HELD_NOTE ) );
+		$this->assertSame( 'on-hold', $this->stored( $order )->get_status() );
 	}
 
 	public function test_a_note_the_database_refused_is_answered_for_a_retry_that_writes_it_once(): void {

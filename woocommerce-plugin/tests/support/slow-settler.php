@@ -14,7 +14,9 @@
  * and sleeps (touching <dir>/claimed) only once WooCommerce's save of the paid order is over
  * (`woocommerce_payment_complete`): the status is lost, what else that save wrote is stored (under HPOS the date
  * paid, in another table than the status), the claims are held; then it gives them back and throws as
- * `fail-paid` does. Touches <dir>/done when apply() returned, and prints one JSON line: what apply() answered.
+ * `fail-paid` does. `fail-note` (a session of another amount for an order on hold already) sleeps as the hold note
+ * is about to be written, then the database refuses it: the settlement gives its hold claim back and throws.
+ * Touches <dir>/done when apply() returned, and prints one JSON line: what apply() answered.
  *
  * @package ServicePay\WooCommerce
  */
@@ -50,6 +52,20 @@ $lose   = static function () use ( $lost ): void {
 };
 if ( $after_save ) {
 	$lose();
+}
+if ( 'fail-note' === ( $argv[5] ?? '' ) ) {
+	add_filter(
+		'woocommerce_new_order_note_data',
+		static function ( array $note ) use ( $dir, $milliseconds ): array {
+			touch( $dir . '/claimed' );
+			usleep( 1000 * (int) $milliseconds );
+			global $wpdb;
+			$wpdb->suppress_errors( true );
+			$comments = '/^\s*INSERT\s+INTO\s+`?' . preg_quote( $wpdb->comments, '/' ) . '\b/i';
+			add_filter( 'query', static fn ( $query ) => is_string( $query ) && preg_match( $comments, $query ) ? 'SELECT 1 FROM servicepay_test_dropped_statement' : $query );
+			return $note;
+		}
+	);
 }
 add_action(
 	$fail ? 'woocommerce_pre_payment_complete' : ( $after_save ? 'woocommerce_payment_complete' : 'woocommerce_before_order_object_save' ),
