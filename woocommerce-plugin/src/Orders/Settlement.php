@@ -36,6 +36,12 @@ final class Settlement {
 	public const IGNORED = 'ignored';
 
 	/**
+	 * Recorded (as a claim, never given back) once a payment's paid status is stored, `stored:paid:<order id>`:
+	 * what awaits_payment() decides on.
+	 */
+	private const STORED_PAID = 'stored:paid:';
+
+	/**
 	 * Applies a session to its order.
 	 *
 	 * @param \WC_Order           $order    Order (read again here: callers may hold a stale copy).
@@ -106,12 +112,18 @@ final class Settlement {
 						'orderCurrency' => $currency,
 					)
 				);
-				if ( ! StatusChange::once( $order, $hold_claim, 'on-hold', static fn () => $order->update_status( 'on-hold', $note ) ) ) {
-					// Left pending, the order could be paid again: let the next delivery or the check hold it.
+				// An order on hold already (the shop held it, or another of its sessions was paid another amount)
+				// changes no status, so WooCommerce would write no note: the shop owner gets this one all the same.
+				$held = $order->has_status( 'on-hold' )
+					? StatusChange::note_once( $order, $hold_claim, $note )
+					: StatusChange::once( $order, $hold_claim, 'on-hold', static fn () => $order->update_status( 'on-hold', $note ) );
+				if ( ! $held ) {
+					// Left pending, the order could be paid again; held without its note, the owner does not know why:
+					// the next delivery or the check does it again.
 					SettlementClaim::release( $hold_claim );
 					throw new \RuntimeException( 'The order could not be put on hold; it will be retried.' );
 				}
-			} elseif ( ! $order->has_status( 'on-hold' ) && self::await_other_request( $order, $hold_claim ) ) {
+			} elseif ( self::await_other_request( $order, $hold_claim, $order->has_status( 'on-hold' ) ? 'announced:' . $hold_claim : '' ) ) {
 				return self::settle_again( $order, $session, $retried );
 			}
 			return self::AMOUNT_MISMATCH;
@@ -179,6 +191,13 @@ final class Settlement {
 				throw new \RuntimeException( 'The order could not be marked paid; it will be retried.' );
 			}
 		}
+		try {
+			SettlementClaim::take( self::STORED_PAID . $order->get_id(), $order->get_id() );
+		} catch ( \RuntimeException $error ) {
+			// The order is paid as stored (in a status payment_complete() no longer accepts), which awaits_payment()
+			// sees without the record, unless the shop owner moves it back to such a status.
+			Logger::error( 'could not record the stored payment', array( 'orderId' => $order->get_id(), 'error' => $error->getMessage() ) );
+		}
 		Logger::info( 'order paid', array( 'orderId' => $order->get_id(), 'sessionId' => $session_id ) );
 		return self::SETTLED;
 	}
@@ -192,16 +211,20 @@ final class Settlement {
 	 * hold") then would be false, and a webhook answered 200 is not delivered again. So the wait ends as soon as
 	 * the claim is gone with the order unchanged (even before it began), and says so: the caller settles again.
 	 *
+	 * An order on hold already keeps its status when a payment of another amount holds it: the holder is done once
+	 * it recorded its note (`$done`).
+	 *
 	 * @param \WC_Order $order The order as this request read it.
 	 * @param string    $claim The claim the other request holds.
+	 * @param string    $done  A claim the holder takes once done when the order keeps its status; '' for none.
 	 * @return bool Whether the holder gave the claim up and the order is still in the status this request read.
 	 */
-	private static function await_other_request( \WC_Order $order, string $claim ): bool {
+	private static function await_other_request( \WC_Order $order, string $claim, string $done = '' ): bool {
 		$before   = $order->get_status();
 		$deadline = microtime( true ) + ( SettlementClaim::recent( $claim, 5 ) ? 2.0 : 0.0 );
 		while ( true ) {
 			$stored = StoredOrder::read( $order->get_id() );
-			if ( ! $stored instanceof \WC_Order || ! $stored->has_status( $before ) ) {
+			if ( ! $stored instanceof \WC_Order || ! $stored->has_status( $before ) || ( '' !== $done && SettlementClaim::exists( $done ) ) ) {
 				return false;
 			}
 			// Read after the order: a holder gives its claims back only once the database holds the order unchanged.
@@ -237,11 +260,13 @@ final class Settlement {
 
 	/**
 	 * Whether the order, as the database holds it now, still waits for a payment: a status payment_complete()
-	 * accepts and never paid (no date paid). apply() answers `already_paid` for such an order when another
-	 * request held the session's claim for longer than its 2 s wait (or died holding it): that request may still
-	 * fail and give the claim back, so the webhook asks to be delivered again rather than answer 200, and the
-	 * scheduled check comes back. A transaction id alone does not count as paid: on an order with neither status
-	 * nor date paid it was typed into the order screen or left by a save whose status the database lost.
+	 * accepts, and no settlement of the plugin's ever stored it paid (`stored:paid:<order>`). apply() answers
+	 * `already_paid` for such an order when another request held the session's claim for longer than its 2 s wait
+	 * (or died holding it): that request may still fail and give the claim back, so the webhook asks to be
+	 * delivered again rather than answer 200, and the scheduled check comes back. Neither the date paid nor the
+	 * transaction id counts as paid: a save whose status the database lost can keep either (under HPOS the date
+	 * paid is in another table than the status; on posts storage the transaction id is meta), and the id can be
+	 * typed into the order screen. The status (read past the caches) and the record cannot tell another story.
 	 *
 	 * @param int $order_id Order id.
 	 */
@@ -249,7 +274,7 @@ final class Settlement {
 		$order = StoredOrder::read( $order_id );
 		return $order instanceof \WC_Order
 			&& self::payable( $order )
-			&& null === $order->get_date_paid( 'edit' );
+			&& ! SettlementClaim::exists( self::STORED_PAID . $order_id );
 	}
 
 	/**

@@ -72,4 +72,36 @@ final class StatusChange {
 		}
 		return $changed && StoredOrder::kept_status( $order, $before );
 	}
+
+	/**
+	 * The order has the status `$cause` calls for already (a payment of another amount for an order on hold):
+	 * WooCommerce runs no transition for an unchanged status, so the note that would have come with it is
+	 * written here, once for that cause, and recorded under the same `announced:<cause>` claim (an earlier request
+	 * that ran the transition for it, its status since lost, wrote the note already). Only the holder of `$cause`
+	 * comes here, so nobody else writes that record meanwhile; it is taken once the note is written, which is
+	 * what a request waiting for the holder looks for (Settlement::await_other_request()).
+	 *
+	 * @param \WC_Order $order The order as this request read it.
+	 * @param string    $cause The claim this request holds for the change (`amount-mismatch:<session>`).
+	 * @param string    $note  The note the change carries.
+	 * @return bool Whether the note is on the order (false: not written, the caller gives its claim back).
+	 */
+	public static function note_once( \WC_Order $order, string $cause, string $note ): bool {
+		$announced = 'announced:' . $cause;
+		if ( SettlementClaim::exists( $announced ) ) {
+			return true;
+		}
+		if ( ! $order->add_order_note( $note ) ) {
+			Logger::error( 'the note was not stored', array( 'orderId' => $order->get_id(), 'cause' => $cause ) );
+			return false;
+		}
+		try {
+			SettlementClaim::take( $announced, $order->get_id() );
+		} catch ( \RuntimeException $error ) {
+			// The note is written and the cause's claim kept, so no retry writes it again; only a waiting request
+			// (which then waits its 2 s) misses the record.
+			Logger::error( 'could not record the note', array( 'orderId' => $order->get_id(), 'error' => $error->getMessage() ) );
+		}
+		return true;
+	}
 }

@@ -66,29 +66,36 @@ final class SessionCheckTest extends WordPressTestCase {
 	}
 
 	/**
-	 * Whether the unpaid order carries the session's id as its transaction id (typed into the order screen, or
-	 * left by a save whose status write the database lost): WooCommerce still does not count it paid.
+	 * What the unpaid order carries of a payment: the session's id as its transaction id (typed into the order
+	 * screen, or left by a save whose status write the database lost: on posts storage the id is meta of its
+	 * own), a date paid (left by such a save under HPOS, which stores it in another table than the status).
+	 * WooCommerce still does not count it paid.
 	 *
-	 * @return array<string,array{0:bool}>
+	 * @return array<string,array{0:bool,1:bool}>
 	 */
-	public function transaction_ids(): array {
+	public function leftovers(): array {
 		return array(
-			'no transaction id'                 => array( false ),
-			'the session as its transaction id' => array( true ),
+			'nothing'                           => array( false, false ),
+			'the session as its transaction id' => array( true, false ),
+			'a date paid'                       => array( false, true ),
 		);
 	}
 
 	/**
-	 * @dataProvider transaction_ids
+	 * @dataProvider leftovers
 	 */
-	public function test_a_paid_session_whose_claim_another_request_still_holds_is_checked_again_and_then_settled_once( bool $recorded ): void {
+	public function test_a_paid_session_whose_claim_another_request_still_holds_is_checked_again_and_then_settled_once( bool $recorded, bool $dated ): void {
 		global $wpdb;
 		$this->order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
 		$session_id  = (string) $this->order->get_meta( '_servicepay_session_id' );
 		if ( $recorded ) {
 			$this->order->set_transaction_id( $session_id );
-			$this->order->save();
 		}
+		if ( $dated ) {
+			$this->order->set_date_paid( time() - 5 );
+		}
+		$this->order->save();
+		$this->assertFalse( wc_get_order( $this->order->get_id() )->is_paid() );
 		// Simulated: another request claimed the session ten seconds ago (past the 2 s a request waits for it)
 		// and has not stored anything yet; it may still fail and give the claim back.
 		$claim = 'session-paid:' . $session_id;

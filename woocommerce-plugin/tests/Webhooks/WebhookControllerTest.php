@@ -188,6 +188,34 @@ final class WebhookControllerTest extends WordPressTestCase {
 		$this->assert_paid_once( $order, $session, $email );
 	}
 
+	public function test_a_delivery_finding_the_date_paid_stored_but_the_paid_status_lost_is_answered_500_and_its_redelivery_settles_once(): void {
+		[ $order, $session, $email ] = $this->paid_order();
+		$body                        = $this->event_of( $session );
+		// The other request (the payer's return) saved the order paid, and the database lost the order row's write
+		// (its status and transaction id) but kept the date paid, which HPOS stores in another table
+		// (wc_order_operational_data): WooCommerce writes the tables one statement each, and a failed upsert of the
+		// order row reads as "0 rows". It then holds the claims for 3.5 s, past the 2 s a delivery waits.
+		$this->start_settler( $order, $session, 3500, '', 'fail-paid-saved' );
+		$torn = $this->stored( $order );
+		$this->assertSame( 'pending', $torn->get_status() );
+		$this->assertSame( '', $torn->get_transaction_id() );
+		$this->assertNotNull( $torn->get_date_paid(), 'the date paid outlived the lost status' );
+		$this->assertFalse( $torn->is_paid() );
+
+		// Still unpaid, whatever its date paid says: the retryable 500, not 200 (which would end the deliveries).
+		[ $status, $answer ] = $this->deliver_signed( $body );
+		$this->assertSame( array( 500, 'servicepay_retry' ), array( $status, $answer['code'] ?? null ) );
+		$this->assertFileDoesNotExist( $this->signals . '/done', 'it answered before the other request gave up' );
+
+		$this->assertSame( 'threw: The order could not be marked paid; it will be retried.', $this->finish_settler() );
+		$this->assertSame( 'pending', $this->stored( $order )->get_status() );
+		// The redelivery settles it, storing the paid status alone (WooCommerce's change ran in the other request).
+		$this->assertSame( array( 200, true, 'settled' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assert_paid_once( $order, $session, $email );
+		$this->assertSame( array( 200, true, 'already_paid' ), $this->received( $this->deliver_signed( $body ) ) );
+		$this->assert_paid_once( $order, $session, $email );
+	}
+
 	public function test_a_delivery_racing_a_settlement_slower_than_the_wait_is_answered_500_and_its_redelivery_200_already_paid(): void {
 		[ $order, $session, $email ] = $this->paid_order();
 		$body                        = $this->event_of( $session );

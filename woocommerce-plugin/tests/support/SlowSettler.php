@@ -32,7 +32,10 @@ trait SlowSettler {
 	 * @param string              $fail         '' to succeed; `fail`: its payment_complete() then throws; `fail-paid`,
 	 *                                          `fail-hold`: its writes of the processing or on-hold status are then
 	 *                                          lost, after which WooCommerce still runs the status change (simulated
-	 *                                          failures).
+	 *                                          failures); `fail-paid-saved`: as `fail-paid`, but it waits only once
+	 *                                          that lost save is over (the date paid stored, the status not);
+	 *                                          `fail-note`: the hold note it writes for an order on hold already is
+	 *                                          then refused.
 	 */
 	private function start_settler( \WC_Order $order, array $session, int $milliseconds, string $claim = '', string $fail = '' ): void {
 		$this->signals = sys_get_temp_dir() . '/servicepay-wait-' . bin2hex( random_bytes( 6 ) );
