@@ -3,13 +3,11 @@ import type { NotificationResult } from '../db/bank-notifications.ts';
 import type { Repositories, WriteContext } from '../db/repositories.ts';
 import type { SessionRecord } from '../db/sessions.ts';
 import type { Store } from '../db/store.ts';
-import type { UnappliedReason } from '../db/unapplied-credits.ts';
-import type { VirtualAccountRecord } from '../db/virtual-accounts.ts';
 import type { Clock } from '../internal/clock.ts';
 import { LedgerEntries } from '../ledger/ledger-entries.ts';
 import { bankNotificationStarted, notificationMatched } from '../metrics/metrics.ts';
-import { isTerminal } from '../views/session-status.ts';
 import { notificationContext } from './notification-context.ts';
+import { decideNotification, type NotificationDecision } from './notification-decision.ts';
 import type { UnappliedCredits } from './unapplied-credits.ts';
 
 /**
@@ -75,26 +73,29 @@ export class BankNotificationProcessor {
 
       const now = this.clock.now();
       if (session) notificationMatched(notification.id, session.id);
-      const result = settled ?? (await this.decide(tx, context, notification, account, session, now));
-      // The records of what was decided, sent together (one round trip on PostgreSQL's pipelined connection,
-      // issue 38) and run in this order: the settled transfer, the ledger's entries of it (once, as the
-      // settling is), the notification. A transfer already settled gets the notification's record alone.
-      const settling = settled === undefined && [
-        tx.settledTransfers.insert({
-          transferId: transfer.id,
-          accountNumber: transfer.accountNumber,
-          sessionId: session?.id ?? null,
-          amount: transfer.amount,
-          currency: transfer.currency,
-          bankOutcome: transfer.outcome,
-          result,
-          source: 'notification',
-          settledAt: now,
-        }),
-        LedgerEntries.transferSettled(tx, { transfer, session, result, now }),
-      ];
+      const settling = settled === undefined;
+      const decision: NotificationDecision = settling
+        ? decideNotification(transfer, account, session)
+        : { result: settled };
+      const { result, unapplied, transition } = decision;
+      // Every write of the notification sent together (one round trip on PostgreSQL's pipelined connection,
+      // issue 38) and run in this order: the settled transfer and the ledger's entries of it (once, as the
+      // settling is), the notification's record, the unapplied credit, the session's transition. A transfer
+      // settled before gets the notification's record alone.
       await Promise.all([
-        ...(settling || []),
+        settling &&
+          tx.settledTransfers.insert({
+            transferId: transfer.id,
+            accountNumber: transfer.accountNumber,
+            sessionId: session?.id ?? null,
+            amount: transfer.amount,
+            currency: transfer.currency,
+            bankOutcome: transfer.outcome,
+            result,
+            source: 'notification',
+            settledAt: now,
+          }),
+        settling && LedgerEntries.transferSettled(tx, { transfer, session, result, now }),
         tx.bankNotifications.insert({
           id: notification.id,
           transferId: transfer.id,
@@ -106,65 +107,23 @@ export class BankNotificationProcessor {
           result,
           receivedAt: now,
         }),
+        unapplied &&
+          this.credits.record(tx, context, {
+            transfer: {
+              id: transfer.id,
+              accountNumber: transfer.accountNumber,
+              amount: transfer.amount,
+              currency: transfer.currency,
+            },
+            session,
+            reason: unapplied,
+            now,
+          }),
+        transition &&
+          session &&
+          this.lifecycle.transition(tx, context, session, transition.to, { ...transition.options, now }),
       ]);
       return { result, duplicate: settled !== undefined };
     });
-  }
-
-  private async decide(
-    tx: Repositories,
-    context: WriteContext,
-    notification: BankNotification,
-    account: VirtualAccountRecord | undefined,
-    session: SessionRecord | undefined,
-    now: number,
-  ): Promise<NotificationResult> {
-    const { transfer } = notification;
-    const credited = transfer.outcome === 'credited';
-    const unapplied = (reason: UnappliedReason) =>
-      this.credits.record(tx, context, {
-        transfer: {
-          id: transfer.id,
-          accountNumber: transfer.accountNumber,
-          amount: transfer.amount,
-          currency: transfer.currency,
-        },
-        session,
-        reason,
-        now,
-      });
-
-    if (!account || !session) {
-      if (credited) await unapplied('unknown_account');
-      return 'unknown_account';
-    }
-    const ended = isTerminal(session.status);
-    const notOffered =
-      account.closedAt !== null ||
-      session.accountNumber !== account.accountNumber ||
-      transfer.returnReason === 'account_closed';
-    if (ended || notOffered) {
-      // The session no longer takes money on this account: never credited to it.
-      if (!credited) return 'not_credited';
-      await unapplied(ended ? 'session_ended' : 'account_closed');
-      return 'unapplied';
-    }
-    if (transfer.currency !== session.currency) {
-      // Another currency never pays a session, whatever the amount.
-      if (!credited) return 'not_credited';
-      await unapplied('currency_mismatch');
-      return 'unapplied';
-    }
-    if (credited && transfer.amount === session.amount) {
-      await this.lifecycle.transition(tx, context, session, 'successful', { now });
-      return 'credited';
-    }
-    // The bank credits exact amounts only; a credit of another amount is its error, refunded like any other.
-    if (credited) await unapplied('amount_mismatch');
-    await this.lifecycle.transition(tx, context, session, 'mismatch', {
-      now,
-      mismatchReceived: transfer.amount,
-    });
-    return 'mismatch';
   }
 }
