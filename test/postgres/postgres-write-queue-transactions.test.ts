@@ -124,6 +124,49 @@ describe.runIf(postgresAvailable)('PostgresWriteQueue on a real PostgreSQL', () 
     expect(await committed('SELECT id, value FROM counters')).toEqual([{ id: 'p1', value: 2 }]);
   });
 
+  it('what a job sends with its COMMIT (beforeCommit) runs after its statements and commits or rolls back with it', async () => {
+    const writes = queue();
+    await writes.run(async (tx, context) => {
+      await tx.rows("INSERT INTO journal (job) VALUES ('first')");
+      // Run after the job returned, in its transaction: it sees the job's row, and commits with it.
+      context.beforeCommit?.(async (connection) => {
+        await connection.query("INSERT INTO journal (job) SELECT 'after ' || count(*) FROM journal");
+      });
+      await tx.rows("INSERT INTO journal (job) VALUES ('second')");
+    });
+    expect(await committed('SELECT job FROM journal ORDER BY seq')).toEqual([
+      { job: 'first' },
+      { job: 'second' },
+      { job: 'after 2' },
+    ]);
+
+    // PostgreSQL refuses it: the transaction is aborted, COMMIT answers ROLLBACK, the job fails, nothing stays.
+    const refused = writes.run(async (tx, context) => {
+      await tx.rows("INSERT INTO journal (job) VALUES ('third')");
+      context.beforeCommit?.(async (connection) => {
+        await connection.query("INSERT INTO counters (id, value) VALUES ('c', NULL)").catch(() => undefined);
+      });
+    });
+    await expect(refused).rejects.toThrow(/rolled the transaction back/);
+
+    // A job that throws sends nothing with a COMMIT it never reaches.
+    let sent = false;
+    const thrown = writes.run(async (_tx, context) => {
+      context.beforeCommit?.(async (connection) => {
+        sent = true;
+        await connection.query("INSERT INTO journal (job) VALUES ('never')");
+      });
+      throw new Error('refused by the job');
+    });
+    await expect(thrown).rejects.toThrow('refused by the job');
+    expect(sent).toBe(false);
+    expect(await committed('SELECT count(*)::int AS rows FROM journal')).toEqual([{ rows: 3 }]);
+
+    // A one-statement job has no COMMIT to send anything with.
+    const offered = await writes.run(async (_tx, context) => context.beforeCommit, { oneStatement: true });
+    expect(offered).toBeUndefined();
+  });
+
   it('a burst of jobs far beyond the pool waits its turn: none fails for the time it queued for a client', async () => {
     // A pool of 2 whose connect gives up after 300 ms, and 200 jobs of about 10 ms each sent at once: about a
     // second of work. Left to queue in the pool, every job still waiting for a client after 300 ms failed

@@ -26,9 +26,10 @@ export interface Broadcaster {
   /**
    * Called inside the transition's write job: `update` is delivered once the job commits, never if it rolls
    * back. In one process that is an after-commit effect; across instances (PostgreSQL) the notification is
-   * sent inside the transaction, so that an instance dying between its commit and its publish cannot lose it.
+   * sent inside the transaction, with its `COMMIT` (`WriteContext.beforeCommit`), so that an instance dying
+   * between its commit and its publish cannot lose it.
    */
-  publishOnCommit(context: WriteContext, update: SessionUpdate): void | Promise<void>;
+  publishOnCommit(context: WriteContext, update: SessionUpdate): void;
   /**
    * Starts delivering `sessionId`'s updates to `listener` (from any moment on, even before this returns);
    * returns the function that stops listening.

@@ -89,11 +89,17 @@ export function repositoriesOn(db: SqlRunner, options: WebhookDeliveryOptions = 
 export interface WriteContext {
   afterCommit(effect: () => void): void;
   /**
-   * On PostgreSQL, the job's own connection, inside its transaction: a statement sent on it commits or rolls
-   * back with the job (the push `NOTIFY` of a transition, so that it leaves exactly at commit). Undefined on
-   * SQLite, where there is nothing to send but `afterCommit` effects.
+   * On PostgreSQL: `send` runs once the job has returned, on the job's own connection inside its transaction,
+   * and what it sends leaves with the job's `COMMIT`, in the same round trip (the connection pipelines). For a
+   * statement whose answer the job does not need and that must commit or roll back with it: the push `NOTIFY`
+   * of a transition, which PostgreSQL delivers exactly at commit. A statement PostgreSQL refuses aborts the
+   * transaction (its `COMMIT` then rolls back and the job fails); one the driver refuses before sending does
+   * not, so `send` must handle its own promise's rejection. Undefined for a job run `oneStatement` (no `COMMIT`)
+   * and on SQLite, where there is nothing to send but `afterCommit` effects.
    */
-  readonly connection?: { query(text: string, values?: unknown[]): Promise<unknown> };
+  readonly beforeCommit?: (
+    send: (connection: { query(text: string, values?: unknown[]): Promise<unknown> }) => Promise<void>,
+  ) => void;
 }
 
 /**

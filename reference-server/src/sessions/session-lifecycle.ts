@@ -254,8 +254,9 @@ export class SessionLifecycle {
     if (isTerminal(to)) context.afterCommit(() => sessionEnded(updated.environment, to));
 
     const message = toStatusMessage(view, business?.name ?? '', reason);
-    // Delivered at commit, never for a rollback (on PostgreSQL the NOTIFY is part of this transaction).
-    await this.broadcaster.publishOnCommit(context, { sessionId: updated.id, seq, message });
+    // Delivered at commit, never for a rollback: on PostgreSQL the NOTIFY is part of this transaction, sent
+    // with its COMMIT (one round trip fewer).
+    this.broadcaster.publishOnCommit(context, { sessionId: updated.id, seq, message });
     return updated;
   }
 }

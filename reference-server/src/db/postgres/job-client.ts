@@ -28,6 +28,8 @@ export class JobClient {
    */
   private awaited = 0;
   readonly effects: Array<() => void> = [];
+  /** What the job asked to send with its `COMMIT` (`WriteContext.beforeCommit`), in the order asked. */
+  readonly withCommit: Array<(connection: Queryable) => Promise<void>> = [];
   readonly queryable: Queryable;
   readonly context: WriteContext;
   private open = true;
@@ -42,15 +44,19 @@ export class JobClient {
   ) {
     client.on('error', this.onError);
     this.queryable = { query: (text, values) => this.send(text, values) };
-    const effects = this.effects;
+    const { effects, withCommit } = this;
     const isOpen = () => this.open;
-    this.context = {
-      afterCommit(effect) {
-        if (!isOpen()) throw new Error('afterCommit called after the write job ended');
-        effects.push(effect);
-      },
-      connection: this.queryable,
+    const afterCommit: WriteContext['afterCommit'] = (effect) => {
+      if (!isOpen()) throw new Error('afterCommit called after the write job ended');
+      effects.push(effect);
     };
+    const beforeCommit: WriteContext['beforeCommit'] = (send) => {
+      if (!isOpen()) throw new Error('beforeCommit called after the write job ended');
+      withCommit.push(send);
+    };
+    // A one-statement job has no COMMIT to send anything with: it gets afterCommit alone, as on SQLite.
+    this.context =
+      maxStatements === Number.POSITIVE_INFINITY ? { afterCommit, beforeCommit } : { afterCommit };
   }
 
   /** A statement was sent and its answer, or the server's error, has not come back. */
@@ -66,7 +72,26 @@ export class JobClient {
     return (this.client as unknown as { pipeline?: boolean }).pipeline === true;
   }
 
-  /** The job is over: its queryable and `afterCommit` refuse from now on. */
+  /**
+   * Sends what the job asked to send with its `COMMIT`, without waiting for the answers: on a pipelined client
+   * they leave with the `COMMIT` the caller sends next. Their failures reach the job's outcome through the
+   * transaction (a refused statement aborts it, and `COMMIT` answers `ROLLBACK`); each sender handles its own
+   * promise, and a rejection it let through is ignored here rather than left unhandled.
+   */
+  sendWithCommit(): void {
+    for (const send of this.withCommit.splice(0)) {
+      // Called now, not in a later tick, so that its statement is written before the COMMIT behind it.
+      let sending: Promise<void>;
+      try {
+        sending = send(this.queryable);
+      } catch (error) {
+        sending = Promise.reject(error);
+      }
+      sending.catch(() => undefined);
+    }
+  }
+
+  /** The job is over: its queryable, `afterCommit` and `beforeCommit` refuse from now on. */
   close(): void {
     this.open = false;
   }

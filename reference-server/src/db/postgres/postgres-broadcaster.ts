@@ -106,10 +106,26 @@ export class PostgresBroadcaster implements Broadcaster {
     return this.channel.publishIn(queryable, JSON.stringify(update));
   }
 
-  /** Inside the job's transaction when it has one (PostgreSQL), else after its commit. */
-  publishOnCommit(context: WriteContext, update: SessionUpdate): void | Promise<void> {
-    if (context.connection) return this.publishIn(context.connection, update);
-    context.afterCommit(() => this.publish(update));
+  /**
+   * Inside the job's transaction when it has one (PostgreSQL), sent with its `COMMIT` in one round trip, else
+   * after its commit. A send the driver refused (nothing reached PostgreSQL, so the commit went ahead without it)
+   * is handled as `publish` handles a failed send: logged, and this instance's streams replay (`onGap`).
+   */
+  publishOnCommit(context: WriteContext, update: SessionUpdate): void {
+    if (!context.beforeCommit) {
+      context.afterCommit(() => this.publish(update));
+      return;
+    }
+    context.beforeCommit((connection) =>
+      this.publishIn(connection, update).catch((error: Error) => {
+        this.options.logger?.error('push update not sent with its commit', {
+          sessionId: update.sessionId,
+          seq: update.seq,
+          error: error.message,
+        });
+        this.options.onGap?.('publish_failed');
+      }),
+    );
   }
 
   subscribe(sessionId: string, listener: SessionUpdateListener): () => void {

@@ -172,6 +172,7 @@ export class PostgresWriteQueue<R> implements Writes<R> {
         const retry = isRetryable(error) || job.retryableStatement !== undefined;
         return { outcome: retry ? 'retry' : 'failed', error };
       }
+      job.sendWithCommit();
       job.close();
       await begun;
       if (job.lost) {
