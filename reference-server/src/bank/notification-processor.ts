@@ -78,35 +78,24 @@ export class BankNotificationProcessor {
         ? decideNotification(transfer, account, session)
         : { result: settled };
       const { result, unapplied, transition } = decision;
+      // What both records say of the transfer: the settled transfer's (once per transfer) and the notification's.
+      const recorded = {
+        transferId: transfer.id,
+        accountNumber: transfer.accountNumber,
+        sessionId: session?.id ?? null,
+        amount: transfer.amount,
+        currency: transfer.currency,
+        bankOutcome: transfer.outcome,
+        result,
+      };
       // Every write of the notification sent together (one round trip on PostgreSQL's pipelined connection,
       // issue 38) and run in this order: the settled transfer and the ledger's entries of it (once, as the
       // settling is), the notification's record, the unapplied credit, the session's transition. A transfer
       // settled before gets the notification's record alone.
       await Promise.all([
-        settling &&
-          tx.settledTransfers.insert({
-            transferId: transfer.id,
-            accountNumber: transfer.accountNumber,
-            sessionId: session?.id ?? null,
-            amount: transfer.amount,
-            currency: transfer.currency,
-            bankOutcome: transfer.outcome,
-            result,
-            source: 'notification',
-            settledAt: now,
-          }),
+        settling && tx.settledTransfers.insert({ ...recorded, source: 'notification', settledAt: now }),
         settling && LedgerEntries.transferSettled(tx, { transfer, session, result, now }),
-        tx.bankNotifications.insert({
-          id: notification.id,
-          transferId: transfer.id,
-          accountNumber: transfer.accountNumber,
-          sessionId: session?.id ?? null,
-          amount: transfer.amount,
-          currency: transfer.currency,
-          bankOutcome: transfer.outcome,
-          result,
-          receivedAt: now,
-        }),
+        tx.bankNotifications.insert({ id: notification.id, ...recorded, receivedAt: now }),
         unapplied &&
           this.credits.record(tx, context, {
             transfer: {
