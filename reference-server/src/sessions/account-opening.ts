@@ -68,17 +68,22 @@ export class AccountOpening {
             `This checkout has ended (${session.status}). Ask your backend for a new session.`,
           );
         }
-        if (!(await tx.sessions.markClientSecretUsed(session.id, now))) {
+        const token = `wt_${randomBase62(32)}`;
+        // Sent together (one round trip on PostgreSQL's pipelined connection, issue 38): a token written for a
+        // secret another exchange used meanwhile is rolled back with the job.
+        const [marked] = await Promise.all([
+          tx.sessions.markClientSecretUsed(session.id, now),
+          tx.widgetTokens.insert({
+            tokenHash: sha256(token),
+            sessionId: session.id,
+            createdAt: now,
+            expiresAt: session.expiresAt,
+          }),
+        ]);
+        if (!marked) {
           // Another exchange of the same secret committed after this job read it: run again, and answer 409.
           throw new WriteConflict('client_secret_already_used', 'This client secret was already used.');
         }
-        const token = `wt_${randomBase62(32)}`;
-        await tx.widgetTokens.insert({
-          tokenHash: sha256(token),
-          sessionId: session.id,
-          createdAt: now,
-          expiresAt: session.expiresAt,
-        });
         // A client secret not used yet has never offered an account: there is none to close.
         const opened = await this.offerAccount(tx, context, session, prepared, undefined, now);
         return { token, ...(await this.checkout(opened, tx)) };
@@ -236,12 +241,16 @@ export class AccountOpening {
   ): Promise<SessionRecord> {
     // The session needs an account although none seemed needed before the job: it changed meanwhile.
     if (!prepared) throw new WriteConflict('session_not_active', 'The session changed meanwhile; try again.');
-    await tx.virtualAccounts.insert({ ...prepared, sessionId: session.id, createdAt: now });
-    return this.lifecycle.transition(tx, context, session, 'awaiting_payment', {
-      now,
-      newAccountNumber: prepared.accountNumber,
-      closed,
-    });
+    // The account's insert leaves with the transition's first statement and runs before it.
+    const [, offered] = await Promise.all([
+      tx.virtualAccounts.insert({ ...prepared, sessionId: session.id, createdAt: now }),
+      this.lifecycle.transition(tx, context, session, 'awaiting_payment', {
+        now,
+        newAccountNumber: prepared.accountNumber,
+        closed,
+      }),
+    ]);
+    return offered;
   }
 
   /**
@@ -262,9 +271,12 @@ export class AccountOpening {
 
   /** What the checkout shows: the public session and the account it offers now. */
   private async checkout(session: SessionRecord, repositories: Repositories): Promise<NewAccountResult> {
-    const view = await sessionView(session, repositories);
+    const [view, business] = await Promise.all([
+      sessionView(session, repositories),
+      repositories.businesses.find(session.businessId),
+    ]);
     if (!view.virtualAccount) throw new Error(`session ${session.id} has no account to show`);
-    const merchantName = (await repositories.businesses.find(session.businessId))?.name ?? '';
+    const merchantName = business?.name ?? '';
     return { session: toPublicSession(view, merchantName), virtualAccount: view.virtualAccount };
   }
 }
