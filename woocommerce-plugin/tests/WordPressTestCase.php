@@ -188,6 +188,40 @@ abstract class WordPressTestCase extends TestCase {
 	}
 
 	/**
+	 * Makes every claim on the order older, as if taken `$seconds` ago (past the two minutes after which a claim
+	 * whose holder never finished is taken over).
+	 *
+	 * @param int $order_id Order.
+	 * @param int $seconds  How long ago.
+	 */
+	protected function age_claims( int $order_id, int $seconds ): void {
+		global $wpdb;
+		$aged = $wpdb->update( \ServicePay\WooCommerce\Orders\SettlementClaim::table(), array( 'created_at' => gmdate( 'Y-m-d H:i:s', time() - $seconds ) ), array( 'order_id' => $order_id ) );
+		$this->assertGreaterThan( 0, (int) $aged, 'claims aged' );
+	}
+
+	/**
+	 * What the shop owner and the payer see of the order, as the database holds it: its status, transaction id,
+	 * every note, its product's stock and the mails sent about it.
+	 *
+	 * @param \WC_Order $order Order.
+	 * @return array<string,mixed>
+	 */
+	protected function seen( \WC_Order $order ): array {
+		$stock  = $this->stock_of( $order ); // Flushes the caches.
+		$stored = wc_get_order( $order->get_id() );
+		$notes  = array_map( static fn ( $note ) => $note->content, wc_get_order_notes( array( 'order_id' => $order->get_id() ) ) );
+		sort( $notes );
+		return array(
+			'status'      => $stored->get_status(),
+			'transaction' => $stored->get_transaction_id(),
+			'notes'       => $notes,
+			'stock'       => $stock,
+			'mails'       => $this->mails_about( $stored ),
+		);
+	}
+
+	/**
 	 * Paid exactly once by the session, however many requests tried: processing, its transaction id, one payment
 	 * note, one status change, one stock reduction, each note and mail once (the payer's "processing" mail and
 	 * the shop's "new order"), no "second payment" note.

@@ -23,5 +23,6 @@ if ( is_string( $wp_dir ) && '' !== $wp_dir ) {
 	require dirname( __DIR__ ) . '/src/autoload.php';
 }
 require __DIR__ . '/WordPressTestCase.php';
+require __DIR__ . '/support/SignedWebhooks.php';
 require __DIR__ . '/support/SlowSettler.php';
 require __DIR__ . '/support/StubService.php';

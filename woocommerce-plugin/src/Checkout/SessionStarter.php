@@ -11,8 +11,10 @@ use ServicePay\WooCommerce\Api\ApiClient;
 use ServicePay\WooCommerce\Api\ApiException;
 use ServicePay\WooCommerce\Money;
 use ServicePay\WooCommerce\Orders\OrderSessions;
+use ServicePay\WooCommerce\Orders\PaymentRecord;
 use ServicePay\WooCommerce\Orders\Settlement;
 use ServicePay\WooCommerce\Orders\SettlementClaim;
+use ServicePay\WooCommerce\Orders\StoredOrder;
 use ServicePay\WooCommerce\Scheduler\SessionCheck;
 use ServicePay\WooCommerce\Settings;
 
@@ -103,7 +105,8 @@ final class SessionStarter {
 
 	/**
 	 * Ends the previous attempt's session before a new one is made; true when it turns out to be paid (then
-	 * it settles the order instead).
+	 * it settles the order instead), unless that payment settled the order before and the shop has since set
+	 * the order back to a status that needs payment.
 	 *
 	 * @param \WC_Order $order Order.
 	 * @throws ApiException When the service cannot say.
@@ -137,7 +140,10 @@ final class SessionStarter {
 		}
 		if ( 'successful' === ( $session['status'] ?? '' ) ) {
 			Settlement::apply( $order, $session );
-			return true;
+			// That payment settled the order before, and the shop set the order back to a status that needs one
+			// (pending, failed): it never settles the order again, so a new session pays it.
+			$stored = StoredOrder::read( $order->get_id() );
+			return ! ( PaymentRecord::settled( $previous ) && $stored instanceof \WC_Order && $stored->needs_payment() );
 		}
 		return false;
 	}

@@ -36,12 +36,6 @@ final class Settlement {
 	public const IGNORED = 'ignored';
 
 	/**
-	 * Recorded (as a claim, never given back) once a payment's paid status is stored, `stored:paid:<order id>`:
-	 * what awaits_payment() decides on.
-	 */
-	private const STORED_PAID = 'stored:paid:';
-
-	/**
 	 * Applies a session to its order.
 	 *
 	 * @param \WC_Order           $order    Order (read again here: callers may hold a stale copy).
@@ -88,6 +82,11 @@ final class Settlement {
 		$paid       = (int) ( $session['amount'] ?? -1 );
 		$paid_in    = strtoupper( (string) ( $session['currency'] ?? '' ) );
 
+		// This payment settled the order before: a replay (the portal's "Resend", the bank's redelivery), however
+		// late and whatever the order's status now (the shop may have set it back to on hold or pending).
+		if ( PaymentRecord::settled( $session_id ) ) {
+			return self::settled_before( $order, $session_id );
+		}
 		if ( $paid !== $expected || $paid_in !== $currency ) {
 			$hold_claim = 'amount-mismatch:' . $session_id;
 			if ( SettlementClaim::take( $hold_claim, $order->get_id() ) ) {
@@ -143,6 +142,10 @@ final class Settlement {
 			}
 			return self::ALREADY_PAID;
 		}
+		if ( PaymentRecord::settled( $session_id ) ) {
+			// A holder slower than the take-over's two minutes stored the payment after this request looked.
+			return self::settled_before( $order, $session_id );
+		}
 		$claim = 'paid:' . $order->get_id();
 		if ( ! $payable || ( ! SettlementClaim::take( $claim, $order->get_id() ) && ! SettlementClaim::take_over_stale( $claim, $order->get_id() ) ) ) {
 			$order->add_order_note(
@@ -191,15 +194,21 @@ final class Settlement {
 				throw new \RuntimeException( 'The order could not be marked paid; it will be retried.' );
 			}
 		}
-		try {
-			SettlementClaim::take( self::STORED_PAID . $order->get_id(), $order->get_id() );
-		} catch ( \RuntimeException $error ) {
-			// The order is paid as stored (in a status payment_complete() no longer accepts), which awaits_payment()
-			// sees without the record, unless the shop owner moves it back to such a status.
-			Logger::error( 'could not record the stored payment', array( 'orderId' => $order->get_id(), 'error' => $error->getMessage() ) );
-		}
+		PaymentRecord::keep( $order->get_id(), $session_id );
 		Logger::info( 'order paid', array( 'orderId' => $order->get_id(), 'sessionId' => $session_id ) );
 		return self::SETTLED;
+	}
+
+	/**
+	 * The session's payment settled the order before: nothing to do, and nothing for the shop owner to see (no
+	 * note, no stock change, no mail); a log line says the delivery was ignored.
+	 *
+	 * @param \WC_Order $order      Order.
+	 * @param string    $session_id Session.
+	 */
+	private static function settled_before( \WC_Order $order, string $session_id ): string {
+		Logger::info( 'payment settled before; nothing to do', array( 'orderId' => $order->get_id(), 'sessionId' => $session_id, 'status' => $order->get_status() ) );
+		return self::ALREADY_PAID;
 	}
 
 	/**
@@ -274,7 +283,7 @@ final class Settlement {
 		$order = StoredOrder::read( $order_id );
 		return $order instanceof \WC_Order
 			&& self::payable( $order )
-			&& ! SettlementClaim::exists( self::STORED_PAID . $order_id );
+			&& ! PaymentRecord::order_paid( $order_id );
 	}
 
 	/**

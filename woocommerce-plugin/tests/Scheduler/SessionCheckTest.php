@@ -124,6 +124,24 @@ final class SessionCheckTest extends WordPressTestCase {
 		$this->assertSame( 0, $this->next_check() );
 	}
 
+	public function test_a_check_of_a_paid_order_the_shop_set_back_to_pending_settles_nothing_and_stops(): void {
+		$this->order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
+		$this->assertSame( Settlement::SETTLED, Settlement::apply( $this->order, $this->session_of( $this->order, 'successful' ) ) );
+		// The shop owner sets the paid order back to pending; a check (the order needs payment again) runs three
+		// minutes on, past the two minutes after which a claim whose holder never finished is taken over.
+		wc_get_order( $this->order->get_id() )->update_status( 'pending', '', true );
+		$this->age_claims( $this->order->get_id(), 180 );
+		$before = $this->seen( $this->order );
+		$this->assertSame( 'pending', $before['status'] );
+
+		SessionCheck::run( $this->order->get_id() );
+
+		// The session's payment settled the order once already: no note, stock change or mail, the status the shop
+		// owner chose, and no further check (nothing will change).
+		$this->assertSame( $before, $this->seen( $this->order ) );
+		$this->assertSame( 0, $this->next_check() );
+	}
+
 	public function test_a_check_after_a_settlement_whose_paid_status_the_database_lost_stores_it_without_a_second_note_or_mail(): void {
 		$this->order = $this->order_with_session( '25.00', 'ses_' . wp_generate_password( 24, false ) );
 		$email       = 'check-' . $this->order->get_id() . '@example.com';

@@ -7,6 +7,7 @@ namespace ServicePay\WooCommerce\Tests\Webhooks;
 
 use ServicePay\WooCommerce\Orders\OrderSessions;
 use ServicePay\WooCommerce\Orders\SettlementClaim;
+use ServicePay\WooCommerce\Tests\SignedWebhooks;
 use ServicePay\WooCommerce\Tests\SlowSettler;
 use ServicePay\WooCommerce\Tests\WordPressTestCase;
 use ServicePay\WooCommerce\Webhooks\EndpointStore;
@@ -20,24 +21,19 @@ use ServicePay\WooCommerce\Webhooks\SignatureVerifier;
  */
 final class WebhookControllerTest extends WordPressTestCase {
 
+	use SignedWebhooks;
 	use SlowSettler;
-
-	private const SECRET = 'whsec_phpunit00000000000000000000000';
-
-	/** @var mixed */
-	private $saved_endpoints;
 
 	protected function setUp(): void {
 		parent::setUp();
-		$this->saved_endpoints = get_option( EndpointStore::OPTION, null );
-		EndpointStore::put( 'test', 'we_phpunit', rest_url( 'servicepay/v1/webhook' ), self::SECRET );
+		$this->use_test_endpoint();
 	}
 
 	protected function tearDown(): void {
 		if ( null !== $this->settler ) {
 			$this->finish_settler();
 		}
-		null === $this->saved_endpoints ? delete_option( EndpointStore::OPTION ) : update_option( EndpointStore::OPTION, $this->saved_endpoints, false );
+		$this->drop_test_endpoint();
 		parent::tearDown();
 	}
 
@@ -55,38 +51,10 @@ final class WebhookControllerTest extends WordPressTestCase {
 		return $this->event_of( $this->session_of( $order, $status ) );
 	}
 
-	/**
-	 * A signed-to-be event body carrying a session.
-	 *
-	 * @param array<string,mixed> $session Session.
-	 */
-	private function event_of( array $session ): string {
-		return (string) wp_json_encode(
-			array(
-				'id'          => 'evt_' . wp_generate_password( 24, false ),
-				'type'        => 'session.' . $session['status'],
-				'environment' => 'test',
-				'createdAt'   => gmdate( 'c' ),
-				'data'        => array( 'session' => $session ),
-			)
-		);
-	}
-
-	/**
-	 * Delivers a body signed now; answers its status and body.
-	 *
-	 * @param string $body Body.
-	 * @return array{0:int,1:array<string,mixed>}
-	 */
-	private function deliver_signed( string $body ): array {
-		$response = $this->deliver( $body, SignatureVerifier::sign( $body, self::SECRET, time() ) );
-		return array( $response->get_status(), (array) $response->get_data() );
-	}
-
 	public function test_the_stored_secret_is_sealed_not_in_the_clear(): void {
 		$raw = (string) wp_json_encode( get_option( EndpointStore::OPTION ) );
-		$this->assertStringNotContainsString( self::SECRET, $raw );
-		$this->assertSame( array( 'test' => self::SECRET ), array_intersect_key( EndpointStore::secrets(), array( 'test' => 1 ) ) );
+		$this->assertStringNotContainsString( self::webhook_secret(), $raw );
+		$this->assertSame( array( 'test' => self::webhook_secret() ), array_intersect_key( EndpointStore::secrets(), array( 'test' => 1 ) ) );
 	}
 
 	public function test_bad_signatures_get_401_and_change_nothing(): void {
@@ -95,8 +63,8 @@ final class WebhookControllerTest extends WordPressTestCase {
 		$cases = array(
 			'no header'      => null,
 			'another secret' => SignatureVerifier::sign( $body, 'whsec_other', time() ),
-			'too old'        => SignatureVerifier::sign( $body, self::SECRET, time() - 301 ),
-			'body altered'   => SignatureVerifier::sign( str_replace( '2500', '2501', $body ), self::SECRET, time() ),
+			'too old'        => SignatureVerifier::sign( $body, self::webhook_secret(), time() - 301 ),
+			'body altered'   => SignatureVerifier::sign( str_replace( '2500', '2501', $body ), self::webhook_secret(), time() ),
 		);
 		foreach ( $cases as $label => $header ) {
 			$response = $this->deliver( $body, $header );
@@ -115,8 +83,8 @@ final class WebhookControllerTest extends WordPressTestCase {
 		// Should the stack's database drop a write, this says so here rather than as a settlement result.
 		$this->assertSame( array( 2500, 'USD' ), array( \ServicePay\WooCommerce\Money::to_minor( (string) $saved->get_total( 'edit' ), 'USD' ), $saved->get_currency() ), 'the order as stored' );
 		$body   = $this->event_for( $order );
-		$first  = $this->deliver( $body, SignatureVerifier::sign( $body, self::SECRET, time() ) );
-		$replay = $this->deliver( $body, SignatureVerifier::sign( $body, self::SECRET, time() ) );
+		$first  = $this->deliver( $body, SignatureVerifier::sign( $body, self::webhook_secret(), time() ) );
+		$replay = $this->deliver( $body, SignatureVerifier::sign( $body, self::webhook_secret(), time() ) );
 		$this->assertSame( array( 200, 'settled' ), array( $first->get_status(), $first->get_data()['result'] ) );
 		$this->assertSame( array( 200, 'already_paid' ), array( $replay->get_status(), $replay->get_data()['result'] ) );
 		$this->assertSame( 'processing', wc_get_order( $order->get_id() )->get_status() );
@@ -125,7 +93,7 @@ final class WebhookControllerTest extends WordPressTestCase {
 
 	public function test_a_signed_body_that_is_not_an_event_gets_400_and_an_unknown_order_200(): void {
 		$body = '{"hello":"world"}';
-		$this->assertSame( 400, $this->deliver( $body, SignatureVerifier::sign( $body, self::SECRET, time() ) )->get_status() );
+		$this->assertSame( 400, $this->deliver( $body, SignatureVerifier::sign( $body, self::webhook_secret(), time() ) )->get_status() );
 		$unknown = (string) wp_json_encode(
 			array(
 				'id'   => 'evt_x',
@@ -133,7 +101,7 @@ final class WebhookControllerTest extends WordPressTestCase {
 				'data' => array( 'session' => array( 'id' => 'ses_unknown', 'status' => 'successful', 'metadata' => array( 'wc_order_id' => '999999' ) ) ),
 			)
 		);
-		$response = $this->deliver( $unknown, SignatureVerifier::sign( $unknown, self::SECRET, time() ) );
+		$response = $this->deliver( $unknown, SignatureVerifier::sign( $unknown, self::webhook_secret(), time() ) );
 		$this->assertSame( array( 200, 'ignored' ), array( $response->get_status(), $response->get_data()['result'] ) );
 	}
 
@@ -313,15 +281,5 @@ final class WebhookControllerTest extends WordPressTestCase {
 		SettlementClaim::release( $claim );
 		$this->assertSame( array( 200, true, 'settled' ), $this->received( $this->deliver_signed( $body ) ) );
 		$this->assert_paid_once( $order, $session, $email );
-	}
-
-	/**
-	 * The parts of a 200 answer a test compares.
-	 *
-	 * @param array{0:int,1:array<string,mixed>} $answer Status and body.
-	 * @return array{0:int,1:mixed,2:mixed}
-	 */
-	private function received( array $answer ): array {
-		return array( $answer[0], $answer[1]['received'] ?? null, $answer[1]['result'] ?? null );
 	}
 }
