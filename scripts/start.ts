@@ -33,7 +33,7 @@ import { parseArgs } from 'node:util';
 import type { CreatedBusiness } from '@servicepay/node/protocol';
 import { PortInUseError, SHOP_NAME, type Shop, startShop } from '../examples/express-shop/src/index.ts';
 import { UsageError as CliUsageError } from '../reference-server/src/cli/command-errors.ts';
-import { timeouts } from '../reference-server/src/cli/timeout-flags.ts';
+import { TIMEOUT_FLAG_OPTIONS, timeouts } from '../reference-server/src/cli/timeout-flags.ts';
 import { createBusiness, createService, silentLogger } from '../reference-server/src/index.ts';
 import { isPostgresUrl, storeLocation } from '../reference-server/src/internal/database-url.ts';
 import { sha256 } from '../reference-server/src/internal/random.ts';
@@ -86,10 +86,7 @@ function readSettings() {
       'webhook-schedule': { type: 'string' },
       'secrets-key-file': { type: 'string' },
       'trust-proxy': { type: 'string' },
-      'headers-timeout-ms': { type: 'string' },
-      'request-timeout-ms': { type: 'string' },
-      'widget-headers-timeout-ms': { type: 'string' },
-      'widget-request-timeout-ms': { type: 'string' },
+      ...TIMEOUT_FLAG_OPTIONS,
       'no-build': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },

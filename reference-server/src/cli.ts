@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { UsageError } from './cli/command-errors.ts';
 import { start } from './cli/start-command.ts';
 import { businessCreate, keysRoll, kycApprove, list } from './cli/store-commands.ts';
+import { TIMEOUT_FLAG_OPTIONS } from './cli/timeout-flags.ts';
 import { transfer } from './cli/transfer-command.ts';
 import { EXPORT_USAGE, runExportCommand } from './export-command.ts';
 import { PAYMENT_LINKS_USAGE, paymentLinksCli } from './payment-links-cli.ts';
@@ -57,10 +58,7 @@ const OPTIONS = {
   'metrics-port': { type: 'string' },
   'metrics-host': { type: 'string' },
   'log-level': { type: 'string' },
-  'headers-timeout-ms': { type: 'string' },
-  'request-timeout-ms': { type: 'string' },
-  'widget-headers-timeout-ms': { type: 'string' },
-  'widget-request-timeout-ms': { type: 'string' },
+  ...TIMEOUT_FLAG_OPTIONS,
   name: { type: 'string' },
   'kyc-approved': { type: 'boolean' },
   json: { type: 'boolean' },

@@ -7,13 +7,19 @@ import {
 } from '../config.ts';
 import { UsageError } from './command-errors.ts';
 
+/**
+ * The listeners' timeout flags as `parseArgs` options, for every command line that starts the service
+ * (`servicepay-server start`, `npm start`): spread into its options, so each reads the same four.
+ */
+export const TIMEOUT_FLAG_OPTIONS = {
+  'headers-timeout-ms': { type: 'string' },
+  'request-timeout-ms': { type: 'string' },
+  'widget-headers-timeout-ms': { type: 'string' },
+  'widget-request-timeout-ms': { type: 'string' },
+} as const;
+
 /** The flags of the listeners' timeouts that `start` reads, each in milliseconds. */
-export interface TimeoutFlags {
-  readonly 'headers-timeout-ms'?: string | undefined;
-  readonly 'request-timeout-ms'?: string | undefined;
-  readonly 'widget-headers-timeout-ms'?: string | undefined;
-  readonly 'widget-request-timeout-ms'?: string | undefined;
-}
+export type TimeoutFlags = { readonly [flag in keyof typeof TIMEOUT_FLAG_OPTIONS]?: string | undefined };
 
 /** Each timeout's flag and environment variable (the flag wins when both are given). */
 const SOURCES: Record<TimeoutSetting, { flag: keyof TimeoutFlags; variable: string }> = {
