@@ -7,6 +7,7 @@ import {
   PostgresBroadcaster,
   SESSION_UPDATES_CHANNEL,
 } from '../../reference-server/src/db/postgres/postgres-broadcaster.ts';
+import type { WriteContext } from '../../reference-server/src/db/repositories.ts';
 import type { Logger } from '../../reference-server/src/index.ts';
 import { eventually } from '../support/child-process.ts';
 import { openPool } from '../support/open-pool.ts';
@@ -197,6 +198,43 @@ describe.runIf(postgresAvailable)('PostgresBroadcaster: push across instances th
     }
     await drain();
     expect(onB.seqs()).toEqual([21]);
+  });
+
+  it("publishOnCommit sends the update with the job's COMMIT; one the driver refuses before it leaves is logged and reported as a gap", async () => {
+    const withCommit: Array<(connection: pg.PoolClient) => Promise<void>> = [];
+    const context = {
+      afterCommit: () => {
+        throw new Error('a job with a COMMIT sends its push with it, not after');
+      },
+      beforeCommit: (send: (connection: pg.PoolClient) => Promise<void>) => withCommit.push(send),
+    } as unknown as WriteContext;
+    const onB = listen(b, 'ses_with_commit');
+    a.broadcaster.publishOnCommit(context, update('ses_with_commit', 40));
+    a.broadcaster.publishOnCommit(context, update('ses_with_commit', 41));
+    expect(withCommit).toHaveLength(2);
+
+    // As the write queue sends it: inside the job's transaction, right before COMMIT; heard at commit.
+    const client = await a.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await withCommit[0]?.(client);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    await drain();
+    expect(onB.seqs()).toEqual([40]);
+
+    // The driver refuses the second before it reaches PostgreSQL (the commit goes ahead without it): the send
+    // does not reject, the instance logs it and its streams replay from the events table.
+    const gapsBefore = a.gaps.length;
+    const refusing = { query: () => Promise.reject(new Error('Client was closed and is not queryable')) };
+    await expect(withCommit[1]?.(refusing as unknown as pg.PoolClient)).resolves.toBeUndefined();
+    expect(a.gaps.slice(gapsBefore)).toEqual(['publish_failed']);
+    expect(a.logger.entries).toContainEqual({
+      level: 'error',
+      message: 'push update not sent with its commit',
+    });
   });
 
   it('an update of 8000 bytes or more goes through push_overflow and arrives whole, before the next one', async () => {
